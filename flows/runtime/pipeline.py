@@ -1,0 +1,142 @@
+"""Running a paper's stages as one Prefect flow run, tracked as one MLflow parent run.
+
+``paperline run <paper>`` runs every stage (and the shared stages it reads) in
+one flow run; ``paperline stage <paper> <stage>`` (what ``dvc.yaml`` calls) runs
+one. Each stage is a Prefect subflow; params are resolved and validated for every
+owner involved before the first stage starts.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel
+
+from components.errors import ParamsError
+from flows.registry import SHARED, PaperSpec, dvc_stage_name, get_paper, upstream
+from flows.runtime import params as P
+from flows.runtime.settings import Paths
+
+log = logging.getLogger("paperline")
+
+
+def resolve_owner_params(paper: PaperSpec, paths: Paths, profile: str, overrides: Sequence[str]) -> BaseModel:
+    """Validated params of one owner (paper or ``shared``) for ``profile``."""
+    if paper.params_module is None:
+        raise ParamsError(f"paper {paper.slug!r} has no pipeline yet (see `paperline list`)")
+    module = importlib.import_module(paper.params_module)
+    file_values = P.load_params_file(paths.params_file)
+    return P.resolve(
+        module.Params,
+        module.PRESETS,
+        slug=paper.slug,
+        profile=profile,
+        file_section=file_values.get(paper.slug),
+        overrides=overrides,
+    )
+
+
+def file_profile(paths: Paths) -> str:
+    """The profile named in params.yaml (``default`` when absent)."""
+    value = P.load_params_file(paths.params_file).get("profile", "default")
+    return P.check_profile(str(value))
+
+
+def plan(slug: str, stages: Sequence[str] | None, *, with_upstream: bool) -> list[tuple[str, str]]:
+    """(owner, stage) pairs to run, in order."""
+    paper = get_paper(slug)
+    if not paper.implemented:
+        raise ParamsError(f"paper {paper.slug!r} has no pipeline yet (see `paperline list`)")
+    names = list(stages) if stages else [s.name for s in paper.stages]
+    for name in names:
+        paper.stage(name)  # validates the name
+    order: list[tuple[str, str]] = []
+    for name in names:
+        chain = upstream(paper.slug, name) if with_upstream else [(paper.slug, name)]
+        order.extend(pair for pair in chain if pair not in order)
+    return order
+
+
+def run(
+    slug: str,
+    paths: Paths,
+    *,
+    profile: str | None = None,
+    overrides: Sequence[str] = (),
+    stages: Sequence[str] | None = None,
+    with_upstream: bool = True,
+    force: bool = False,
+    track: bool = True,
+) -> dict[str, Any]:
+    """Validate everything, then run the planned stages in one Prefect flow run."""
+    profile = P.check_profile(profile) if profile else file_profile(paths)
+    order = plan(slug, stages, with_upstream=with_upstream)
+    owners = {owner for owner, _ in order}
+    resolved = {
+        owner: resolve_owner_params(get_paper(owner), paths, profile, overrides if owner == get_paper(slug).slug else ())
+        for owner in owners
+    }
+    return _run_flow(get_paper(slug).slug, order, resolved, paths, profile, force=force, track=track)
+
+
+def _run_flow(slug, order, resolved, paths, profile, *, force, track) -> dict[str, Any]:
+    from prefect import flow
+
+    from flows.runtime.stages import StageContext
+
+    flow_name = slug if len(order) > 1 else dvc_stage_name(*order[0])
+
+    @flow(name=flow_name, persist_result=False, log_prints=False)
+    def pipeline() -> dict[str, Any]:
+        tracker = _tracker(slug, flow_name, paths, profile, order) if track else None
+        results: dict[str, Any] = {}
+        status = "FAILED"
+        try:
+            for owner, name in order:
+                paper = get_paper(owner)
+                ctx = StageContext(paper, paper.stage(name), resolved[owner], profile, paths, tracker)
+                stage_flow = flow(name=dvc_stage_name(owner, name), persist_result=False)(_stage_body)
+                t0 = time.perf_counter()
+                summary = stage_flow(ctx, force)
+                summary["seconds"] = round(time.perf_counter() - t0, 3)
+                results[f"{owner}:{name}"] = summary
+                if tracker is not None:
+                    tracker.log_metrics({name: _numbers(summary)})
+                    if summary.get("fingerprint"):
+                        tracker.set_tag(f"stage_hash.{dvc_stage_name(owner, name)}", summary["fingerprint"])
+                        if len(order) == 1:
+                            tracker.set_tag("dvc_stage_hash", summary["fingerprint"])
+            status = "FINISHED"
+        finally:
+            if tracker is not None:
+                tracker.finish(status)
+        return results
+
+    return pipeline()
+
+
+def _stage_body(ctx, force):
+    from flows.runtime.stages import execute
+
+    return execute(ctx, force=force)
+
+
+def _numbers(summary: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in summary.items() if isinstance(v, (int, float, dict)) and not isinstance(v, bool)}
+
+
+def _tracker(slug, run_name, paths, profile, order):
+    from flows.runtime.gitinfo import git_state
+    from flows.runtime.tracking import Tracker
+
+    tags = {"paper": slug, "profile": profile, **git_state(paths.root)}
+    if os.environ.get("DVC_STAGE"):
+        tags["dvc_stage"] = os.environ["DVC_STAGE"]
+    tags["stages"] = ",".join(dvc_stage_name(o, s) for o, s in order)
+    experiment = slug if slug != SHARED else "shared"
+    return Tracker(experiment, run_name, tags)

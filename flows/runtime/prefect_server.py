@@ -1,0 +1,109 @@
+"""One local Prefect server shared by every stage process of a reproduction.
+
+Without ``PREFECT_API_URL`` every process that runs a flow starts a temporary
+server (17-29 s here). ``paperline repro`` (and ``paperline server start``) starts
+one server on 127.0.0.1 instead and records it in ``.paperline/prefect-server.json``;
+stage processes find it there, which brings a stage's orchestration overhead to a
+few seconds (see ``benchmarks/orchestration.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from components.errors import PaperlineError
+from components.io import write_json
+from flows.runtime.settings import Paths
+
+
+def _record(paths: Paths) -> Path:
+    return paths.state / "prefect-server.json"
+
+
+def healthy(url: str, timeout: float = 2.0) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/health", timeout=timeout) as resp:
+            return resp.status == 200
+    except OSError:
+        return False
+
+
+def running(paths: Paths) -> str | None:
+    """The API URL of the recorded local server if it answers, else None."""
+    rec = _record(paths)
+    if not rec.is_file():
+        return None
+    try:
+        url = json.loads(rec.read_text())["url"]
+    except (ValueError, KeyError):
+        return None
+    return url if healthy(url) else None
+
+
+def use_running(paths: Paths) -> str | None:
+    """Point this process at a server: the user's PREFECT_API_URL, or the recorded local one."""
+    if os.environ.get("PREFECT_API_URL"):
+        return os.environ["PREFECT_API_URL"]
+    url = running(paths)
+    if url:
+        os.environ["PREFECT_API_URL"] = url
+    return url
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(paths: Paths, *, port: int | None = None, timeout: float = 120.0) -> str:
+    """Start a server on 127.0.0.1 (if none runs) and wait until it is healthy; returns its API URL."""
+    url = running(paths)
+    if url:
+        return url
+    port = port or _free_port()
+    url = f"http://127.0.0.1:{port}/api"
+    log_path = paths.state / "prefect-server.log"
+    env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+    cmd = [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port)]
+    with open(log_path, "ab") as log:
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if healthy(url):
+            write_json(_record(paths), {"url": url, "pid": proc.pid})
+            return url
+        if proc.poll() is not None:
+            raise PaperlineError(f"prefect server exited with code {proc.returncode}; see {log_path}")
+        time.sleep(0.5)
+    os.killpg(proc.pid, signal.SIGTERM)
+    raise PaperlineError(f"prefect server did not answer within {timeout:.0f} s; see {log_path}")
+
+
+def stop(paths: Paths) -> bool:
+    """Stop the recorded server; True if one was stopped."""
+    rec = _record(paths)
+    if not rec.is_file():
+        return False
+    try:
+        pid = int(json.loads(rec.read_text())["pid"])
+        os.killpg(pid, signal.SIGTERM)
+        for _ in range(40):
+            try:
+                if os.waitpid(pid, os.WNOHANG)[0]:
+                    break
+            except ChildProcessError:
+                os.kill(pid, 0)  # not our child: raises once it is gone
+            time.sleep(0.25)
+    except (ProcessLookupError, PermissionError, ValueError, KeyError):
+        pass
+    rec.unlink(missing_ok=True)
+    return True

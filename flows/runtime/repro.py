@@ -1,0 +1,56 @@
+"""The main job: ``dvc repro`` over the registered pipelines with one shared Prefect server."""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from components.errors import PaperlineError
+from flows.registry import dvc_stage_name, get_paper
+from flows.runtime import prefect_server
+from flows.runtime.settings import Paths
+
+log = logging.getLogger("paperline")
+
+
+def tool_env(url: str | None) -> dict[str, str]:
+    """The environment for DVC and its stage commands: this venv's bin first on PATH, the server URL."""
+    env = dict(os.environ)
+    bindir = str(Path(sys.executable).parent)
+    env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
+    if url:
+        env["PREFECT_API_URL"] = url
+    return env
+
+
+def dvc_targets(paper: str | None) -> list[str]:
+    if paper is None:
+        return []
+    spec = get_paper(paper)
+    return [dvc_stage_name(spec.slug, st.name) for st in spec.stages]
+
+
+def reproduce(paths: Paths, paper: str | None = None, *, keep_server: bool = False) -> Path:
+    """Run ``dvc repro [paper's stages]``; start (and afterwards stop) a local Prefect server if none is set."""
+    from flows.cli_views import write_index
+
+    targets = dvc_targets(paper)
+    started = False
+    url = os.environ.get("PREFECT_API_URL") or prefect_server.running(paths)
+    if not url:
+        log.info("starting a local Prefect server for this reproduction")
+        url = prefect_server.start(paths)
+        started = True
+    try:
+        cmd = [str(Path(sys.executable).parent / "dvc"), "repro", *targets]
+        log.info("running: dvc repro %s", " ".join(targets))
+        proc = subprocess.run(cmd, cwd=paths.root, env=tool_env(url))
+        if proc.returncode != 0:
+            raise PaperlineError(f"dvc repro failed with exit code {proc.returncode} (see the stage output above)")
+    finally:
+        if started and not keep_server:
+            prefect_server.stop(paths)
+    return write_index(paths)

@@ -1,0 +1,95 @@
+"""Project paths and the environment defaults every paperline process starts with.
+
+``apply_env_defaults`` must run before Prefect, MLflow or Hugging Face are
+imported: they read these variables at import time. Values already set in the
+environment win, so a user can point at a Prefect server, an MLflow server or
+go online (``PAPERLINE_ONLINE=1``) without touching code.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+STATE_DIR = ".paperline"  # ignored by git: MLflow store, Prefect home, caches
+
+
+def find_root(start: Path | None = None) -> Path:
+    """The project root: the nearest folder above ``start`` (default cwd) holding params.yaml and dvc.yaml."""
+    env = os.environ.get("PAPERLINE_ROOT")
+    if env:
+        return Path(env).resolve()
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "params.yaml").is_file() and (folder / "dvc.yaml").is_file():
+            return folder
+    return here
+
+
+@dataclass(frozen=True)
+class Paths:
+    """Where a paper's data, reports and the runtime state live, relative to the root."""
+
+    root: Path
+
+    @property
+    def state(self) -> Path:
+        return self.root / STATE_DIR
+
+    @property
+    def params_file(self) -> Path:
+        return self.root / "params.yaml"
+
+    @property
+    def reports(self) -> Path:
+        return self.root / "reports"
+
+    def data(self, slug: str) -> Path:
+        return self.root / "data" / slug
+
+    def report(self, slug: str) -> Path:
+        return self.reports / slug
+
+    @property
+    def markers(self) -> Path:
+        return self.state / "stages"
+
+    @property
+    def cache(self) -> Path:
+        return self.state / "cache"
+
+
+def online() -> bool:
+    """True when the user allowed network access (hub downloads) with PAPERLINE_ONLINE=1."""
+    return os.environ.get("PAPERLINE_ONLINE", "").lower() in {"1", "true", "yes"}
+
+
+def apply_env_defaults(root: Path | None = None) -> Paths:
+    """Set quiet, offline, fast defaults for Prefect, MLflow, DVC, GX and HF (see ../shared/STACK.md)."""
+    paths = Paths(find_root(root))
+    state = paths.state
+    defaults = {
+        "PREFECT_HOME": str(state / "prefect"),
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "90",
+        "PREFECT_LOGGING_LEVEL": "WARNING",
+        "PREFECT_RESULTS_PERSIST_BY_DEFAULT": "true",
+        "PREFECT_LOCAL_STORAGE_PATH": str(state / "prefect" / "storage"),
+        "MLFLOW_TRACKING_URI": f"sqlite:///{state / 'mlflow.db'}",
+        "MLFLOW_DISABLE_TELEMETRY": "true",
+        "DO_NOT_TRACK": "true",
+        "DVC_NO_ANALYTICS": "1",
+        "GX_ANALYTICS_ENABLED": "false",
+        "TOKENIZERS_PARALLELISM": "false",
+        "HF_HOME": str(state / "hf"),
+        "RAY_USAGE_STATS_ENABLED": "0",
+    }
+    if not online():
+        defaults["HF_HUB_OFFLINE"] = "1"
+        defaults["HF_DATASETS_OFFLINE"] = "1"
+        defaults["TRANSFORMERS_OFFLINE"] = "1"
+    for key, value in defaults.items():
+        os.environ.setdefault(key, value)
+    state.mkdir(parents=True, exist_ok=True)
+    return paths

@@ -1,0 +1,100 @@
+"""MLflow tracking: one experiment per paper, a parent run per flow run, child runs per model.
+
+The embedded default is a SQLite store under ``.paperline/`` (set by
+``settings.apply_env_defaults``); ``MLFLOW_TRACKING_URI`` points elsewhere at scale.
+Models are logged as a state_dict + config with a pyfunc wrapper and an explicit
+signature and requirements, which takes well under a second; the default
+``mlflow.pytorch.log_model`` path takes 24-40 s here (pt2 export, requirement
+inference, and importing Lightning).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+def flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``{"a": {"b": 1}}`` → ``{"a.b": 1}``."""
+    out: dict[str, Any] = {}
+    for key, value in d.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            out.update(flatten(value, name + "."))
+        else:
+            out[name] = value
+    return out
+
+
+class Tracker:
+    """A thin, batch-logging wrapper around one MLflow parent run."""
+
+    def __init__(self, experiment: str, run_name: str, tags: Mapping[str, str]):
+        import mlflow
+        from mlflow.tracking import MlflowClient
+
+        self._mlflow = mlflow
+        self.client = MlflowClient()
+        exp = self.client.get_experiment_by_name(experiment)
+        self.experiment_id = exp.experiment_id if exp else self.client.create_experiment(experiment)
+        self.tags = dict(tags)
+        self.run = self.client.create_run(self.experiment_id, run_name=run_name, tags=self.tags)
+        self.run_id = self.run.info.run_id
+
+    def log_params(self, params: Mapping[str, Any], run_id: str | None = None) -> None:
+        from mlflow.entities import Param
+
+        flat = [Param(k, str(v)[:6000]) for k, v in flatten(params).items()]
+        for i in range(0, len(flat), 100):
+            self.client.log_batch(run_id or self.run_id, params=flat[i : i + 100])
+
+    def log_metrics(self, metrics: Mapping[str, Any], *, step: int = 0, run_id: str | None = None) -> None:
+        """Log numeric leaves of a (nested) dict in batches; non-numbers are skipped."""
+        from mlflow.entities import Metric
+
+        now = int(time.time() * 1000)
+        flat = [
+            Metric(k, float(v), now, step)
+            for k, v in flatten(metrics).items()
+            if isinstance(v, (int, float)) and not isinstance(v, bool)
+        ]
+        for i in range(0, len(flat), 500):
+            self.client.log_batch(run_id or self.run_id, metrics=flat[i : i + 500])
+
+    def log_artifact(self, path: Path, artifact_path: str | None = None, run_id: str | None = None) -> None:
+        self.client.log_artifact(run_id or self.run_id, str(path), artifact_path)
+
+    @contextlib.contextmanager
+    def child(self, name: str, params: Mapping[str, Any] | None = None) -> Iterator[str]:
+        """A child run (one trained model); yields its run id and closes it with the right status."""
+        tags = {**self.tags, "mlflow.parentRunId": self.run_id}
+        child = self.client.create_run(self.experiment_id, run_name=name, tags=tags)
+        run_id = child.info.run_id
+        if params:
+            self.log_params(params, run_id=run_id)
+        try:
+            yield run_id
+        except BaseException:
+            self.client.set_terminated(run_id, "FAILED")
+            raise
+        self.client.set_terminated(run_id, "FINISHED")
+
+    def log_state_dict_model(self, run_id: str, model_dir: Path, *, loader: str, signature: Any) -> None:
+        """Log a saved model folder as an MLflow pyfunc model (fast path: no pickling of torch, no inference)."""
+        from flows.runtime.mlflow_model import log_folder_model
+
+        with self._mlflow.start_run(run_id=run_id, nested=False):
+            log_folder_model(model_dir, loader=loader, signature=signature)
+
+    def set_tag(self, key: str, value: str, run_id: str | None = None) -> None:
+        self.client.set_tag(run_id or self.run_id, key, value)
+
+    def finish(self, status: str = "FINISHED") -> None:
+        self.client.set_terminated(self.run_id, status)
+

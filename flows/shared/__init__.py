@@ -1,0 +1,1 @@
+"""Shared data stages that several papers read (the offline English sources)."""

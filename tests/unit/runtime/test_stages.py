@@ -1,0 +1,88 @@
+"""Stage outputs appear only when a stage finishes; markers skip fresh stages and catch changes."""
+
+import json
+import sys
+import types
+
+import pytest
+
+from flows.registry import PaperSpec, StageSpec
+from flows.runtime.params import Section
+from flows.runtime.settings import Paths
+from flows.runtime.stages import StageContext, execute, fingerprint
+
+
+class Params(Section):
+    value: int = 1
+
+
+def make_stage(tmp_path, body):
+    module = types.ModuleType("fake_stage_module")
+    module.run = body
+    sys.modules["fake_stage_module"] = module
+    (tmp_path / "code.py").write_text("x = 1\n")
+    stage = StageSpec("make", "fake_stage_module", deps=("code.py",), params=("profile", "fake.value"), outs=("data/fake/out", "data/fake/one.json"))
+    paper = PaperSpec("fake", 99, "Fake", None, (stage,))
+    return StageContext(paper, stage, Params(), "smoke", Paths(tmp_path))
+
+
+def writer(calls):
+    def run(ctx):
+        calls.append(1)
+        folder = ctx.output("data/fake/out")
+        folder.mkdir()
+        (folder / "a.txt").write_text("a")
+        ctx.output("data/fake/one.json").write_text(json.dumps({"n": len(calls)}))
+        return {"n": len(calls)}
+
+    return run
+
+
+def test_outputs_published_and_second_run_skipped(tmp_path):
+    calls = []
+    ctx = make_stage(tmp_path, writer(calls))
+    assert execute(ctx)["skipped"] is False
+    assert (tmp_path / "data/fake/out/a.txt").read_text() == "a"
+    assert execute(ctx)["skipped"] is True
+    assert len(calls) == 1
+
+
+def test_code_params_or_damaged_output_rerun_the_stage(tmp_path):
+    calls = []
+    ctx = make_stage(tmp_path, writer(calls))
+    execute(ctx)
+    first = fingerprint(ctx)
+    (tmp_path / "code.py").write_text("x = 2\n")
+    assert fingerprint(ctx) != first
+    execute(ctx)
+    ctx.params.value = 5
+    execute(ctx)
+    (tmp_path / "data/fake/out/a.txt").write_text("tampered")
+    execute(ctx)
+    assert len(calls) == 4
+
+
+def test_failing_stage_leaves_previous_outputs_and_no_staging(tmp_path):
+    calls = []
+    ctx = make_stage(tmp_path, writer(calls))
+    execute(ctx)
+
+    def boom(ctx):
+        ctx.output("data/fake/out").mkdir()
+        (ctx.output("data/fake/out") / "a.txt").write_text("half")
+        raise RuntimeError("killed")
+
+    bad = make_stage(tmp_path, boom)
+    bad.params.value = 2
+    with pytest.raises(RuntimeError):
+        execute(bad)
+    assert (tmp_path / "data/fake/out/a.txt").read_text() == "a"
+    assert not [p for p in (tmp_path / "data/fake").iterdir() if p.name.startswith(".tmp-")]
+
+
+def test_undeclared_output_is_refused(tmp_path):
+    def sneaky(ctx):
+        ctx.output("data/elsewhere.txt")
+
+    with pytest.raises(Exception, match="not a declared output"):
+        execute(make_stage(tmp_path, sneaky))
