@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from components.errors import DataError
+from components.faults import crash_point
 
 TMP_PREFIX = ".tmp-"
 
@@ -40,6 +41,7 @@ def atomic_path(target: str | os.PathLike, *, is_dir: bool = False) -> Iterator[
         tmp = Path(name)
     try:
         yield tmp
+        crash_point(f"write:{target.name}")
         if is_dir:
             if target.exists():
                 old = target.with_name(TMP_PREFIX + target.name + "-old")
@@ -149,6 +151,11 @@ def file_md5(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
+def _ignored(rel: Path) -> bool:
+    """Bytecode and staging leftovers are not content (the same rule as .dvcignore)."""
+    return rel.name.startswith(TMP_PREFIX) or rel.suffix == ".pyc" or "__pycache__" in rel.parts
+
+
 def path_md5(path: str | os.PathLike) -> str:
     """MD5 of a file, or of a directory's sorted (relative path, file md5) listing."""
     path = Path(path)
@@ -156,7 +163,7 @@ def path_md5(path: str | os.PathLike) -> str:
         return file_md5(path)
     if path.is_dir():
         h = hashlib.md5()
-        for p in sorted(q for q in path.rglob("*") if q.is_file() and not q.name.startswith(TMP_PREFIX)):
+        for p in sorted(q for q in path.rglob("*") if q.is_file() and not _ignored(q.relative_to(path))):
             h.update(f"{p.relative_to(path).as_posix()}:{file_md5(p)}\n".encode())
         return h.hexdigest() + ".dir"
     raise DataError(f"{path}: not found")
