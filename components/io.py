@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import os
 import shutil
 import tempfile
@@ -70,9 +71,25 @@ def write_text(target: str | os.PathLike, text: str) -> Path:
     return Path(target)
 
 
+def finite_json(obj: Any) -> Any:
+    """``obj`` with NaN and infinities replaced by None (JSON has no such numbers; strict readers reject them)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: finite_json(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [finite_json(v) for v in obj]
+    if hasattr(obj, "item") and not hasattr(obj, "__len__"):  # numpy scalar
+        return finite_json(obj.item())
+    if hasattr(obj, "tolist"):
+        return finite_json(obj.tolist())
+    return obj
+
+
 def write_json(target: str | os.PathLike, obj: Any) -> Path:
-    """Write ``obj`` as indented JSON atomically."""
-    return write_text(target, json.dumps(obj, indent=2, sort_keys=False, default=_json_default) + "\n")
+    """Write ``obj`` as indented, strict JSON atomically (non-finite numbers become null)."""
+    text = json.dumps(finite_json(obj), indent=2, sort_keys=False, default=_json_default, allow_nan=False)
+    return write_text(target, text + "\n")
 
 
 def write_jsonl(target: str | os.PathLike, records: Iterable[dict]) -> int:

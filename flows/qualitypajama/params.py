@@ -20,6 +20,7 @@ class CorpusParams(Section):
     heldout_max_docs: int = Field(gt=0, description="cap on documents per validation set")
     near_dup_frac: float = Field(0.15, ge=0, lt=1)
     junk_frac: float = Field(0.10, ge=0, lt=1)
+    edit_rate: tuple[float, float] = Field((0.01, 0.06), description="fraction of words edited in a near-copy (min, max)")
     hf_dataset: str | None = Field(None, description="Hugging Face dataset id streamed instead of the offline pool (full profile, online)")
 
 
@@ -89,6 +90,8 @@ class ClaimsParams(Section):
     projection_multiplier: float = Field(100.0, gt=1, description="claim 3: project to this multiple of the largest trained compute")
     allocation_ratio: float = Field(3.0, gt=1, description="claim 4: D/N ratio difference to detect")
     level: float = Field(0.95, gt=0.5, lt=1)
+    delta_exponent: float = Field(0.01, ge=0, description="no-practical-effect band for exponent differences")
+    delta_log_coefficient: float = Field(0.05, ge=0, description="no-practical-effect band for log A, log B, log E differences")
 
 
 class Params(Section):
@@ -135,7 +138,7 @@ PRESETS = {
         "corpus": {**_COMMON["corpus"], "sources": ["wordnet", "austen", "shakespeare", "linux_docs"], "pool_mb": 0.4, "heldout_max_docs": 8},
         "rewrite": {"llm_docs": 0},
         "tokenizer": {"vocab_size": 512},
-        "grid": {"sizes": [5_000, 20_000], "budgets": [8_192, 16_384], "seeds": [0]},
+        "grid": {"sizes": [5_000, 10_000, 20_000], "budgets": [8_192, 16_384, 32_768], "seeds": [0]},
         "training": {"batch_size": 8, "seq_len": 64, "lr": 3e-3, "eval_windows": 8, "threads": 2},
         "fit": {"bootstrap": 20},
     },

@@ -37,13 +37,25 @@ class FolderModel(mlflow.pyfunc.PythonModel):
 
 def log_folder_model(model_dir: Path, *, loader: str, signature: Any) -> None:
     """Log ``model_dir`` under artifact path ``model`` with explicit requirements (no inference)."""
+    import logging
+    import warnings
+
     import torch
 
+    logging.getLogger("mlflow.pyfunc").setLevel(logging.ERROR)  # the CloudPickle notice: our model holds no code but a loader name
+    with warnings.catch_warnings():
+        # We pass an explicit signature and requirements; MLflow's hints about input examples and
+        # type-hint inference do not apply to a folder model.
+        warnings.simplefilter("ignore", UserWarning)
+        _log(model_dir, loader, signature, torch.__version__.split("+")[0])
+
+
+def _log(model_dir: Path, loader: str, signature: Any, torch_version: str) -> None:
     mlflow.pyfunc.log_model(
         name="model",
         python_model=FolderModel(loader),
         artifacts={"model": str(model_dir)},
         signature=signature,
-        pip_requirements=[f"torch=={torch.__version__.split('+')[0]}", "safetensors", "numpy"],
+        pip_requirements=[f"torch=={torch_version}", "safetensors", "numpy"],
         code_paths=None,
     )

@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from components.errors import ParamsError
+from components.errors import PaperlineError, ParamsError
 from flows.registry import SHARED, PaperSpec, dvc_stage_name, get_paper, upstream
 from flows.runtime import params as P
 from flows.runtime.settings import Paths
@@ -84,9 +84,25 @@ def run(
     return _run_flow(get_paper(slug).slug, order, resolved, paths, profile, force=force, track=track)
 
 
+class _QuietUserErrors(logging.Filter):
+    """Drop Prefect's traceback records for errors the user must fix: the CLI prints them as one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, PaperlineError)
+
+
+def _quiet_prefect_user_errors() -> None:
+    for name in ("prefect.flow_runs", "prefect.task_runs"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _QuietUserErrors) for f in logger.filters):
+            logger.addFilter(_QuietUserErrors())
+
+
 def _run_flow(slug, order, resolved, paths, profile, *, force, track) -> dict[str, Any]:
     from prefect import flow
 
+    _quiet_prefect_user_errors()
     from flows.runtime.stages import StageContext
 
     flow_name = slug if len(order) > 1 else dvc_stage_name(*order[0])

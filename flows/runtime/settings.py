@@ -57,7 +57,8 @@ class Paths:
 
     @property
     def cache(self) -> Path:
-        return self.state / "cache"
+        """Content-addressed file cache; PAPERLINE_CACHE_DIR shares one between checkouts."""
+        return Path(os.environ.get("PAPERLINE_CACHE_DIR") or self.state / "cache")
 
 
 def online() -> bool:

@@ -17,6 +17,7 @@ import json
 import logging
 import os
 import shutil
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from components.errors import PaperlineError
+from components.faults import crash_point
 from components.io import TMP_PREFIX, path_md5, read_json, write_json
 from flows.registry import PaperSpec, StageSpec
 from flows.runtime.settings import Paths
@@ -151,9 +153,9 @@ def is_fresh(ctx: StageContext, fp: str) -> bool:
     return True
 
 
-def write_marker(ctx: StageContext, fp: str) -> None:
+def write_marker(ctx: StageContext, fp: str, run_seconds: float) -> None:
     outs = {rel: path_md5(ctx.paths.root / rel) for rel in (*ctx.stage.outs, *ctx.stage.metrics, *ctx.stage.plots)}
-    write_json(_marker(ctx), {"fingerprint": fp, "outs": outs})
+    write_json(_marker(ctx), {"fingerprint": fp, "outs": outs, "run_seconds": run_seconds})
 
 
 def execute(ctx: StageContext, *, force: bool = False) -> dict[str, Any]:
@@ -165,13 +167,19 @@ def execute(ctx: StageContext, *, force: bool = False) -> dict[str, Any]:
     clean_stale_staging(ctx.paths, ctx.stage)
     module = importlib.import_module(ctx.stage.module)
     log.info("%s:%s running", ctx.paper.slug, ctx.stage.name)
+    point = f"{ctx.paper.slug}:{ctx.stage.name}"
     try:
+        crash_point(f"stage-start:{point}")
+        t0 = time.perf_counter()
         summary = module.run(ctx) or {}
+        run_seconds = round(time.perf_counter() - t0, 3)
+        crash_point(f"stage-end:{point}")
     except BaseException:
         for staging in ctx.staged.values():
             _remove(staging)
         ctx.staged.clear()
         raise
     publish(ctx)
-    write_marker(ctx, fp)
-    return {"skipped": False, "fingerprint": fp, **summary}
+    write_marker(ctx, fp, run_seconds)
+    crash_point(f"between:{point}")
+    return {"skipped": False, "fingerprint": fp, "run_seconds": run_seconds, **summary}

@@ -1,0 +1,67 @@
+"""Stage ``rewrite``: LLM-guided rewriting and the synthetic:natural mixes (``qa-67`` = 67% synthetic by bytes).
+
+The LLM (SmolLM2-135M-Instruct from the offline wheel, or an HF id online)
+rewrites a seeded sample of ``rewrite.llm_docs`` documents; with
+``rewrite.allow_template`` the rest of the synthetic share comes from the
+deterministic template stand-in, labelled ``rewriter: template`` in every record
+and in the report. Finished LLM rewrites are appended to a cache under
+``.paperline/cache/rewrite`` so a killed run resumes without regenerating them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from components.data import validate as V
+from components.data.rewrite import LLMRewriter, mix_synthetic, rewrite_corpus
+from components.io import read_jsonl, write_json, write_jsonl
+from flows.qualitypajama.common import CORPUS, REWRITE, is_curation, kind, synthetic_fraction
+from flows.runtime.stages import StageContext
+
+SUITE = [
+    V.columns_present(["id", "text", "label"]),
+    V.unique("id"),
+    V.non_empty_text("text"),
+    V.in_set("label", ["natural", "near_dup", "junk", "synthetic"]),
+]
+
+
+def _rewriter(ctx: StageContext) -> LLMRewriter | None:
+    r = ctx.params.rewrite
+    if r.llm_docs == 0:
+        return None
+    from components.models.causal_lm import load_causal_lm
+
+    model, tokenizer = load_causal_lm(r.model, cache_dir=ctx.paths.cache / "models")
+    return LLMRewriter(model, tokenizer, max_new_tokens=r.max_new_tokens, batch_size=r.batch_size)
+
+
+def run(ctx: StageContext) -> dict:
+    p = ctx.params
+    mixes = [name for name in p.interventions if not is_curation(name)]
+    out = Path(ctx.output(REWRITE))
+    out.mkdir(parents=True, exist_ok=True)
+    summary: dict = {"mixes": {}}
+    if mixes:
+        pool = read_jsonl(ctx.input(f"{CORPUS}/pool.jsonl"), required=("id", "text", "label"))
+        natural = [d for d in pool if d["label"] == "natural"]
+        rewriter = _rewriter(ctx)
+        for style in sorted({kind(m) for m in mixes}):
+            synthetic = rewrite_corpus(
+                natural if p.rewrite.allow_template else natural[: p.rewrite.llm_docs],
+                style=style, rewriter=rewriter, llm_budget=p.rewrite.llm_docs,
+                cache_path=ctx.paths.cache / "rewrite" / f"{style}.jsonl", seed=p.seed, progress=True,
+            )
+            V.validate(synthetic, SUITE, name=f"qualitypajama/synthetic-{style}", result_path=out / "_checks" / f"synthetic-{style}.json")
+            write_jsonl(out / f"synthetic-{style}.jsonl", synthetic)
+            by = {}
+            for d in synthetic:
+                by[d["rewriter"]] = by.get(d["rewriter"], 0) + 1
+            summary[f"synthetic_{style}"] = by
+            for name in (m for m in mixes if kind(m) == style):
+                mixed = mix_synthetic(pool, synthetic, synthetic_frac=synthetic_fraction(name), total_bytes=sum(len(d["text"].encode()) for d in pool), seed=p.seed)
+                V.validate(mixed, SUITE, name=f"qualitypajama/{name}", result_path=out / "_checks" / f"{name}.json")
+                write_jsonl(out / f"{name}.jsonl", mixed)
+                summary["mixes"][name] = {"documents": len(mixed), "synthetic_docs": sum(d["label"] == "synthetic" for d in mixed)}
+    write_json(out / "summary.json", summary)
+    return {"mixes": {k: v["documents"] for k, v in summary["mixes"].items()}}

@@ -1,0 +1,145 @@
+"""Stage ``train``: the tiny-LM grid per intervention, one MLflow child run per model.
+
+Each (intervention, N, seed) is one Prefect task: one warmup-stable run to the
+largest budget with a cooldown branch at every budget (see
+``components.training.lm_trainer``). Tasks are cached on their inputs (token
+file hash, params, trainer code hash) with persisted results, so a killed stage
+resumes without retraining finished models, and a profile switch back reuses them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from prefect import task
+from prefect.cache_policies import INPUTS, TASK_SOURCE
+
+from components.data import validate as V
+from components.faults import crash_point
+from components.io import path_md5, read_json, write_jsonl
+from flows.qualitypajama.common import GRID, TOKENS
+from flows.runtime.stages import StageContext
+
+TRAINER_CODE = ("components/training", "components/models/tiny_lm.py")
+
+
+@task(cache_policy=INPUTS + TASK_SOURCE, persist_result=True, name="train-lm")
+def train_run(
+    intervention: str,
+    size: int,
+    seed: int,
+    tokens_path: str,
+    tokens_md5: str,
+    val_paths: dict[str, str],
+    vocab_size: int,
+    budgets: list[int],
+    training: dict[str, Any],
+    code_md5: str,
+) -> dict[str, Any]:
+    """Train one model of ~``size`` non-embedding params; return its points and weights."""
+    import torch
+
+    from components.models.tiny_lm import TinyLM, config_for_params
+    from components.training.lm_trainer import train_with_cooldowns
+
+    torch.manual_seed(seed)
+    cfg = config_for_params(size, vocab_size=vocab_size, max_seq_len=training["seq_len"])
+    model = TinyLM(cfg)
+    result = train_with_cooldowns(
+        model,
+        np.load(tokens_path, mmap_mode="r"),
+        budgets=budgets,
+        val_sets={name: np.load(path) for name, path in val_paths.items()},
+        batch_size=training["batch_size"],
+        seq_len=training["seq_len"],
+        peak_lr=training["lr"],
+        warmup_frac=training["warmup_frac"],
+        cooldown_frac=training["cooldown_frac"],
+        weight_decay=training["weight_decay"],
+        grad_clip=training["grad_clip"],
+        seed=seed,
+        eval_tokens=training["eval_windows"] * (training["seq_len"] + 1),
+        num_threads=training["threads"],
+        progress=True,
+    )
+    state = {k: v.detach().clone() for k, v in result.final_model.state_dict().items()}
+    return {
+        "config": dataclasses.asdict(cfg),
+        "non_embedding_params": result.non_embedding_params,
+        "points": result.points,
+        "seconds": result.train_seconds,
+        "state_dict": state,
+    }
+
+
+def _rows(intervention: str, size: int, seed: int, run: dict, bpt: dict[str, float]) -> list[dict]:
+    rows = []
+    for pt in run["points"]:
+        val = pt["val_loss"]
+        rows.append({
+            "intervention": intervention, "size_target": size, "seed": seed,
+            "N": run["non_embedding_params"], "D": pt["tokens_seen"], "budget": pt["budget_tokens"],
+            "flops": 6.0 * run["non_embedding_params"] * pt["tokens_seen"],
+            "train_loss": pt["train_loss"], "loss": float(np.mean(list(val.values()))),
+            **{f"loss_{k}": v for k, v in val.items()},
+            **{f"bpb_{k}": v / math.log(2) / bpt[k] for k, v in val.items() if bpt.get(k)},
+        })
+    return rows
+
+
+def _log_model(ctx: StageContext, name: str, run: dict, rows: list[dict], model_dir: Path, params: dict) -> None:
+    if ctx.tracker is None:
+        return
+    from mlflow.models import ModelSignature
+    from mlflow.types import Schema, TensorSpec
+
+    sig = ModelSignature(
+        inputs=Schema([TensorSpec(np.dtype("int64"), (-1, -1), "token_ids")]),
+        outputs=Schema([TensorSpec(np.dtype("int64"), (-1,), "next_token")]),
+    )
+    with ctx.tracker.child(name, {**params, "config": run["config"], "N": run["non_embedding_params"]}) as run_id:
+        for row in rows:
+            ctx.tracker.log_metrics({k: v for k, v in row.items() if k.startswith(("loss", "bpb", "train_loss"))}, step=int(row["D"]), run_id=run_id)
+        ctx.tracker.log_state_dict_model(run_id, model_dir, loader="components.models.tiny_lm:load_model", signature=sig)
+
+
+def run(ctx: StageContext) -> dict:
+    from components.models.tiny_lm import TinyLM, TinyLMConfig, save_model
+
+    p = ctx.params
+    tokens = ctx.input(TOKENS)
+    stats = read_json(tokens / "stats.json")
+    bpt = {r["dataset"]: r["bytes_per_token"] for r in stats["datasets"] if r["kind"] == "validation"}
+    val_paths = {name: str(tokens / f"val-{name}.npy") for name in p.corpus.heldout}
+    code_md5 = "".join(path_md5(ctx.paths.root / c) for c in TRAINER_CODE)
+    training = p.training.model_dump()
+    out = Path(ctx.output(GRID))
+    rows: list[dict] = []
+    cached = 0
+    for intervention in p.interventions:
+        tok_file = tokens / f"{intervention}.npy"
+        for size in p.grid.sizes:
+            extremes = size in (min(p.grid.sizes), max(p.grid.sizes))
+            for seed in [*p.grid.seeds, *(p.grid.extra_seeds if extremes else [])]:
+                state = train_run(
+                    intervention, size, seed, str(tok_file), path_md5(tok_file), val_paths,
+                    stats["vocab_size"], p.grid.budgets, training, code_md5, return_state=True,
+                )
+                cached += state.name == "Cached"
+                crash_point(f"train-model:{len(rows) // len(p.grid.budgets) + 1}")
+                run_result = state.result()
+                name = f"{intervention}-N{size}-s{seed}"
+                model = TinyLM(TinyLMConfig(**run_result["config"]))
+                model.load_state_dict(run_result["state_dict"])
+                model_dir = save_model(model, out / "models" / name)
+                new_rows = _rows(intervention, size, seed, run_result, bpt)
+                rows.extend(new_rows)
+                _log_model(ctx, name, run_result, new_rows, model_dir, {"intervention": intervention, "size_target": size, "seed": seed, **training})
+    suite = [V.finite("loss"), V.between("loss", 0.0, math.log(stats["vocab_size"]) + 2.0), V.between("N", min_value=1)]
+    V.validate(rows, suite, name="qualitypajama/grid", result_path=out / "_checks" / "grid.json")
+    write_jsonl(out / "results.jsonl", rows)
+    return {"models": len(rows) // max(len(p.grid.budgets), 1), "cached_models": cached, "points": len(rows)}
