@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from components.data import validate as V
-from components.data.corpus import build_pool, inject_noise
+from components.data.corpus import build_pool, inject_noise, stream_hf_text
 from components.io import write_json, write_jsonl
 from flows.qualitypajama.common import CORPUS
 from flows.runtime.stages import StageContext
@@ -19,20 +19,36 @@ POOL_SUITE = [
 HELDOUT_SUITE = [V.columns_present(["id", "source", "text"]), V.unique("id"), V.non_empty_text("text")]
 
 
+def _hf_pool(dataset_id: str, budget_bytes: int) -> list[dict]:
+    """Stream documents from a Hugging Face dataset (online only) until the byte budget is reached."""
+    docs, size = [], 0
+    for doc in stream_hf_text(dataset_id):
+        docs.append(doc)
+        size += len(doc["text"].encode())
+        if size >= budget_bytes:
+            break
+    return docs
+
+
 def run(ctx: StageContext) -> dict:
     p = ctx.params
     c = p.corpus
+    budget = int(c.pool_mb * 1_000_000)
+    if c.hf_dataset:  # fail fast when offline, before reading anything else
+        hf_docs = _hf_pool(c.hf_dataset, budget)
     names = sorted(set(c.sources) | set(c.heldout))
     files = {name: ctx.input(f"data/sources/{name}.jsonl") for name in names}
     # Size-proportional shares of the pool sources (as the card samples); held-out-only sources give none.
     weights = {name: (float(files[name].stat().st_size) if name in c.sources else 0.0) for name in names}
     pool, heldout = build_pool(
         files,
-        budget_bytes=int(c.pool_mb * 1_000_000),
+        budget_bytes=budget,
         weights=weights,
         holdout={name: c.heldout_frac for name in c.heldout},
         seed=p.seed,
     )
+    if c.hf_dataset:  # the hub pool replaces the offline one; validation stays on the offline hold-outs
+        pool = hf_docs
     docs = inject_noise(pool, near_dup_frac=c.near_dup_frac, junk_frac=c.junk_frac, seed=p.seed, edit_rate=c.edit_rate)
     out = ctx.output(CORPUS)
     checks = Path(out) / "_checks"

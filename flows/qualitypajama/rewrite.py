@@ -30,8 +30,11 @@ def _rewriter(ctx: StageContext) -> LLMRewriter | None:
     r = ctx.params.rewrite
     if r.llm_docs == 0:
         return None
+    import torch
+
     from components.models.causal_lm import load_causal_lm
 
+    torch.set_num_threads(1)  # decoding a 135M model: 1 thread measured ~12x faster per step than 2 on a loaded 2-core box
     model, tokenizer = load_causal_lm(r.model, cache_dir=ctx.paths.cache / "models")
     return LLMRewriter(model, tokenizer, max_new_tokens=r.max_new_tokens, batch_size=r.batch_size)
 

@@ -20,7 +20,7 @@ from prefect.cache_policies import INPUTS, TASK_SOURCE
 
 from components.data import validate as V
 from components.faults import crash_point
-from components.io import path_md5, read_json, write_jsonl
+from components.io import path_md5, read_json, write_json, write_jsonl
 from flows.qualitypajama.common import GRID, TOKENS
 from flows.runtime.stages import StageContext
 
@@ -142,4 +142,6 @@ def run(ctx: StageContext) -> dict:
     suite = [V.finite("loss"), V.between("loss", 0.0, math.log(stats["vocab_size"]) + 2.0), V.between("N", min_value=1)]
     V.validate(rows, suite, name="qualitypajama/grid", result_path=out / "_checks" / "grid.json")
     write_jsonl(out / "results.jsonl", rows)
-    return {"models": len(rows) // max(len(p.grid.budgets), 1), "cached_models": cached, "points": len(rows)}
+    summary = {"models": len(rows) // max(len(p.grid.budgets), 1), "cached_models": cached, "points": len(rows)}
+    write_json(out / "summary.json", summary)
+    return summary

@@ -6,20 +6,25 @@ import shutil
 import subprocess
 from pathlib import Path
 
-IGNORE = (".venv", ".git", ".paperline", "data", "reports", "__pycache__", ".pytest_cache", "*.egg-info", "mlflow.db", "mlruns")
+def project_files(src: Path) -> list[str]:
+    """Files git would carry: tracked plus untracked-but-not-ignored (so data, state and venvs stay behind)."""
+    out = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+        cwd=src, check=True, capture_output=True, text=True,
+    )
+    return [f for f in out.stdout.split("\0") if f and (src / f).is_file()]
 
 
 def copy_project(src: Path, dest: Path, *, share_sources: bool = True) -> Path:
     """Copy the code, params and dvc.yaml of ``src`` into a fresh git repo at ``dest``.
 
-    Data, reports and runtime state are left behind; the fetched non-Debian
-    sources (``.paperline/sources``) are copied so the copy runs offline.
+    Data, reports and runtime state (git-ignored) are left behind; the fetched
+    non-Debian sources (``.paperline/sources``) are copied so the copy runs offline.
     """
-    shutil.copytree(src, dest, ignore=shutil.ignore_patterns(*IGNORE), dirs_exist_ok=True)
-    for data_readme in ("data/README.md", "reports/README.md"):
-        if (src / data_readme).is_file():
-            (dest / data_readme).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src / data_readme, dest / data_readme)
+    for rel in project_files(src):
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src / rel, target)
     git = ["git", "-c", "user.email=paperline@localhost", "-c", "user.name=paperline"]
     for cmd in (["git", "init", "-q"], ["git", "add", "-A"], [*git, "commit", "-qm", "scratch copy"]):
         subprocess.run(cmd, cwd=dest, check=True, capture_output=True)

@@ -1,0 +1,103 @@
+"""The real `paperline run qualitypajama --profile smoke`: outputs, GX results, claims, MLflow, report."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+
+import pytest
+
+from components.evaluation.claims import validate_claims_document
+from components.io import read_jsonl
+from tests.conftest import paperline
+
+pytestmark = [pytest.mark.slow, pytest.mark.integration]
+
+
+def test_curated_datasets_and_their_checks(smoke_run):
+    root, _ = smoke_run
+    curated = root / "data/qualitypajama/curated"
+    raw = read_jsonl(curated / "raw.jsonl")
+    dedup = read_jsonl(curated / "minhash-0.7.jsonl")
+    assert 0 < len(dedup) < len(raw)
+    assert {d["label"] for d in raw} == {"natural", "near_dup", "junk"}
+    metrics = json.loads((curated / "metrics.json").read_text())
+    assert metrics["minhash-0.7"]["precision"] > 0.9  # removals are injected near-copies
+    for check in (curated / "_checks").glob("*.json"):
+        assert json.loads(check.read_text())["success"] is True, check.name
+    assert {p.name for p in (curated / "_checks").iterdir()} == {"raw.json", "minhash-0.7.json"}
+
+
+def test_claims_json_has_a_computed_verdict_per_claim(smoke_run):
+    root, _ = smoke_run
+    doc = json.loads((root / "reports/qualitypajama/claims.json").read_text())
+    validate_claims_document(doc)
+    assert doc["profile"] == "smoke"
+    assert [c["id"] for c in doc["claims"]] == ["C1", "C2", "C3", "C4"]
+    for claim in doc["claims"]:
+        assert claim["verdict"] in ("reproduced", "not reproduced", "inconclusive")
+        assert claim["details"], "every verdict carries the comparisons it was computed from"
+        assert "Mini scale" in claim["scale_note"]
+
+
+def test_report_and_index_are_self_contained(smoke_run):
+    root, _ = smoke_run
+    for page in (root / "reports/qualitypajama/report.html", root / "reports/index.html"):
+        html = page.read_text()
+        assert not re.search(r"""(src|href)=["']https?://""", html), page
+    report = (root / "reports/qualitypajama/report.html").read_text()
+    assert "data:image/png;base64," in report and "C4" in report
+    index = (root / "reports/index.html").read_text()
+    assert "qualitypajama/report.html" in index and "not run yet" in index
+
+
+def _mlflow(root, sql):
+    with sqlite3.connect(root / ".paperline/mlflow.db") as db:
+        return db.execute(sql).fetchall()
+
+
+def test_mlflow_parent_and_child_runs_with_tags(smoke_run):
+    root, _ = smoke_run
+    exps = dict(_mlflow(root, "select name, experiment_id from experiments"))
+    assert "qualitypajama" in exps
+    runs = _mlflow(root, f"select run_uuid, name, status from runs where experiment_id = {exps['qualitypajama']}")
+    tags = {}
+    for run_id, key, value in _mlflow(root, "select run_uuid, key, value from tags"):
+        tags.setdefault(run_id, {})[key] = value
+    parents = [r for r in runs if "mlflow.parentRunId" not in tags.get(r[0], {})]
+    children = [r for r in runs if "mlflow.parentRunId" in tags.get(r[0], {})]
+    assert len(parents) == 1 and parents[0][2] == "FINISHED"
+    parent_tags = tags[parents[0][0]]
+    assert parent_tags["profile"] == "smoke" and parent_tags["git_dirty"] in ("true", "false")
+    assert len(parent_tags["git_commit"]) == 40
+    assert any(k.startswith("stage_hash.qualitypajama-train") for k in parent_tags)
+    # 2 interventions x 3 sizes x 1 seed, each a finished child with its model logged
+    assert len(children) == 6 and all(status == "FINISHED" for *_, status in children)
+    assert all(tags[c[0]]["mlflow.parentRunId"] == parents[0][0] for c in children)
+    models = _mlflow(root, "select count(*) from logged_models")[0][0]
+    assert models == 6
+
+
+def test_second_run_skips_every_stage(smoke_run):
+    root, _ = smoke_run
+    proc = paperline("run", "qualitypajama", "--profile", "smoke", cwd=root)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = [line for line in proc.stdout.splitlines() if line.startswith(("shared:", "qualitypajama:"))]
+    assert len(lines) == 8 and all("skipped (up to date)" in line for line in lines), proc.stdout
+
+
+def test_list_shows_the_last_verdicts_without_importing_torch(smoke_run):
+    root, _ = smoke_run
+    proc = paperline("list", cwd=root)
+    assert proc.returncode == 0
+    assert "C1:" in proc.stdout and "qualitypajama" in proc.stdout
+    code = "import sys; from flows.cli import app; from typer.testing import CliRunner; " \
+           "r = CliRunner().invoke(app, ['list']); assert r.exit_code == 0, r.output; " \
+           "print(sorted(m for m in ('torch', 'mlflow', 'prefect', 'great_expectations') if m in sys.modules))"
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
