@@ -42,10 +42,15 @@ def _quiet_env(tmp_path_factory):
             os.environ[k] = v
 
 
-def paperline(*args: str, cwd: Path, env: dict | None = None, timeout: int = 600) -> subprocess.CompletedProcess:
-    """Run the real ``paperline`` entry point in ``cwd``."""
+def tool(name: str, *args: str, cwd: Path, env: dict | None = None, timeout: int = 900) -> subprocess.CompletedProcess:
+    """Run a console script of this venv (``paperline``, ``dvc``) in ``cwd``, with the venv first on PATH."""
     full_env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", **(env or {})}
-    return subprocess.run([str(BIN / "paperline"), *args], cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run([str(BIN / name), *args], cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout)
+
+
+def paperline(*args: str, cwd: Path, env: dict | None = None, timeout: int = 900) -> subprocess.CompletedProcess:
+    """Run the real ``paperline`` entry point in ``cwd``."""
+    return tool("paperline", *args, cwd=cwd, env=env, timeout=timeout)
 
 
 def copy_project(dest: Path) -> Path:

@@ -1,0 +1,45 @@
+"""`dvc repro` reruns only what changed; experiments, metrics and the offline plots page work."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.conftest import paperline, tool
+
+pytestmark = [pytest.mark.slow, pytest.mark.integration]
+
+UP_TO_DATE = "Data and pipelines are up to date."
+
+
+def ran(output: str) -> list[str]:
+    return re.findall(r"Running stage '([^']+)'", output)
+
+
+def test_repro_noop_experiment_metrics_and_plots(project, tmp_path):
+    first = paperline("repro", cwd=project)
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    assert (project / "reports/index.html").is_file()
+    assert (project / "dvc.lock").is_file()
+
+    second = tool("dvc", "repro", cwd=project)
+    assert second.returncode == 0, second.stderr
+    assert ran(second.stdout) == [] and UP_TO_DATE in second.stdout
+
+    status = tool("dvc", "status", cwd=project)
+    assert UP_TO_DATE in status.stdout
+
+    exp = tool("dvc", "exp", "run", "-S", "qualitypajama.fit.bootstrap=30", cwd=project)
+    assert exp.returncode == 0, exp.stdout[-3000:] + exp.stderr[-3000:]
+    assert ran(exp.stdout) == ["qualitypajama-fit", "qualitypajama-report"], exp.stdout
+
+    metrics = tool("dvc", "metrics", "show", "--json", cwd=project)
+    assert metrics.returncode == 0 and "reports/qualitypajama/metrics.json" in metrics.stdout
+
+    plots = tool("dvc", "plots", "show", "-o", str(tmp_path / "plots"), cwd=project)
+    assert plots.returncode == 0, plots.stderr
+    page = (tmp_path / "plots" / "index.html").read_text()
+    assert "loss_vs_compute" in page
+    assert not re.search(r"<script[^>]+src=[\"']https?://", page), "the plots page must not load scripts from a CDN"
+    assert "vegaEmbed" in page
