@@ -76,7 +76,8 @@ class TrainingParams(Section):
     cooldown_frac: float = Field(0.1, gt=0, le=0.5)
     weight_decay: float = Field(0.1, ge=0, le=1)
     grad_clip: float = Field(1.0, gt=0)
-    threads: int = Field(2, ge=1, le=256)
+    threads: int = Field(2, ge=1, le=256, description="torch threads per training process")
+    workers: int = Field(1, ge=1, le=256, description="grid models trained at once (>1: Prefect ProcessPoolTaskRunner)")
     eval_windows: int = Field(ge=1, description="validation windows per held-out set")
 
 
@@ -134,7 +135,7 @@ _COMMON = {
 PRESETS = {
     "smoke": {
         **_COMMON,
-        "interventions": ["raw", "minhash-0.7"],
+        "interventions": ["raw", "minhash-0.7", "qa-67"],
         "corpus": {**_COMMON["corpus"], "sources": ["wordnet", "austen", "shakespeare", "linux_docs"], "pool_mb": 0.4, "heldout_max_docs": 8},
         "rewrite": {"llm_docs": 0},
         "tokenizer": {"vocab_size": 512},
@@ -151,10 +152,10 @@ PRESETS = {
             "pool_mb": 20,
             "heldout_max_docs": 64,
         },
-        "rewrite": {"llm_docs": 24},
+        "rewrite": {"llm_docs": 8},
         "tokenizer": {"vocab_size": 4096},
-        "grid": {"sizes": [20_000, 50_000, 120_000, 300_000], "budgets": [62_500, 125_000, 250_000, 500_000], "seeds": [0], "extra_seeds": [1, 2]},
-        "training": {"batch_size": 16, "seq_len": 128, "lr": 3e-3, "eval_windows": 32},
+        "grid": {"sizes": [20_000, 50_000, 120_000, 300_000], "budgets": [62_500, 125_000, 250_000, 500_000], "seeds": [0], "extra_seeds": []},
+        "training": {"batch_size": 16, "seq_len": 128, "lr": 3e-3, "eval_windows": 32, "threads": 1, "workers": 2},
         "fit": {"bootstrap": 2000},
     },
     "full": {
@@ -171,7 +172,8 @@ PRESETS = {
         "grid": {
             "sizes": [20_000, 50_000, 120_000, 300_000, 1_000_000, 3_000_000],
             "budgets": [125_000, 250_000, 500_000, 1_000_000, 2_000_000, 4_000_000],
-            "seeds": [0, 1, 2],
+            "seeds": [0],
+            "extra_seeds": [1, 2],
         },
         "training": {"batch_size": 32, "seq_len": 256, "lr": 2e-3, "eval_windows": 128},
         "fit": {"bootstrap": 2000},

@@ -107,6 +107,21 @@ def _log_model(ctx: StageContext, name: str, run: dict, rows: list[dict], model_
         ctx.tracker.log_state_dict_model(run_id, model_dir, loader="components.models.tiny_lm:load_model", signature=sig)
 
 
+def _run_grid(specs: list[dict], workers: int):
+    """Yield (spec, final state) in order; with workers > 1 the grid fans out over a Prefect process pool."""
+    if workers == 1:
+        for spec in specs:
+            yield spec, train_run(**spec, return_state=True)
+        return
+    from prefect.task_runners import ProcessPoolTaskRunner
+
+    with ProcessPoolTaskRunner(max_workers=workers) as runner:
+        futures = [runner.submit(train_run, spec) for spec in specs]
+        for spec, future in zip(specs, futures):
+            future.wait()
+            yield spec, future.state
+
+
 def run(ctx: StageContext) -> dict:
     from components.models.tiny_lm import TinyLM, TinyLMConfig, save_model
 
@@ -116,29 +131,29 @@ def run(ctx: StageContext) -> dict:
     bpt = {r["dataset"]: r["bytes_per_token"] for r in stats["datasets"] if r["kind"] == "validation"}
     val_paths = {name: str(tokens / f"val-{name}.npy") for name in p.corpus.heldout}
     code_md5 = "".join(path_md5(ctx.paths.root / c) for c in TRAINER_CODE)
-    training = p.training.model_dump()
+    training = p.training.model_dump(exclude={"workers"})  # how many run at once does not change a model
     out = Path(ctx.output(GRID))
     rows: list[dict] = []
     cached = 0
-    for intervention in p.interventions:
-        tok_file = tokens / f"{intervention}.npy"
-        for size in p.grid.sizes:
-            extremes = size in (min(p.grid.sizes), max(p.grid.sizes))
-            for seed in [*p.grid.seeds, *(p.grid.extra_seeds if extremes else [])]:
-                state = train_run(
-                    intervention, size, seed, str(tok_file), path_md5(tok_file), val_paths,
-                    stats["vocab_size"], p.grid.budgets, training, code_md5, return_state=True,
-                )
-                cached += state.name == "Cached"
-                crash_point(f"train-model:{len(rows) // len(p.grid.budgets) + 1}")
-                run_result = state.result()
-                name = f"{intervention}-N{size}-s{seed}"
-                model = TinyLM(TinyLMConfig(**run_result["config"]))
-                model.load_state_dict(run_result["state_dict"])
-                model_dir = save_model(model, out / "models" / name)
-                new_rows = _rows(intervention, size, seed, run_result, bpt)
-                rows.extend(new_rows)
-                _log_model(ctx, name, run_result, new_rows, model_dir, {"intervention": intervention, "size_target": size, "seed": seed, **training})
+    specs = [
+        {"intervention": intervention, "size": size, "seed": seed, "tokens_path": str(tokens / f"{intervention}.npy"),
+         "tokens_md5": path_md5(tokens / f"{intervention}.npy"), "val_paths": val_paths, "vocab_size": stats["vocab_size"],
+         "budgets": p.grid.budgets, "training": training, "code_md5": code_md5}
+        for intervention in p.interventions
+        for size in p.grid.sizes
+        for seed in [*p.grid.seeds, *(p.grid.extra_seeds if size in (min(p.grid.sizes), max(p.grid.sizes)) else [])]
+    ]
+    for spec, state in _run_grid(specs, p.training.workers):
+        cached += state.name == "Cached"
+        crash_point(f"train-model:{len(rows) // len(p.grid.budgets) + 1}")
+        run_result = state.result()
+        name = f"{spec['intervention']}-N{spec['size']}-s{spec['seed']}"
+        model = TinyLM(TinyLMConfig(**run_result["config"]))
+        model.load_state_dict(run_result["state_dict"])
+        model_dir = save_model(model, out / "models" / name)
+        new_rows = _rows(spec["intervention"], spec["size"], spec["seed"], run_result, bpt)
+        rows.extend(new_rows)
+        _log_model(ctx, name, run_result, new_rows, model_dir, {k: spec[k] for k in ("intervention", "size", "seed")} | training)
     suite = [V.finite("loss"), V.between("loss", 0.0, math.log(stats["vocab_size"]) + 2.0), V.between("N", min_value=1)]
     V.validate(rows, suite, name="qualitypajama/grid", result_path=out / "_checks" / "grid.json")
     write_jsonl(out / "results.jsonl", rows)

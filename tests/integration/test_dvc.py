@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
+import yaml
 
 from tests.conftest import paperline, tool
 
@@ -18,10 +19,15 @@ def ran(output: str) -> list[str]:
 
 
 def test_repro_noop_experiment_metrics_and_plots(project, tmp_path):
+    # the training grid fans out over a Prefect process pool here (two models at a time)
+    params = yaml.safe_load((project / "params.yaml").read_text())
+    params["qualitypajama"]["training"].update(workers=2, threads=1)
+    (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     first = paperline("repro", cwd=project)
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
     assert (project / "reports/index.html").is_file()
     assert (project / "dvc.lock").is_file()
+    assert (project / "data/qualitypajama/grid/summary.json").read_text().count('"models": 9')
 
     second = tool("dvc", "repro", cwd=project)
     assert second.returncode == 0, second.stderr

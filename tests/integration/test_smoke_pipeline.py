@@ -29,6 +29,15 @@ def test_curated_datasets_and_their_checks(smoke_run):
     assert {p.name for p in (curated / "_checks").iterdir()} == {"raw.json", "minhash-0.7.json"}
 
 
+def test_rewrite_mix_is_labelled_and_has_the_synthetic_share(smoke_run):
+    root, _ = smoke_run
+    mix = read_jsonl(root / "data/qualitypajama/rewrite/qa-67.jsonl")
+    synthetic = [d for d in mix if d["label"] == "synthetic"]
+    assert synthetic and all(d["rewriter"] == "template" for d in synthetic)  # smoke: no LLM, labelled stand-in
+    share = sum(len(d["text"].encode()) for d in synthetic) / sum(len(d["text"].encode()) for d in mix)
+    assert abs(share - 0.67) < 0.05
+
+
 def test_claims_json_has_a_computed_verdict_per_claim(smoke_run):
     root, _ = smoke_run
     doc = json.loads((root / "reports/qualitypajama/claims.json").read_text())
@@ -72,11 +81,11 @@ def test_mlflow_parent_and_child_runs_with_tags(smoke_run):
     assert parent_tags["profile"] == "smoke" and parent_tags["git_dirty"] in ("true", "false")
     assert len(parent_tags["git_commit"]) == 40
     assert any(k.startswith("stage_hash.qualitypajama-train") for k in parent_tags)
-    # 2 interventions x 3 sizes x 1 seed, each a finished child with its model logged
-    assert len(children) == 6 and all(status == "FINISHED" for *_, status in children)
+    # 3 interventions x 3 sizes x 1 seed, each a finished child with its model logged
+    assert len(children) == 9 and all(status == "FINISHED" for *_, status in children)
     assert all(tags[c[0]]["mlflow.parentRunId"] == parents[0][0] for c in children)
     models = _mlflow(root, "select count(*) from logged_models")[0][0]
-    assert models == 6
+    assert models == 9
 
 
 def test_second_run_skips_every_stage(smoke_run):
