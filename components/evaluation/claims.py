@@ -92,6 +92,17 @@ def combine_all(verdicts: Iterable[str]) -> str:
     return REPRODUCED if all(v == REPRODUCED for v in verdicts) else INCONCLUSIVE
 
 
+def combine_any(verdicts: Iterable[str]) -> str:
+    """For claims of the form "for at least one comparison": any part reproduced makes the claim
+    reproduced; every part not reproduced makes it not reproduced; otherwise inconclusive."""
+    verdicts = list(verdicts)
+    if REPRODUCED in verdicts:
+        return REPRODUCED
+    if verdicts and all(v == NOT_REPRODUCED for v in verdicts):
+        return NOT_REPRODUCED
+    return INCONCLUSIVE
+
+
 @dataclass(kw_only=True)
 class ClaimResult:
     """One record of ``claims.json``: a claim, the numbers behind it and its verdict."""

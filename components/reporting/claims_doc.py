@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from components.errors import DataError
+from components.evaluation.claims import VERDICTS  # one list of verdicts for the rule and the reports
 from components.io import read_json
 
-VERDICTS: tuple[str, ...] = ("reproduced", "not reproduced", "inconclusive")
 REQUIRED_FIELDS: tuple[str, ...] = ("id", "statement", "verdict")
 NUMERIC_FIELDS: tuple[str, ...] = (
     "threshold", "delta", "effect", "ci_low", "ci_high", "ci_level", "n_seeds", "n_units",

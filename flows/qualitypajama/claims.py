@@ -14,17 +14,15 @@ import math
 import numpy as np
 
 from components.evaluation import scaling_claims as S
-from components.evaluation.claims import ClaimResult, decide_excludes, decide_probability
-
-REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE = "reproduced", "not reproduced", "inconclusive"
-
-
-def combine_any(verdicts: list[str]) -> str:
-    if REPRODUCED in verdicts:
-        return REPRODUCED
-    if verdicts and all(v == NOT_REPRODUCED for v in verdicts):
-        return NOT_REPRODUCED
-    return INCONCLUSIVE
+from components.evaluation.claims import (
+    INCONCLUSIVE,
+    NOT_REPRODUCED,
+    REPRODUCED,
+    ClaimResult,
+    combine_any,
+    decide_excludes,
+    decide_probability,
+)
 
 
 def _decisive(subs: list[dict], verdict: str) -> dict:

@@ -201,3 +201,12 @@ def test_probability_and_composite_claims_validate():
 def test_extra_keys_cannot_overwrite_reserved_fields():
     with pytest.raises(ParamsError, match="'summary'"):
         claims_document("qualitypajama", "default", [run(5.0, 2.0)], extra={"summary": {}})
+
+
+def test_combine_any_needs_one_reproduced_or_all_rejected():
+    from components.evaluation.claims import combine_any
+
+    assert combine_any(["inconclusive", "reproduced"]) == "reproduced"
+    assert combine_any(["not reproduced", "not reproduced"]) == "not reproduced"
+    assert combine_any(["not reproduced", "inconclusive"]) == "inconclusive"
+    assert combine_any([]) == "inconclusive"
