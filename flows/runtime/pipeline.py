@@ -100,40 +100,55 @@ def _quiet_prefect_user_errors() -> None:
 
 
 def _run_flow(slug, order, resolved, paths, profile, *, force, track) -> dict[str, Any]:
-    from prefect import flow
-
-    _quiet_prefect_user_errors()
-    from flows.runtime.stages import StageContext
+    from concurrent.futures import ThreadPoolExecutor
 
     flow_name = slug if len(order) > 1 else dvc_stage_name(*order[0])
+    # MLflow's import and store set-up take ~3 s; they overlap Prefect's start-up and the stage's work.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="mlflow-init") as pool:
+        tracker = pool.submit(_tracker, slug, flow_name, paths, profile, order) if track else None
+        return _prefect_flow(flow_name, order, resolved, paths, profile, force=force, tracker=tracker)
+
+
+def _prefect_flow(flow_name, order, resolved, paths, profile, *, force, tracker) -> dict[str, Any]:
+    from prefect import flow
+
+    from flows.runtime.stages import StageContext
+
+    _quiet_prefect_user_errors()
 
     @flow(name=flow_name, persist_result=False, log_prints=False)
     def pipeline() -> dict[str, Any]:
-        tracker = _tracker(slug, flow_name, paths, profile, order) if track else None
         results: dict[str, Any] = {}
         status = "FAILED"
         try:
             for owner, name in order:
                 paper = get_paper(owner)
                 ctx = StageContext(paper, paper.stage(name), resolved[owner], profile, paths, tracker)
-                stage_flow = flow(name=dvc_stage_name(owner, name), persist_result=False)(_stage_body)
                 t0 = time.perf_counter()
-                summary = stage_flow(ctx, force)
+                if len(order) == 1:  # one stage (what DVC runs): no nested subflow, one flow run per process
+                    summary = _stage_body(ctx, force)
+                else:
+                    summary = flow(name=dvc_stage_name(owner, name), persist_result=False)(_stage_body)(ctx, force)
                 summary["seconds"] = round(time.perf_counter() - t0, 3)
                 results[f"{owner}:{name}"] = summary
-                if tracker is not None:
-                    tracker.log_metrics({name: _numbers(summary)})
-                    if summary.get("fingerprint"):
-                        tracker.set_tag(f"stage_hash.{dvc_stage_name(owner, name)}", summary["fingerprint"])
-                        if len(order) == 1:
-                            tracker.set_tag("dvc_stage_hash", summary["fingerprint"])
+                _log_stage(ctx.tracker, owner, name, summary, single=len(order) == 1)
             status = "FINISHED"
         finally:
             if tracker is not None:
-                tracker.finish(status)
+                tracker.result().finish(status)
         return results
 
     return pipeline()
+
+
+def _log_stage(tracker, owner: str, name: str, summary: dict[str, Any], *, single: bool) -> None:
+    if tracker is None:
+        return
+    tracker.log_metrics({name: _numbers(summary)})
+    if summary.get("fingerprint"):
+        tracker.set_tag(f"stage_hash.{dvc_stage_name(owner, name)}", summary["fingerprint"])
+        if single:
+            tracker.set_tag("dvc_stage_hash", summary["fingerprint"])
 
 
 def _stage_body(ctx, force):
