@@ -116,8 +116,14 @@ def _prefect_flow(flow_name, order, resolved, paths, profile, *, force, tracker)
 
     _quiet_prefect_user_errors()
 
+    # The flow's closure must stay picklable (a process-pool task runner ships the flow context to its
+    # workers), so it holds a list that swaps the background Future for the Tracker once it is ready.
+    holder = [tracker]
+
     @flow(name=flow_name, persist_result=False, log_prints=False)
     def pipeline() -> dict[str, Any]:
+        holder[0] = holder[0].result() if holder[0] is not None else None
+        tracker = holder[0]
         results: dict[str, Any] = {}
         status = "FAILED"
         try:
@@ -135,7 +141,7 @@ def _prefect_flow(flow_name, order, resolved, paths, profile, *, force, tracker)
             status = "FINISHED"
         finally:
             if tracker is not None:
-                tracker.result().finish(status)
+                tracker.finish(status)
         return results
 
     return pipeline()

@@ -30,12 +30,19 @@ class Watcher(threading.Thread):
 
     def run(self) -> None:
         while not self.stop.is_set():
-            for folder in OUTPUT_FOLDERS:
-                for path in (self.root / folder).rglob("*.json*"):
-                    if any(part.startswith(".tmp-") for part in path.relative_to(self.root).parts):
-                        continue
-                    self._check(path)
+            for path in self._outputs():
+                self._check(path)
             self.stop.wait(0.2)
+
+    def _outputs(self) -> list[Path]:
+        found = []
+        for folder in OUTPUT_FOLDERS:
+            try:
+                found += [p for p in (self.root / folder).rglob("*.json*")
+                          if not any(part.startswith(".tmp-") for part in p.relative_to(self.root).parts)]
+            except FileNotFoundError:  # a staging folder vanished while listing: list again next round
+                pass
+        return found
 
     def _check(self, path: Path) -> None:
         try:
