@@ -13,7 +13,10 @@ HEADER = (
     "# Each stage runs one stage of a paper's Prefect flow: `paperline stage <paper> <stage>`.\n"
 )
 
-PLOT_AXES = {"loss_vs_compute.csv": {"x": "flops", "y": "loss", "template": "scatter"}}
+PLOT_AXES = {
+    "loss_vs_compute.csv": {"x": "flops", "y": "loss", "template": "scatter"},
+    "calls_vs_eps.csv": {"x": "eps_rel", "y": "median_calls", "template": "scatter"},
+}
 
 
 def stage_entries() -> dict[str, dict[str, Any]]:

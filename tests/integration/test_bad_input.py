@@ -6,6 +6,7 @@ import hashlib
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.conftest import ROOT, paperline
 
@@ -42,7 +43,9 @@ def test_params_and_names_fail_before_any_work(tmp_path, args, expected):
 
 def test_unknown_key_in_params_yaml_names_the_path(project):
     params = project / "params.yaml"
-    params.write_text(params.read_text() + "  trainin: {lr: 1}\n")
+    tree = yaml.safe_load(params.read_text())
+    tree["qualitypajama"]["trainin"] = {"lr": 1}
+    params.write_text(yaml.safe_dump(tree, sort_keys=False))
     digest = hashlib.md5(params.read_bytes()).hexdigest()
     proc = paperline("run", "qualitypajama", cwd=project, timeout=120)
     assert "qualitypajama.trainin: unknown key" in error_line(proc)
