@@ -9,9 +9,6 @@ from __future__ import annotations
 
 from flows.registry import SHARED, StageSpec
 
-_RUNTIME = ("flows/runtime", "flows/registry.py", "flows/stage_specs.py")
-
-
 def _qp(name: str, deps: tuple[str, ...], params: tuple[str, ...], outs: tuple[str, ...], **kw) -> StageSpec:
     code = (f"flows/qualitypajama/{name}.py", "flows/qualitypajama/params.py")
     return StageSpec(
@@ -90,7 +87,8 @@ STAGES: dict[str, tuple[StageSpec, ...]] = {
         ),
         _qp(
             "report",
-            (f"{QP}/fits", f"{QP}/grid", f"{QP}/curated", f"{QP}/rewrite", "components/reporting", "components/evaluation"),
+            (f"{QP}/fits", f"{QP}/grid", f"{QP}/curated", f"{QP}/rewrite", "components/reporting", "components/evaluation",
+             "flows/runtime/report_stage.py"),
             ("qualitypajama.claims",),
             (
                 "reports/qualitypajama/report.md",
@@ -118,7 +116,7 @@ STAGES: dict[str, tuple[StageSpec, ...]] = {
             name="report",
             module="flows.optimistic_o2nc.report",
             deps=("flows/optimistic_o2nc/report.py", *_O2_CODE, f"{O2}/runs", "components/reporting",
-                  "components/evaluation"),
+                  "components/evaluation", "flows/runtime/report_stage.py"),
             params=("profile", "optimistic-o2nc.seed", "optimistic-o2nc.grid", "optimistic-o2nc.claims"),
             outs=(
                 "reports/optimistic-o2nc/report.md",

@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import csv
-import io
-import tempfile
 from collections import defaultdict
-from pathlib import Path
 
 import numpy as np
 from scipy.stats import spearmanr
 
 from components.evaluation import claims as CL
 from components.evaluation.stats import paired_bootstrap_ci
-from components.io import read_jsonl, write_text
-from components.reporting import Section, write_paper_report
+from components.io import read_jsonl
+from components.reporting import Section
 from components.reporting.plots import line_plot
 from flows.optimistic_o2nc.measure import RUNS
+from flows.runtime.report_stage import write_plot_csv, write_report_outputs
 from flows.runtime.stages import StageContext
 
 REPORT = "reports/optimistic-o2nc"
@@ -195,14 +192,6 @@ def figures(p, rows):
     return figs, csv_rows
 
 
-def _csv(rows):
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=["function", "method", "eps_rel", "median_calls"], lineterminator="\n")
-    w.writeheader()
-    w.writerows(rows)
-    return buf.getvalue()
-
-
 def run(ctx: StageContext) -> dict:
     p = ctx.params
     rows = read_jsonl(ctx.input(f"{RUNS}/runs.jsonl"))
@@ -224,11 +213,6 @@ def run(ctx: StageContext) -> dict:
         Section("Runs", "Runs per grid and method (reached / diverged).",
                 tables=[[{"grid/method": k, **v} for k, v in status.items()]]),
     ]
-    staged = {rel: ctx.output(rel) for rel in (*ctx.stage.outs, *ctx.stage.metrics)}
-    with tempfile.TemporaryDirectory(dir=ctx.paths.reports, prefix=".tmp-report-") as tmp:
-        written = write_paper_report(tmp, slug=ctx.slug, title=ctx.paper.title, claims_doc=doc, metrics=metrics,
-                                     sections=sections, readme_link="../../flows/optimistic_o2nc/README.md")
-        for rel, target in staged.items():
-            Path(written[Path(rel).name]).replace(target)
-    write_text(ctx.output(PLOTS_CSV), _csv(csv_rows))
+    write_report_outputs(ctx, claims_doc=doc, metrics=metrics, sections=sections, readme_link="../../flows/optimistic_o2nc/README.md")
+    write_plot_csv(ctx, PLOTS_CSV, csv_rows, ["function", "method", "eps_rel", "median_calls"])
     return {"claims": {c.id: c.verdict for c in claims}}

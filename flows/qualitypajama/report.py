@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import csv
-import io
-import tempfile
-from pathlib import Path
-
 import numpy as np
 
 from components.evaluation.claims import claims_document
-from components.io import read_json, read_jsonl, write_text
-from components.reporting import Section, write_paper_report
+from components.io import read_json, read_jsonl
+from components.reporting import Section
 from components.reporting.plots import bar_plot, errorbar_plot, line_plot
 from components.scaling.allocation import optimal_loss
 from flows.qualitypajama import claims as C
 from flows.qualitypajama.common import CURATED, FITS, GRID, REPORT, REWRITE, kind
+from flows.runtime.report_stage import write_plot_csv, write_report_outputs
 from flows.runtime.stages import StageContext
 
 PLOTS_CSV = f"{REPORT}/plots/loss_vs_compute.csv"
@@ -107,14 +103,6 @@ def _curation_section(curated: dict, rewrite: dict) -> Section:
     return Section("Curation and rewriting", text, figures=figs, tables=[rows, synth] if synth else [rows])
 
 
-def _plots_csv(rows: list[dict]) -> str:
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=["intervention", "N", "D", "flops", "loss"], extrasaction="ignore", lineterminator="\n")
-    w.writeheader()
-    w.writerows(rows)
-    return buf.getvalue()
-
-
 def run(ctx: StageContext) -> dict:
     p = ctx.params
     rows = read_jsonl(ctx.input(f"{GRID}/results.jsonl"))
@@ -132,12 +120,6 @@ def run(ctx: StageContext) -> dict:
         "claims": {c.id: c.verdict for c in claims},
     }
     sections = [_curation_section(curated, rewrite), _loss_section(rows, fits), _params_section(fits)]
-    staged = {rel: ctx.output(rel) for rel in (*ctx.stage.outs, *ctx.stage.metrics)}
-    # The report writer fills one folder; its files become this stage's staged outputs (renamed on success).
-    with tempfile.TemporaryDirectory(dir=ctx.paths.reports, prefix=".tmp-report-") as tmp:
-        written = write_paper_report(tmp, slug=ctx.slug, title=ctx.paper.title, claims_doc=doc, metrics=metrics,
-                                     sections=sections, readme_link="../../flows/qualitypajama/README.md")
-        for rel, target in staged.items():
-            Path(written[Path(rel).name]).replace(target)
-    write_text(ctx.output(PLOTS_CSV), _plots_csv(rows))
+    write_report_outputs(ctx, claims_doc=doc, metrics=metrics, sections=sections, readme_link="../../flows/qualitypajama/README.md")
+    write_plot_csv(ctx, PLOTS_CSV, rows, ["intervention", "N", "D", "flops", "loss"])
     return {"claims": {c.id: c.verdict for c in claims}}

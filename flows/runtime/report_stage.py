@@ -1,0 +1,39 @@
+"""What every paper's ``report`` stage does last: write the report into its declared outputs."""
+
+from __future__ import annotations
+
+import csv
+import io
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from components.io import write_text
+from components.reporting import Section, write_paper_report
+from flows.runtime.stages import StageContext
+
+
+def write_report_outputs(
+    ctx: StageContext, *, claims_doc: Mapping[str, Any], metrics: Mapping[str, Any], sections: Sequence[Section], readme_link: str
+) -> None:
+    """Render report.md/.html, claims.json, metrics.json and figures into the stage's staged outputs.
+
+    The report writer fills one folder; each file it wrote replaces the staging path of the declared
+    output with the same name, so the usual publish step renames them into place together.
+    """
+    staged = {rel: ctx.output(rel) for rel in (*ctx.stage.outs, *ctx.stage.metrics)}
+    with tempfile.TemporaryDirectory(dir=ctx.paths.reports, prefix=".tmp-report-") as tmp:
+        written = write_paper_report(tmp, slug=ctx.slug, title=ctx.paper.title, claims_doc=claims_doc,
+                                     metrics=metrics, sections=sections, readme_link=readme_link)
+        for rel, target in staged.items():
+            Path(written[Path(rel).name]).replace(target)
+
+
+def write_plot_csv(ctx: StageContext, rel: str, rows: Iterable[Mapping[str, Any]], fieldnames: Sequence[str]) -> None:
+    """A DVC plots CSV (declared in the stage's ``plots``) with the given columns."""
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(fieldnames), extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    write_text(ctx.output(rel), buf.getvalue())
