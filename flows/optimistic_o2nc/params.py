@@ -6,7 +6,7 @@ from pydantic import Field, field_validator, model_validator
 
 from components.optim.functions import FUNCTIONS
 from components.optim.runner import METHODS
-from flows.runtime.params import Section
+from flows.runtime.params import Section, check_known
 
 
 class FunctionParams(Section):
@@ -61,18 +61,12 @@ class GridParams(Section):
     @field_validator("functions")
     @classmethod
     def _functions(cls, v):
-        bad = [f for f in v if f not in FUNCTIONS]
-        if bad:
-            raise ValueError(f"unknown function(s) {bad}; use {list(FUNCTIONS)}")
-        return v
+        return check_known(v, FUNCTIONS, "function")
 
     @field_validator("methods", "sigma_methods")
     @classmethod
     def _methods(cls, v):
-        bad = [m for m in v if m not in METHODS]
-        if bad:
-            raise ValueError(f"unknown method(s) {bad}; use {list(METHODS)}")
-        return v
+        return check_known(v, METHODS, "method")
 
     @model_validator(mode="after")
     def _consistent(self):
@@ -117,10 +111,7 @@ class Params(Section):
     @field_validator("methods")
     @classmethod
     def _known(cls, v):
-        bad = [m for m in v if m not in METHODS]
-        if bad:
-            raise ValueError(f"unknown method(s) {bad}; use {list(METHODS)}")
-        return v
+        return check_known(v, METHODS, "method")
 
 
 _METHODS = {k: dict(v) for k, v in _TUNED.items()}

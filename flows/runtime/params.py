@@ -30,6 +30,14 @@ class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False)
 
 
+def check_known(values: list[str], allowed, what: str) -> list[str]:
+    """For field validators: every value must be one of ``allowed`` (the error lists them)."""
+    bad = [v for v in values if v not in allowed]
+    if bad:
+        raise ValueError(f"unknown {what}(s) {bad}; use {list(allowed)}")
+    return values
+
+
 def check_profile(profile: str) -> str:
     if profile not in PROFILES:
         raise ParamsError(f"unknown profile {profile!r}; choose one of: {', '.join(PROFILES)}")

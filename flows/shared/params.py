@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator
 
-from flows.runtime.params import Section
+from flows.runtime.params import Section, check_known
 
 ALL_SOURCES = ["gcide", "wordnet", "linux_docs", "austen", "shakespeare", "kjv", "web"]
 
@@ -16,10 +16,7 @@ class SourcesParams(Section):
     @field_validator("names")
     @classmethod
     def _known(cls, names: list[str]) -> list[str]:
-        unknown = sorted(set(names) - set(ALL_SOURCES))
-        if unknown:
-            raise ValueError(f"unknown source(s) {unknown}; known: {ALL_SOURCES}")
-        return names
+        return check_known(names, ALL_SOURCES, "source")
 
 
 class Params(Section):
