@@ -26,6 +26,8 @@ class StageSpec:
     outs: tuple[str, ...]
     metrics: tuple[str, ...] = ()
     plots: tuple[str, ...] = ()
+    # DVC plot properties per plots CSV file name, e.g. {"curve.csv": {"x": "step", "y": "loss", "template": "linear"}}
+    plot_axes: dict[str, dict[str, str]] = field(default_factory=dict)
     after: tuple[str, ...] = ()  # "owner:stage" this stage reads from (also implied by deps)
     summary: str = ""
 
@@ -85,7 +87,7 @@ _TITLES = [
 
 
 def _build() -> dict[str, PaperSpec]:
-    from flows import stage_specs  # local import: stage_specs imports this module's dataclasses
+    from flows import stage_specs  # local import: the spec modules import this module's dataclasses
 
     papers = {}
     for number, (slug, title) in enumerate(_TITLES, 1):
