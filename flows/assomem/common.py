@@ -1,0 +1,41 @@
+"""Paths and loaders shared by the assomem stages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from components.io import read_json, read_jsonl
+from components.retrieval.memory import Memory
+
+ROOT = "data/assomem"
+MEMORIES = f"{ROOT}/memories"
+EMBEDDINGS = f"{ROOT}/embeddings"
+GRAPHS = f"{ROOT}/graphs"
+RUNS = f"{ROOT}/runs"
+EVAL = f"{ROOT}/eval"
+REPORT = "reports/assomem"
+
+
+def base_name(seed: int) -> str:
+    return f"seed{seed}"
+
+
+def load_base(mem_dir: Path, base: str) -> Memory:
+    """The full (largest) memory of one generator seed, as written by the ``generate`` stage."""
+    utts = read_jsonl(mem_dir / base / "utterances.jsonl")
+    qs = read_jsonl(mem_dir / base / "questions.jsonl", allow_empty=True)
+    return Memory(utts, qs)
+
+
+def load_units(mem_dir: Path) -> list[dict]:
+    """Every (seed, size) memory unit: its base memory, the projects it keeps and its counts."""
+    return read_json(mem_dir / "units.json")
+
+
+def unit_view(base: Memory, unit: dict) -> tuple[np.ndarray, Memory]:
+    """(indices of the unit's utterances in the base memory, the unit's Memory)."""
+    keep = set(unit["projects"])
+    idx = np.array([i for i, u in enumerate(base.utterances) if u["clue_truth"] in keep], dtype=np.int64)
+    return idx, base.subset(unit["projects"])

@@ -1,0 +1,85 @@
+"""Stage ``report``: claims 1-4, recall vs memory size per method, fusion weights per type, ablations."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from components.evaluation import claims as CL
+from components.io import read_json, read_jsonl
+from components.reporting import Section
+from components.reporting.plots import bar_plot, line_plot
+from flows.assomem.claims import all_claims, mean_weights
+from flows.assomem.common import EVAL, GRAPHS, MEMORIES, REPORT, RUNS, load_units
+from flows.runtime.report_stage import write_plot_csv, write_report_outputs
+from flows.runtime.stages import StageContext
+
+PLOTS_CSV = f"{REPORT}/plots/recall_vs_size.csv"
+COLUMNS = ("R@6", "R@10", "nDCG@10", "MRR", "S-R@6", "S-R@10", "S-nDCG@10")
+
+
+def summarise(rows: list[dict], keys: tuple[str, ...]) -> list[dict]:
+    """Mean of every metric over test questions, grouped by ``keys``."""
+    acc = defaultdict(list)
+    for r in rows:
+        if r["split"] == "test":
+            acc[tuple(r[k] for k in keys)].append(r)
+    out = []
+    for key, grp in sorted(acc.items()):
+        out.append({**dict(zip(keys, key)), "questions": len(grp),
+                    **{c: round(float(np.mean([g[c] for g in grp])), 4) for c in COLUMNS}})
+    return out
+
+
+def figures(by_size: list[dict], weights: dict) -> list:
+    series = defaultdict(lambda: ([], []))
+    for r in by_size:
+        series[r["method"]][0].append(r["size"])
+        series[r["method"]][1].append(r["R@10"])
+    figs = [("recall_vs_size", line_plot(dict(series), xlabel="memory size (utterances)", ylabel="R@10 (test questions)",
+                                         title="Recall@10 vs memory size", logx=True),
+             "R@10 of every method at each memory size (mean over test questions and seeds)")]
+    for qtype, w in sorted(weights.items()):
+        figs.append((f"weights_{qtype}", bar_plot(w, xlabel="signal", ylabel="CMI weight", title=f"{qtype} questions"),
+                     f"mean CMI fusion weights for {qtype} questions at the largest memory size"))
+    return figs
+
+
+def run(ctx: StageContext) -> dict:
+    p = ctx.params
+    rows = read_jsonl(ctx.input(f"{EVAL}/metrics.jsonl"))
+    info = read_json(ctx.input(f"{RUNS}/weights.json"))
+    gstats = read_json(ctx.input(f"{GRAPHS}/stats.json"))
+    units = load_units(ctx.input(MEMORIES))
+    claims = all_claims(p, rows, info, units)
+    doc = CL.claims_document(ctx.slug, ctx.profile, claims)
+    big = max(u["size"] for u in units)
+    by_size = summarise(rows, ("method", "size"))
+    by_type = summarise([r for r in rows if r["size"] == big], ("method", "type"))
+    weights = mean_weights(info, units, big)
+    weight_rows = [{"type": t, **{d: round(v, 3) for d, v in w.items()}} for t, w in sorted(weights.items())]
+    ablation = [r for r in by_size if r["method"].startswith("assomem") and r["size"] == big]
+    graph_rows = [{"unit": k, **v} for k, v in sorted(gstats.items())]
+    metrics = {"by_size": {f"{r['method']}@{r['size']}": {c: r[c] for c in ("R@6", "R@10", "nDCG@10", "S-R@10")}
+                           for r in by_size},
+               "weights": weights, "claims": {c.id: c.verdict for c in claims}}
+    sections = [
+        Section("Recall vs memory size", "Test questions (70%), pooled over seeds. Memory units of one seed are "
+                "nested: a larger memory adds whole projects of near-duplicate meetings.",
+                figures=figures(by_size, weights)[:1], tables=[by_size]),
+        Section(f"Per question type at {big} utterances", "", tables=[by_type]),
+        Section("Fusion weights (CMI, per question type)", "softmax(CMI / T) fitted on the calibration split (30%), "
+                "mean over seeds at the largest memory.", figures=figures(by_size, weights)[1:], tables=[weight_rows]),
+        Section("Ablations", "AssoMem with CMI weights, equal weights, without importance I, without time T.",
+                tables=[ablation]),
+        Section("Clues and graphs", "Clue accuracy: share of sessions whose tagged keyphrase names the generator's "
+                "project.", tables=[graph_rows]),
+    ]
+    write_report_outputs(ctx, claims_doc=doc, metrics=metrics, sections=sections,
+                         readme_link="../../flows/assomem/README.md")
+    write_plot_csv(ctx, PLOTS_CSV, by_size, ["method", "size", "R@10", "R@6", "nDCG@10"])
+    if ctx.tracker is not None:  # MLflow keys may not hold '@'
+        ctx.tracker.log_metrics({k.replace("@", "_at_"): {m.replace("@", "_at_"): v for m, v in d.items()}
+                                 for k, d in metrics["by_size"].items()})
+    return {"claims": {c.id: c.verdict for c in claims}}

@@ -1,0 +1,51 @@
+"""The real `paperline run assomem --profile smoke`: memories and their GX checks, rankings, metrics, claims, report."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from components.evaluation.claims import validate_claims_document
+from components.io import read_json, read_jsonl
+from flows.assomem.params import METHODS
+from tests.conftest import paperline
+
+pytestmark = [pytest.mark.slow, pytest.mark.integration]
+
+
+def test_smoke_profile_end_to_end(project):
+    proc = paperline("run", "assomem", "--profile", "smoke", cwd=project)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    data = project / "data/assomem"
+    units = read_json(data / "memories/units.json")
+    assert [u["size"] for u in units] == [300, 1000]
+    checks = sorted((data / "memories/_checks").glob("*.json"))
+    assert len(checks) == 4 and all(json.loads(c.read_text())["success"] for c in checks)
+    assert json.loads((data / "eval/_checks/metrics.json").read_text())["success"] is True
+
+    rows = read_jsonl(data / "eval/metrics.jsonl")
+    assert {r["method"] for r in rows} == set(METHODS)
+    assert all(0.0 <= r["R@10"] <= 1.0 and 0.0 <= r["S-nDCG@10"] <= 1.0 for r in rows)
+    assert {r["split"] for r in rows} == {"calibration", "test"}
+    weights = read_json(data / "runs/weights.json")
+    for info in weights.values():
+        for per_type in info["weights"]["assomem"].values():
+            assert abs(sum(per_type.values()) - 1.0) < 1e-9 and min(per_type.values()) >= 0
+
+    doc = json.loads((project / "reports/assomem/claims.json").read_text())
+    validate_claims_document(doc)
+    assert doc["profile"] == "smoke"
+    assert [c["id"] for c in doc["claims"]] == ["C1", "C2", "C3", "C4"]
+    for claim in doc["claims"]:
+        assert claim["verdict"] in ("reproduced", "not reproduced", "inconclusive")
+        assert claim["n_units"] > 0 and claim["details"]
+
+    html = (project / "reports/assomem/report.html").read_text()
+    assert not re.search(r"""(src|href)=["']https?://""", html)
+    assert "data:image/png;base64," in html and "Fusion weights" in html
+    metrics = json.loads((project / "reports/assomem/metrics.json").read_text())
+    assert "dense@1000" in metrics["by_size"] and "assomem@1000" in metrics["by_size"]
+    csv = (project / "reports/assomem/plots/recall_vs_size.csv").read_text().splitlines()
+    assert csv[0] == "method,size,R@10,R@6,nDCG@10" and len(csv) == 1 + 2 * len(METHODS)
