@@ -1,0 +1,50 @@
+"""The real `paperline run ofmu --profile smoke`: data and GX checks, models, matched budgets, claims, report."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from components.evaluation.claims import validate_claims_document
+from components.io import read_jsonl
+from tests.conftest import paperline
+
+pytestmark = [pytest.mark.slow, pytest.mark.integration]
+
+
+def test_smoke_profile_end_to_end(project):
+    proc = paperline("run", "ofmu", "--profile", "smoke", cwd=project)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    data = project / "data/ofmu"
+    qa = read_jsonl(data / "data/qa.jsonl")
+    assert {r["split"] for r in qa} == {"forget", "retain", "general"}
+    assert json.loads((data / "data/_checks/qa.json").read_text())["success"] is True
+    assert (data / "models/base/model.safetensors").exists() and (data / "models/retain/model.safetensors").exists()
+
+    runs = read_jsonl(data / "unlearn/runs.jsonl")
+    assert {r["method"] for r in runs} >= {"ga", "graddiff", "npo", "ofmu", "ofmu-beta0"}
+    assert all(r["used"] == r["budget"] == 18 for r in runs)  # matched, exactly spent
+    assert json.loads((data / "unlearn/_checks/runs.json").read_text())["success"] is True
+    hist = read_jsonl(data / "unlearn/history.jsonl")
+    assert {h["phase"] for h in hist if h["method"] == "ofmu"} == {"inner", "outer"}
+    vision = read_jsonl(data / "vision/runs.jsonl")
+    assert {r["method"] for r in vision} >= {"base", "retain", "ga", "graddiff", "npo", "ofmu"}
+    assert all(0 <= r["TA"] <= 1 and 0 <= r["MIA"] <= 1 for r in vision)
+
+    doc = json.loads((project / "reports/ofmu/claims.json").read_text())
+    validate_claims_document(doc)
+    assert doc["profile"] == "smoke"
+    assert [c["id"] for c in doc["claims"]] == ["C1", "C2", "C3", "C4"]
+    for claim in doc["claims"]:
+        assert claim["verdict"] in ("reproduced", "not reproduced", "inconclusive")
+        assert claim["details"]
+    assert doc["claims"][0]["baseline"] in ("graddiff", "npo")
+
+    html = (project / "reports/ofmu/report.html").read_text()
+    assert not re.search(r"""(src|href)=["']https?://""", html)
+    assert "data:image/png;base64," in html and "Language: forget quality vs model utility" in html
+    metrics = json.loads((project / "reports/ofmu/metrics.json").read_text())
+    assert set(metrics["claims"]) == {"C1", "C2", "C3", "C4"}
+    assert (project / "reports/ofmu/plots/tradeoff.csv").read_text().startswith("method,seed,log10_fq,mu")
