@@ -1,0 +1,102 @@
+"""Training loop for the offline agents: tensor views of a dataset, seeded batches, save/load.
+
+For ICQL, every batch row carries the context retrieved for its state (precomputed
+indices, see :mod:`components.rl.retrieval`), gathered here by index.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from components.errors import ParamsError
+from components.rl.agents import AGENTS
+from components.rl.dataset import Transitions
+
+log = logging.getLogger(__name__)
+METHODS = ("bc", "td3bc", "iql", "icql", "icql-random")
+ICQL_KEYS = ("d", "n_layers", "init", "alpha", "fixed_features")
+_BASE = ("hidden", "layers", "lr")
+_IQL = (*_BASE, "gamma", "polyak_tau", "expectile", "beta", "n_critics")
+METHOD_KEYS = {"bc": _BASE, "td3bc": (*_BASE, "gamma", "polyak_tau", "td3_alpha"), "iql": _IQL,
+               "icql": (*_IQL, *ICQL_KEYS), "icql-random": (*_IQL, *ICQL_KEYS)}
+
+
+def method_config(method: str, agent_params: dict) -> dict:
+    """The hyperparameters ``method`` uses, taken from the shared agent params."""
+    if method not in METHODS:
+        raise ParamsError(f"method: expected one of {METHODS}, got {method!r}")
+    return {k: agent_params[k] for k in METHOD_KEYS[method] if k in agent_params}
+
+
+class TensorData:
+    """A dataset as float tensors, plus optional (n, k) context indices for in-context critics."""
+
+    def __init__(self, data: Transitions, ctx_idx: np.ndarray | None = None):
+        self.obs = torch.as_tensor(data.observations, dtype=torch.float32)
+        self.act = torch.as_tensor(data.actions, dtype=torch.float32)
+        self.rew = torch.as_tensor(data.rewards, dtype=torch.float32)
+        self.next_obs = torch.as_tensor(data.next_observations, dtype=torch.float32)
+        self.next_act = torch.as_tensor(data.next_actions, dtype=torch.float32)
+        self.not_done = 1.0 - torch.as_tensor(data.terminals, dtype=torch.float32)
+        self.ctx_idx = None if ctx_idx is None else torch.as_tensor(ctx_idx, dtype=torch.long)
+        self.n = len(data)
+
+    def batch(self, idx: torch.Tensor) -> dict:
+        """Rows ``idx`` (and, with context indices, their retrieved contexts under ``ctx``)."""
+        b = {"obs": self.obs[idx], "act": self.act[idx], "rew": self.rew[idx], "next_obs": self.next_obs[idx],
+             "next_act": self.next_act[idx], "not_done": self.not_done[idx]}
+        if self.ctx_idx is not None:
+            c = self.ctx_idx[idx]
+            b["ctx"] = {"obs": self.obs[c], "act": self.act[c], "rew": self.rew[c], "next_obs": self.next_obs[c],
+                        "next_act": self.next_act[c], "not_done": self.not_done[c]}
+        return b
+
+
+def build_agent(method: str, obs_dim: int, act_dim: int, cfg: dict, seed: int):
+    """A fresh agent for ``method`` with weights drawn from ``seed``; ``cfg`` holds its hyperparameters."""
+    if method not in METHODS:
+        raise ParamsError(f"method: expected one of {METHODS}, got {method!r}")
+    torch.manual_seed(seed)
+    kw = method_config(method, cfg)
+    if method.startswith("icql"):
+        return AGENTS["icql"](obs_dim, act_dim, seed=seed, **kw)
+    return AGENTS[method](obs_dim, act_dim, **kw)
+
+
+def train_agent(agent, data: TensorData, *, steps: int, batch_size: int, seed: int, log_every: int = 250,
+                progress: bool = False) -> list[dict]:
+    """``steps`` gradient steps on uniform batches drawn from ``seed``; returns the loss history."""
+    if data.n < 1:
+        raise ParamsError("train: the dataset is empty")
+    gen = torch.Generator().manual_seed(seed)
+    history: list[dict] = []
+    agent.train()
+    for step in tqdm(range(1, steps + 1), disable=not progress, desc=type(agent).__name__, leave=False):
+        idx = torch.randint(0, data.n, (batch_size,), generator=gen)
+        out = agent.update(data.batch(idx))
+        if step % log_every == 0 or step == steps:
+            history.append({"step": step, **out})
+    agent.eval()
+    return history
+
+
+def save_agent(agent, folder: Path, method: str, obs_dim: int, act_dim: int, cfg: dict, seed: int) -> None:
+    """Write ``config.json`` and ``model.pt`` (a state_dict) into ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    meta = {"method": method, "obs_dim": obs_dim, "act_dim": act_dim, "cfg": cfg, "seed": seed}
+    (folder / "config.json").write_text(json.dumps(meta, indent=1))
+    torch.save(agent.state_dict(), folder / "model.pt")
+
+
+def load_agent(folder: Path):
+    """Rebuild an agent saved by :func:`save_agent` (in eval mode)."""
+    meta = json.loads((Path(folder) / "config.json").read_text())
+    agent = build_agent(meta["method"], meta["obs_dim"], meta["act_dim"], meta["cfg"], meta["seed"])
+    agent.load_state_dict(torch.load(Path(folder) / "model.pt", weights_only=True))
+    return agent.eval()

@@ -1,0 +1,43 @@
+"""Paths and small helpers shared by the icql stages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from components.rl.behaviour import MODES, NoisyScripted
+
+ROOT = "data/icql"
+DATASETS = f"{ROOT}/datasets"
+MODELS = f"{ROOT}/models"
+EVAL = f"{ROOT}/eval"
+REPORT = "reports/icql"
+
+
+def task_dir(base: Path, n_subtasks: int) -> Path:
+    return base / f"t{n_subtasks}"
+
+
+def run_name(task: int | str, method: str, seed: int) -> str:
+    return f"t{task}-{method}-s{seed}"
+
+
+def grid(p) -> list[dict]:
+    """Every (task, method, seed) run of the train stage, in a fixed order."""
+    return [{"task": int(t), "method": m, "seed": s, "name": run_name(t, m, s)}
+            for t, methods in sorted(p.train.runs.items()) for m in methods for s in p.train.seeds]
+
+
+def behaviour_factory(env, p, task: int):
+    """Episode i's scripted behaviour: its mode and noise drawn from (seed, task, i)."""
+    modes = list(p.data.mode_probs)
+    probs = np.array([p.data.mode_probs[m] for m in modes])
+
+    def make(i: int) -> NoisyScripted:
+        rng = np.random.default_rng([p.seed, task, i])
+        mode = modes[int(rng.choice(len(modes), p=probs))]
+        assert mode in MODES
+        return NoisyScripted(env, mode, p.data.noise, rng)
+
+    return make

@@ -1,0 +1,99 @@
+"""Stage ``evaluate``: roll out every trained policy (no retrieval at deployment) and score its Q-values.
+
+Writes ``data/icql/eval/episodes.jsonl`` (one row per run and evaluation episode: return,
+completed subtasks, normalised score; every method sees the same reset seeds, so rows
+pair across methods) and ``q_t<N>.npz`` (Q-hat of each critic on the Q-accuracy
+trajectories, with their Monte-Carlo returns G and episode ids), plus ``runs.jsonl``.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import torch
+
+from components.data import validate as V
+from components.io import read_json, write_json, write_jsonl
+from components.rl import dataset as D
+from components.rl.evaluate import episode_returns, normalised_score, q_accuracy
+from components.rl.kitchen_lite import make_env
+from components.rl.trainer import TensorData, load_agent
+from flows.icql.common import DATASETS, EVAL, MODELS, task_dir
+from flows.icql.train import context_for
+from flows.runtime.stages import StageContext
+
+log = logging.getLogger("paperline")
+
+SUITE = [
+    V.columns_present(["run", "method", "task", "seed", "episode", "return", "score"]),
+    V.finite("return"),
+    V.finite("score"),
+    V.between("subtasks", min_value=0, max_value=4),
+    V.row_count_between(min_value=1),
+]
+
+
+def q_rows(p, data: D.Transitions) -> np.ndarray:
+    """Row indices of the Q-accuracy trajectories: ``eval.q_episodes`` dataset episodes drawn from the seed."""
+    rng = np.random.default_rng([p.seed, 41])
+    eps = np.sort(rng.choice(np.unique(data.episode), size=p.eval.q_episodes, replace=False))
+    return np.flatnonzero(np.isin(data.episode, eps))
+
+
+def predict_q(agent, data: D.Transitions, ctx_idx, rows: np.ndarray, chunk: int = 1024) -> np.ndarray:
+    tdata = TensorData(data, ctx_idx)
+    out = []
+    with torch.no_grad():
+        for i in range(0, len(rows), chunk):
+            out.append(agent.q_values(tdata.batch(torch.as_tensor(rows[i:i + chunk]))).numpy())
+    return np.concatenate(out)
+
+
+def evaluate_task(p, task: int, runs: list[dict], models, datasets, out) -> tuple[list[dict], list[dict]]:
+    folder = task_dir(datasets, task)
+    meta = read_json(folder / "meta.json")
+    refs = meta["references"]
+    env = make_env(task, p.data.layout_seed, p.data.max_steps)
+    data = D.load(folder / "transitions.npz")
+    rows = q_rows(p, data)
+    g = D.returns_to_go(data, p.agent.gamma)[rows]
+    q_store = {"rows": rows, "G": g, "episode": data.episode[rows]}
+    seeds = [p.eval.seed + i for i in range(p.eval.episodes)]
+    episodes, summary = [], []
+    for r in runs:
+        agent = load_agent(models / r["name"])
+        rets, done = episode_returns(env, agent.act, seeds)
+        scores = normalised_score(rets, refs["random"], refs["expert"])
+        episodes += [{"run": r["name"], "method": r["method"], "task": task, "seed": r["seed"], "episode": i,
+                      "return": ret, "subtasks": d, "score": float(s)}
+                     for i, (ret, d, s) in enumerate(zip(rets, done, scores))]
+        row = {"run": r["name"], "method": r["method"], "task": task, "seed": r["seed"],
+               "mean_score": float(np.mean(scores)), "mean_return": float(np.mean(rets)),
+               "mean_subtasks": float(np.mean(done))}
+        if r["method"] != "bc":
+            q = predict_q(agent, data, context_for(r["method"], folder), rows)
+            q_store[r["name"]] = q
+            row.update({f"q_{k}": v for k, v in q_accuracy(q, g).items()})
+        summary.append(row)
+    np.savez(out / f"q_t{task}.npz", **q_store)
+    return episodes, summary
+
+
+def run(ctx: StageContext) -> dict:
+    p = ctx.params
+    models, datasets = ctx.input(MODELS), ctx.input(DATASETS)
+    out = ctx.output(EVAL)
+    out.mkdir(parents=True, exist_ok=True)
+    runs = read_json(models / "runs.json")
+    episodes, summary = [], []
+    for task in sorted({r["task"] for r in runs}):
+        e, s = evaluate_task(p, task, [r for r in runs if r["task"] == task], models, datasets, out)
+        episodes += e
+        summary += s
+    V.validate(episodes, SUITE, name="icql/episodes", result_path=out / "_checks" / "episodes.json", id_column="run")
+    write_jsonl(out / "episodes.jsonl", episodes)
+    write_jsonl(out / "runs.jsonl", summary)
+    write_json(out / "references.json", {f"t{t}": read_json(task_dir(datasets, t) / "meta.json")["references"]
+                                         for t in p.data.tasks})
+    return {r["run"]: round(r["mean_score"], 1) for r in summary}

@@ -1,0 +1,173 @@
+"""Params of the icql pipeline (section ``icql`` of params.yaml) and its profiles."""
+
+from __future__ import annotations
+
+from pydantic import Field, field_validator, model_validator
+
+from components.rl.behaviour import MODES
+from components.rl.linear_attention import INITS
+from components.rl.trainer import METHODS
+from flows.runtime.params import Section, check_known
+
+
+class ExternalSource(Section):
+    """A paper-scale dataset loaded only with PAPERLINE_ONLINE=1 (full profile)."""
+
+    source: str = Field(description="minari (D4RL/Minari id) or sac (Gymnasium MuJoCo env id, SAC-collected)")
+    id: str = Field(min_length=1, description="e.g. D4RL/kitchen/complete-v2 or HalfCheetah-v5")
+    train_steps: int = Field(100_000, ge=1, description="SAC training steps before collection (sac only)")
+    episodes: int = Field(100, ge=1, description="episodes collected from the SAC policy (sac only)")
+
+    @field_validator("source")
+    @classmethod
+    def _source(cls, v):
+        check_known([v], ("minari", "sac"), "source")
+        return v
+
+
+class DataParams(Section):
+    tasks: list[int] = Field(min_length=1, description="numbers of subtasks of the datasets (card: 1 and 4)")
+    episodes: int = Field(300, ge=2, description="behaviour episodes per dataset (card: 300)")
+    max_steps: int = Field(100, ge=5, le=1000, description="episode length cap (card: 100)")
+    layout_seed: int = Field(0, ge=0, description="draws the targets and the region drift/friction")
+    noise: float = Field(0.3, ge=0, le=2, description="Gaussian action noise of the scripted sub-controllers")
+    mode_probs: dict[str, float] = Field(default_factory=lambda: {"ordered": 0.3, "partial": 0.4, "shuffled": 0.3},
+                                         description="share of ordered / partial / out-of-order episodes")
+    reference_episodes: int = Field(50, ge=1, description="episodes of the random and expert reference policies")
+    external: list[ExternalSource] = Field(default_factory=list,
+                                           description="paper-scale datasets (online only; validated and stored)")
+
+    @field_validator("tasks")
+    @classmethod
+    def _tasks(cls, v):
+        if any(not 1 <= t <= 4 for t in v):
+            raise ValueError("subtask counts must be in 1..4")
+        return sorted(set(v))
+
+    @field_validator("mode_probs")
+    @classmethod
+    def _modes(cls, v):
+        check_known(list(v), MODES, "behaviour mode")
+        if any(p < 0 for p in v.values()) or abs(sum(v.values()) - 1) > 1e-6:
+            raise ValueError("probabilities must be >= 0 and sum to 1")
+        return v
+
+
+class RetrievalParams(Section):
+    k: int = Field(20, ge=1, le=512, description="retrieved transitions per query (card: 20)")
+    exclude_self: bool = Field(True, description="a dataset state never retrieves its own transition")
+
+
+class AgentParams(Section):
+    """Shared by every method (IQL and ICQL share all of their IQL part)."""
+
+    hidden: int = Field(128, ge=4, le=1024, description="MLP width (card: 2x128)")
+    layers: int = Field(2, ge=1, le=6)
+    lr: float = Field(3e-4, gt=0, lt=1)
+    gamma: float = Field(0.99, gt=0, lt=1)
+    polyak_tau: float = Field(0.005, gt=0, le=1)
+    expectile: float = Field(0.7, gt=0.5, lt=1, description="IQL/ICQL expectile tau")
+    beta: float = Field(3.0, gt=0, description="IQL/ICQL AWR inverse temperature")
+    n_critics: int = Field(2, ge=1, le=4, description="IQL/ICQL twin critics (min over them)")
+    td3_alpha: float = Field(2.5, gt=0, description="TD3+BC's alpha")
+    d: int = Field(32, ge=2, le=256, description="ICQL feature dimension (card: 32)")
+    n_layers: int = Field(4, ge=1, le=16, description="ICQL linear-attention layers L (card: 4)")
+    init: str = Field("td", description="ICQL P/G initialisation: td (the TD(0) construction) or random")
+    alpha: float = Field(1.0, gt=0, le=10, description="ICQL TD step size of the td initialisation")
+    fixed_features: bool = Field(False, description="freeze ICQL's feature MLP at its random init")
+
+    @field_validator("init")
+    @classmethod
+    def _init(cls, v):
+        check_known([v], INITS, "init")
+        return v
+
+
+class TrainParams(Section):
+    runs: dict[str, list[str]] = Field(description="methods per task (key: subtask count as a string)")
+    seeds: list[int] = Field(min_length=1)
+    steps: int = Field(ge=1, description="gradient steps per run (card: 8k default, 50k full)")
+    batch_size: int = Field(ge=2, le=4096)
+    workers: int = Field(2, ge=1, le=64, description="processes training runs in parallel")
+    threads: int = Field(1, ge=1, le=64, description="torch threads per worker")
+    progress: bool = Field(False, description="tqdm bars over gradient steps")
+
+    @field_validator("runs")
+    @classmethod
+    def _runs(cls, v):
+        for task, methods in v.items():
+            if not task.isdigit():
+                raise ValueError(f"task key {task!r} must be a subtask count like '4'")
+            check_known(methods, METHODS, "method")
+        return v
+
+
+class EvalParams(Section):
+    episodes: int = Field(20, ge=2, description="evaluation episodes per policy (card: 20)")
+    seed: int = Field(10_000, ge=0, description="reset seeds seed..seed+episodes-1, shared by every method")
+    q_episodes: int = Field(40, ge=2, description="dataset trajectories for the Q-accuracy claim")
+
+
+class ClaimsParams(Section):
+    level: float = Field(0.95, gt=0.5, lt=1)
+    n_resamples: int = Field(10_000, ge=100, le=100_000)
+    q_resamples: int = Field(1_000, ge=100, le=20_000, description="trajectory bootstrap of claim 4")
+    delta_score: float = Field(2.0, ge=0, description="no-practical-effect band, normalised-score points")
+    delta_spearman: float = Field(0.02, ge=0, description="no-practical-effect band of a Spearman difference")
+
+
+class Params(Section):
+    seed: int = Field(0, ge=0)
+    data: DataParams
+    retrieval: RetrievalParams = Field(default_factory=RetrievalParams)
+    agent: AgentParams = Field(default_factory=AgentParams)
+    train: TrainParams
+    eval: EvalParams = Field(default_factory=EvalParams)
+    claims: ClaimsParams = Field(default_factory=ClaimsParams)
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        for task in self.train.runs:
+            if int(task) not in self.data.tasks:
+                raise ValueError(f"train.runs: task {task} has no dataset (data.tasks = {self.data.tasks})")
+        if self.eval.q_episodes > self.data.episodes:
+            raise ValueError(f"eval.q_episodes ({self.eval.q_episodes}) exceeds data.episodes ({self.data.episodes})")
+        return self
+
+
+_FOUR = ["bc", "td3bc", "iql", "icql", "icql-random"]
+_SMALL = {"hidden": 64, "d": 16}
+
+PRESETS = {
+    "smoke": {
+        "data": {"tasks": [1, 4], "episodes": 40, "max_steps": 60, "reference_episodes": 10},
+        "retrieval": {"k": 5},
+        "agent": _SMALL,
+        "train": {"runs": {"4": ["iql", "icql", "icql-random"], "1": ["iql", "icql"]}, "seeds": [0], "steps": 60,
+                  "batch_size": 32, "workers": 1},
+        "eval": {"episodes": 5, "q_episodes": 10},
+        "claims": {"n_resamples": 1000, "q_resamples": 200},
+    },
+    "default": {
+        "data": {"tasks": [1, 4]},
+        "retrieval": {"k": 10},
+        "agent": _SMALL,
+        "train": {"runs": {"4": _FOUR, "1": ["iql", "icql"]}, "seeds": [0, 1, 2], "steps": 1000, "batch_size": 64,
+                  "workers": 2},
+        "eval": {},
+        "claims": {},
+    },
+    "full": {
+        "data": {"tasks": [1, 4], "episodes": 1000, "external": [
+            {"source": "minari", "id": "D4RL/kitchen/complete-v2"}, {"source": "minari", "id": "D4RL/kitchen/mixed-v2"},
+            {"source": "minari", "id": "D4RL/pen/human-v2"}, {"source": "minari", "id": "D4RL/door/cloned-v2"},
+            {"source": "sac", "id": "HalfCheetah-v5", "train_steps": 200_000, "episodes": 200},
+            {"source": "sac", "id": "Hopper-v5", "train_steps": 200_000, "episodes": 200}]},
+        "retrieval": {"k": 20},
+        "agent": {},
+        "train": {"runs": {"4": _FOUR, "1": _FOUR}, "seeds": [0, 1, 2, 3, 4], "steps": 50_000, "batch_size": 256,
+                  "workers": 2},
+        "eval": {"episodes": 50},
+        "claims": {},
+    },
+}

@@ -1,0 +1,88 @@
+"""Stage ``train``: every (task, method, seed) run of ``train.runs`` x ``train.seeds``; one MLflow child run each.
+
+Writes ``data/icql/models/<run>/{config.json,model.pt,history.json}`` and ``runs.json``
+(the list of runs with their wall time). ICQL reads the nearest-state contexts of its
+dataset, ``icql-random`` the random ones; the other methods use no retrieval.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+from components.io import write_json
+from components.rl import dataset as D
+from components.rl.trainer import TensorData, build_agent, method_config, save_agent, train_agent
+from flows.icql.common import DATASETS, MODELS, grid
+from flows.runtime.stages import StageContext
+
+log = logging.getLogger("paperline")
+
+
+def context_for(method: str, folder: Path) -> np.ndarray | None:
+    """The precomputed context indices a method reads (None without retrieval)."""
+    if method == "icql":
+        return np.load(folder / "ctx_nearest.npy")
+    if method == "icql-random":
+        return np.load(folder / "ctx_random.npy")
+    return None
+
+
+def train_one(job: dict) -> dict:
+    """Train one run and save it; picklable for the process pool."""
+    import torch
+
+    torch.set_num_threads(job["threads"])
+    folder = Path(job["datasets"]) / f"t{job['task']}"
+    data = D.load(folder / "transitions.npz")
+    tdata = TensorData(data, context_for(job["method"], folder))
+    seed = job["base_seed"] * 1000 + job["seed"]
+    agent = build_agent(job["method"], data.obs_dim, data.act_dim, job["cfg"], seed)
+    t0 = time.perf_counter()
+    hist = train_agent(agent, tdata, steps=job["steps"], batch_size=job["batch_size"], seed=seed,
+                       log_every=max(1, job["steps"] // 20), progress=job["progress"])
+    seconds = time.perf_counter() - t0
+    out = Path(job["out"]) / job["name"]
+    save_agent(agent, out, job["method"], data.obs_dim, data.act_dim, job["cfg"], seed)
+    write_json(out / "history.json", hist)
+    return {"name": job["name"], "task": job["task"], "method": job["method"], "seed": job["seed"],
+            "seconds": round(seconds, 2), "steps_per_s": round(job["steps"] / max(seconds, 1e-9), 1),
+            "final": hist[-1] if hist else {}}
+
+
+def _track(ctx: StageContext, row: dict, job: dict, folder: Path) -> None:
+    if ctx.tracker is None:
+        return
+    hist = json.loads((folder / "history.json").read_text())
+    with ctx.tracker.child(row["name"], {**job["cfg"], "method": row["method"], "task": row["task"],
+                                         "seed": row["seed"], "steps": job["steps"]}) as run_id:
+        for h in hist:
+            ctx.tracker.log_metrics({k: v for k, v in h.items() if k != "step"}, step=int(h["step"]), run_id=run_id)
+        ctx.tracker.log_metrics({"steps_per_s": row["steps_per_s"]}, run_id=run_id)
+        ctx.tracker.log_artifact(folder, artifact_path="model", run_id=run_id)
+
+
+def run(ctx: StageContext) -> dict:
+    p = ctx.params
+    datasets = ctx.input(DATASETS)
+    out = ctx.output(MODELS)
+    out.mkdir(parents=True, exist_ok=True)
+    agent_params = p.agent.model_dump()
+    jobs = [{**g, "cfg": method_config(g["method"], agent_params), "steps": p.train.steps,
+             "batch_size": p.train.batch_size, "threads": p.train.threads, "progress": p.train.progress,
+             "base_seed": p.seed, "datasets": str(datasets), "out": str(out)} for g in grid(p)]
+    log.info("icql: %d training runs on %d worker(s)", len(jobs), p.train.workers)
+    if p.train.workers > 1:
+        with ProcessPoolExecutor(p.train.workers) as pool:
+            rows = list(pool.map(train_one, jobs))
+    else:
+        rows = [train_one(j) for j in jobs]
+    for row, job in zip(rows, jobs):
+        _track(ctx, row, job, out / row["name"])
+    write_json(out / "runs.json", rows)
+    return {"runs": len(rows), "seconds": round(sum(r["seconds"] for r in rows), 1)}

@@ -1,0 +1,62 @@
+"""The real `paperline run icql --profile smoke`: datasets and their GX checks, models, evaluation, claims, report."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+from components.evaluation.claims import validate_claims_document
+from components.io import read_json, read_jsonl
+from components.rl.dataset import load
+from tests.conftest import paperline
+
+pytestmark = [pytest.mark.slow, pytest.mark.integration]
+
+
+def test_smoke_profile_end_to_end(project):
+    proc = paperline("run", "icql", "--profile", "smoke", cwd=project)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    ds = project / "data/icql/datasets"
+    for task, width in ((1, 5), (4, 8)):
+        data = load(ds / f"t{task}/transitions.npz")
+        assert data.observations.shape[1] == width and np.isfinite(data.rewards).all()
+        ctx = np.load(ds / f"t{task}/ctx_nearest.npy")
+        assert ctx.shape == (len(data), 5) and not (ctx == np.arange(len(data))[:, None]).any()
+        assert json.loads((ds / f"_checks/t{task}.json").read_text())["success"] is True
+        refs = read_json(ds / f"t{task}/meta.json")["references"]
+        assert refs["expert"] > refs["random"]
+
+    runs = read_json(project / "data/icql/models/runs.json")
+    assert {r["name"] for r in runs} == {"t4-iql-s0", "t4-icql-s0", "t4-icql-random-s0", "t1-iql-s0", "t1-icql-s0"}
+    assert all((project / "data/icql/models" / r["name"] / "model.pt").is_file() for r in runs)
+    ev = project / "data/icql/eval"
+    assert json.loads((ev / "_checks/episodes.json").read_text())["success"] is True
+    episodes = read_jsonl(ev / "episodes.jsonl")
+    assert len(episodes) == 5 * 5 and all(np.isfinite(e["score"]) for e in episodes)
+    assert all(-1 <= r["q_spearman"] <= 1 for r in read_jsonl(ev / "runs.jsonl"))
+
+    doc = json.loads((project / "reports/icql/claims.json").read_text())
+    validate_claims_document(doc)
+    assert doc["profile"] == "smoke"
+    assert [c["id"] for c in doc["claims"]] == ["C1", "C2", "C3", "C4"]
+    for claim in doc["claims"]:
+        assert claim["verdict"] in ("reproduced", "not reproduced", "inconclusive")
+        assert claim["rule"] == "standard" and claim["ci_low"] <= claim["ci_high"]
+
+    html = (project / "reports/icql/report.html").read_text()
+    assert not re.search(r"""(src|href)=["']https?://""", html)
+    assert "data:image/png;base64," in html and "Retrieval ablation" in html
+    metrics = json.loads((project / "reports/icql/metrics.json").read_text())
+    assert set(metrics["claims"]) == {"C1", "C2", "C3", "C4"}
+    assert (project / "reports/icql/plots/scores.csv").read_text().startswith("group,score")
+
+
+def test_retrieval_larger_than_the_dataset_fails_clearly(project):
+    proc = paperline("run", "icql", "--profile", "smoke", "--set", "data.episodes=2", "--set", "eval.q_episodes=2",
+                     "--set", "retrieval.k=400", cwd=project)
+    assert proc.returncode != 0
+    assert "retrieval.k=400 is larger than the dataset" in proc.stdout + proc.stderr
+    assert not (project / "data/icql/datasets").exists()  # the failed stage published nothing

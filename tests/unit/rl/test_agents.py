@@ -1,0 +1,74 @@
+"""IQL's expectile loss matches its closed form; agents train deterministically from a seed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from components.errors import ParamsError
+from components.rl.agents import IQL, expectile_loss
+from components.rl.behaviour import expert_action
+from components.rl.dataset import collect
+from components.rl.kitchen_lite import make_env
+from components.rl.retrieval import context_indices
+from components.rl.trainer import TensorData, build_agent, load_agent, method_config, save_agent, train_agent
+
+CFG = {"hidden": 16, "layers": 1, "lr": 1e-3, "gamma": 0.9, "polyak_tau": 0.1, "expectile": 0.7, "beta": 3.0,
+       "n_critics": 2, "td3_alpha": 2.5, "d": 4, "n_layers": 2, "init": "td", "alpha": 1.0, "fixed_features": False}
+
+
+def test_expectile_loss_closed_form():
+    diff = torch.tensor([2.0, -1.0, 0.5, -3.0])
+    tau = 0.8
+    # |tau - 1(u < 0)| u^2: 0.8*4, 0.2*1, 0.8*0.25, 0.2*9 -> mean
+    want = (0.8 * 4 + 0.2 * 1 + 0.8 * 0.25 + 0.2 * 9) / 4
+    assert expectile_loss(diff, tau).item() == pytest.approx(want)
+    assert expectile_loss(diff, 0.5).item() == pytest.approx(0.5 * diff.pow(2).mean().item())
+
+
+def test_expectile_minimiser_is_the_expectile():
+    x = torch.tensor([0.0, 1.0, 2.0, 10.0])
+    grid = torch.linspace(0, 10, 10001)
+    losses = torch.stack([expectile_loss(x - v, 0.9) for v in grid])
+    v_star = grid[losses.argmin()].item()
+    # first-order condition of the 0.9-expectile: 0.9 sum_{x>v}(x - v) = 0.1 sum_{x<v}(v - x)
+    lhs = 0.9 * sum(max(xi - v_star, 0) for xi in x.tolist())
+    rhs = 0.1 * sum(max(v_star - xi, 0) for xi in x.tolist())
+    assert lhs == pytest.approx(rhs, abs=2e-3) and v_star > x.mean().item()
+
+
+@pytest.fixture(scope="module")
+def small_data():
+    env = make_env(2, 0, max_steps=30)
+    return collect(env, lambda i: (lambda o: expert_action(env)), 6, seed=0)
+
+
+@pytest.mark.parametrize("method", ["bc", "td3bc", "iql", "icql"])
+def test_agents_train_deterministically(method, small_data, tmp_path):
+    ctx = context_indices(small_data.observations, 4) if method == "icql" else None
+    runs = []
+    for _ in range(2):
+        agent = build_agent(method, small_data.obs_dim, small_data.act_dim, CFG, seed=3)
+        hist = train_agent(agent, TensorData(small_data, ctx), steps=6, batch_size=8, seed=3, log_every=3)
+        runs.append((hist, agent.act(small_data.observations[0])))
+    assert runs[0][0] == runs[1][0] and np.array_equal(runs[0][1], runs[1][1])
+    assert np.all(np.abs(runs[0][1]) <= 1)
+    save_agent(agent, tmp_path / method, method, small_data.obs_dim, small_data.act_dim, CFG, 3)
+    again = load_agent(tmp_path / method)
+    assert np.array_equal(again.act(small_data.observations[0]), runs[1][1])
+
+
+def test_icql_is_iql_with_in_context_critics(small_data):
+    icql = build_agent("icql", small_data.obs_dim, small_data.act_dim, CFG, seed=0)
+    iql = build_agent("iql", small_data.obs_dim, small_data.act_dim, CFG, seed=0)
+    assert isinstance(icql, IQL) and type(icql.qs[0]).__name__ == "InContextQ"
+    assert (icql.expectile, icql.beta, icql.tau) == (iql.expectile, iql.beta, iql.tau)
+    with pytest.raises(ValueError, match="context"):
+        icql.q_values(TensorData(small_data).batch(torch.arange(4)))
+
+
+def test_method_config_and_unknown_method():
+    assert "td3_alpha" not in method_config("iql", CFG) and "d" in method_config("icql-random", CFG)
+    with pytest.raises(ParamsError, match="method"):
+        build_agent("cql", 4, 2, CFG, 0)

@@ -1,0 +1,37 @@
+"""icql params: every profile validates; bad values fail before any work with the key named."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.errors import ParamsError
+from flows.icql.common import grid
+from flows.icql.params import PRESETS, Params
+from flows.runtime.params import resolve
+
+
+def _resolve(profile="smoke", *overrides):
+    return resolve(Params, PRESETS, slug="icql", profile=profile, overrides=overrides)
+
+
+@pytest.mark.parametrize("profile", ["smoke", "default", "full"])
+def test_profiles_validate(profile):
+    p = _resolve(profile)
+    runs = grid(p)
+    assert {"icql", "iql"} <= {r["method"] for r in runs}
+    assert len({r["name"] for r in runs}) == len(runs)
+
+
+@pytest.mark.parametrize("override, key", [
+    ("train.runs={'4': ['cql']}", "icql.train.runs"),
+    ("data.tasks=[5]", "icql.data.tasks"),
+    ("agent.init=zeros", "icql.agent.init"),
+    ("retrieval.k=0", "icql.retrieval.k"),
+    ("agent.expectile=0.3", "icql.agent.expectile"),
+    ("data.mode_probs={'ordered': 0.5}", "icql.data.mode_probs"),
+    ("train.runs={'2': ['iql']}", "icql"),
+    ("bogus=1", "icql.bogus"),
+])
+def test_bad_values_name_the_key(override, key):
+    with pytest.raises(ParamsError, match=key.replace(".", r"\.")):
+        _resolve("smoke", override)
