@@ -25,6 +25,10 @@ server_app = typer.Typer(help="Manage the local Prefect server shared by stage p
 app.add_typer(server_app, name="server")
 
 ProfileOpt = Annotated[str | None, typer.Option("--profile", "-p", help="smoke | default | full (default: params.yaml's `profile`)")]
+RunnerOpt = Annotated[
+    str | None,
+    typer.Option("--runner", help="Task runner for fan-out: local | process[:N] | dask[:N] | tcp://HOST:PORT | ray[:ADDRESS] (env PAPERLINE_RUNNER)"),
+]
 SetOpt = Annotated[list[str] | None, typer.Option("--set", "-s", help="Override a param: KEY=VALUE (repeatable), e.g. training.lr=3e-4")]
 
 
@@ -58,10 +62,12 @@ def run_cmd(
     stage: Annotated[list[str] | None, typer.Option("--stage", help="Run only these stages (and what they read)")] = None,
     force: Annotated[bool, typer.Option(help="Rerun stages even when up to date")] = False,
     no_track: Annotated[bool, typer.Option("--no-track", help="Do not log to MLflow")] = False,
+    runner: RunnerOpt = None,
 ) -> None:
     """Run a paper's pipeline end to end as one Prefect flow run; report in reports/<paper>/."""
     paths = apply_env_defaults()
     _setup_logging()
+    _use_runner(runner)
     from flows.runtime import pipeline, prefect_server
 
     prefect_server.use_running(paths)
@@ -162,6 +168,19 @@ def params_template(
 
     paths = apply_env_defaults()
     sync_generated(paths.params_file, params_yaml(paths), write=write, check=check)
+
+
+def _use_runner(runner: str | None) -> None:
+    """Validate ``--runner`` and hand it to stage code (and worker processes) through PAPERLINE_RUNNER."""
+    import os
+
+    from flows.runtime import runners
+
+    if runner:
+        runners.parse(runner)
+        os.environ[runners.ENV] = runner
+    elif os.environ.get(runners.ENV):
+        runners.parse(os.environ[runners.ENV])
 
 
 def _write_index(paths):

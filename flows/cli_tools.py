@@ -102,6 +102,54 @@ def filter_(
     typer.echo(json.dumps({**result.stats(), "reasons": result.counts}))
 
 
+def schedule(
+    paper: Annotated[str, typer.Argument(help="paper slug, or `recurring-eval` for the recurring evaluation")],
+    cron: Annotated[str | None, typer.Option(help="cron schedule, e.g. '0 3 * * *' (none: run on demand only)")] = None,
+    profile: Annotated[str | None, typer.Option("--profile", "-p", help="smoke | default | full")] = None,
+    set_: Annotated[list[str] | None, typer.Option("--set", "-s", help="param override KEY=VALUE (repeatable)")] = None,
+    runner: Annotated[str | None, typer.Option(help="task runner for the fan-out (see `paperline run --runner`)")] = None,
+    pool: Annotated[str, typer.Option(help="Prefect work pool (created as a process pool if missing)")] = "paperline",
+) -> None:
+    """Create or update a paper's scheduled Prefect deployment (needs PREFECT_API_URL or `paperline server start`)."""
+    from flows.deployments import schedule as deploy
+    from flows.runtime import prefect_server
+    from flows.runtime.settings import apply_env_defaults
+
+    paths = apply_env_defaults()
+    if profile:
+        from flows.runtime.params import check_profile
+
+        check_profile(profile)
+    if runner:
+        from flows.runtime.runners import parse
+
+        parse(runner)
+    prefect_server.use_running(paths)
+    name = deploy(paper, paths.root, cron=cron, profile=profile, overrides=set_ or [], runner=runner, pool=pool)
+    typer.echo(f"deployment {name} on pool {pool}" + (f", cron {cron!r}" if cron else ", no schedule"))
+    typer.echo(f"run it now: prefect deployment run '{name}'; a worker: prefect worker start --pool {pool}")
+
+
+def deployments(as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False) -> None:
+    """List the Prefect server's deployments with their schedules."""
+    from flows.deployments import list_deployments
+    from flows.runtime import prefect_server
+    from flows.runtime.settings import apply_env_defaults
+
+    prefect_server.use_running(apply_env_defaults())
+    rows = list_deployments()
+    if as_json:
+        typer.echo(json.dumps(rows, default=str))
+        return
+    if not rows:
+        typer.echo("no deployments")
+    for row in rows:
+        state = " (paused)" if row["paused"] else ""
+        typer.echo(f"{row['name']}  pool={row['pool']}  schedules={', '.join(row['schedules']) or '-'}{state}")
+
+
 def register(app: typer.Typer) -> None:
     app.command("scaling-fit")(scaling_fit)
+    app.command("schedule")(schedule)
+    app.command("deployments")(deployments)
     app.add_typer(curate_app, name="curate")

@@ -77,7 +77,7 @@ class TrainingParams(Section):
     weight_decay: float = Field(0.1, ge=0, le=1)
     grad_clip: float = Field(1.0, gt=0)
     threads: int = Field(2, ge=1, le=256, description="torch threads per training process")
-    workers: int = Field(1, ge=1, le=256, description="grid models trained at once (>1: Prefect ProcessPoolTaskRunner)")
+    workers: int = Field(1, ge=1, le=256, description="grid models trained at once (>1: a process pool) unless --runner/PAPERLINE_RUNNER picks a runner")
     eval_windows: int = Field(ge=1, description="validation windows per held-out set")
 
 

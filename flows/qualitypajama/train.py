@@ -5,12 +5,22 @@ largest budget with a cooldown branch at every budget (see
 ``components.training.lm_trainer``). Tasks are cached on their inputs (token
 file hash, params, trainer code hash) with persisted results, so a killed stage
 resumes without retraining finished models, and a profile switch back reuses them.
+
+The grid fans out through the chosen task runner (``flows.runtime.runners``:
+local, process pool, Dask or Ray). A task takes paths and returns its points plus
+the path of the model folder it wrote to the shared results folder
+(``PAPERLINE_SHARED_DIR``, default ``.paperline/results``), never the weights.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import math
+import os
+import shutil
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +32,7 @@ from components.data import validate as V
 from components.faults import crash_point
 from components.io import path_md5, read_json, write_json, write_jsonl
 from flows.qualitypajama.common import GRID, TOKENS
+from flows.runtime import runners
 from flows.runtime.stages import StageContext
 
 TRAINER_CODE = ("components/training", "components/models/tiny_lm.py")
@@ -39,11 +50,12 @@ def train_run(
     budgets: list[int],
     training: dict[str, Any],
     code_md5: str,
+    model_dir: str,
 ) -> dict[str, Any]:
-    """Train one model of ~``size`` non-embedding params; return its points and weights."""
+    """Train one model of ~``size`` non-embedding params; write it to ``model_dir``; return its points."""
     import torch
 
-    from components.models.tiny_lm import TinyLM, config_for_params
+    from components.models.tiny_lm import TinyLM, config_for_params, save_model
     from components.training.lm_trainer import train_with_cooldowns
 
     torch.manual_seed(seed)
@@ -66,13 +78,14 @@ def train_run(
         num_threads=training["threads"],
         progress=True,
     )
-    state = {k: v.detach().clone() for k, v in result.final_model.state_dict().items()}
+    save_model(result.final_model, model_dir)
     return {
         "config": dataclasses.asdict(cfg),
         "non_embedding_params": result.non_embedding_params,
         "points": result.points,
         "seconds": result.train_seconds,
-        "state_dict": state,
+        "model_dir": model_dir,
+        "worker": f"{socket.gethostname()}:{os.getpid()}",  # which process trained it (fan-out checks)
     }
 
 
@@ -91,9 +104,10 @@ def _rows(intervention: str, size: int, seed: int, run: dict, bpt: dict[str, flo
     return rows
 
 
-def _log_model(ctx: StageContext, name: str, run: dict, rows: list[dict], model_dir: Path, params: dict) -> None:
+def _log_model(ctx: StageContext, name: str, run: dict, rows: list[dict], model_dir: Path, params: dict) -> str | None:
+    """Log one grid model as an MLflow child run with its curve and model; returns the run id."""
     if ctx.tracker is None:
-        return
+        return None
     from mlflow.models import ModelSignature
     from mlflow.types import Schema, TensorSpec
 
@@ -105,26 +119,44 @@ def _log_model(ctx: StageContext, name: str, run: dict, rows: list[dict], model_
         for row in rows:
             ctx.tracker.log_metrics({k: v for k, v in row.items() if k.startswith(("loss", "bpb", "train_loss"))}, step=int(row["D"]), run_id=run_id)
         ctx.tracker.log_state_dict_model(run_id, model_dir, loader="components.models.tiny_lm:load_model", signature=sig)
+    return run_id
 
 
-def _run_grid(specs: list[dict], workers: int):
-    """Yield (spec, final state) in order; with workers > 1 the grid fans out over a Prefect process pool."""
-    if workers == 1:
-        for spec in specs:
-            yield spec, train_run(**spec, return_state=True)
-        return
-    from prefect.task_runners import ProcessPoolTaskRunner
+def _champion(best: tuple | None, p: Any, val_paths: dict[str, str], root: Path) -> dict | None:
+    """The lowest-loss grid model, registered as ``qualitypajama@champion`` once the whole run passes."""
+    if best is None or best[1] is None:
+        return None
+    row, run_id, name = best[0], best[1], best[2]
+    metrics = {k: row[k] for k in row if k == "loss" or (k.startswith("loss_") and k[5:] in val_paths)}
+    return {
+        "run_id": run_id, "name": name, "metrics": metrics,
+        "eval": {"kind": "lm-loss", "seq_len": p.training.seq_len, "windows": p.training.eval_windows,
+                 "data": {k: os.path.relpath(v, root) for k, v in val_paths.items()}},
+    }
 
-    with ProcessPoolTaskRunner(max_workers=workers) as runner:
-        futures = [runner.submit(train_run, spec) for spec in specs]
-        for spec, future in zip(specs, futures):
-            future.wait()
-            yield spec, future.state
+
+def _runner(workers: int) -> runners.RunnerSpec:
+    """``--runner``/PAPERLINE_RUNNER when set; else a process pool of ``training.workers`` (1 = in this process)."""
+    return runners.configured("local" if workers == 1 else f"process:{workers}")
+
+
+def _shared_dir(ctx: StageContext) -> Path:
+    """Where tasks write model folders: a path every worker sees (PAPERLINE_SHARED_DIR on a cluster)."""
+    return Path(os.environ.get("PAPERLINE_SHARED_DIR") or ctx.paths.state / "results") / "qualitypajama" / "models"
+
+
+def _spec_key(spec: dict) -> str:
+    return hashlib.md5(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _final_state(spec: dict, state: Any) -> Any:
+    """A cached result whose model folder is gone (another machine, a cleaned cache) is trained again."""
+    if state.name == "Cached" and not (Path(spec["model_dir"]) / "config.json").is_file():
+        return train_run.with_options(refresh_cache=True)(**spec, return_state=True)
+    return state
 
 
 def run(ctx: StageContext) -> dict:
-    from components.models.tiny_lm import TinyLM, TinyLMConfig, save_model
-
     p = ctx.params
     tokens = ctx.input(TOKENS)
     stats = read_json(tokens / "stats.json")
@@ -143,20 +175,30 @@ def run(ctx: StageContext) -> dict:
         for size in p.grid.sizes
         for seed in [*p.grid.seeds, *(p.grid.extra_seeds if size in (min(p.grid.sizes), max(p.grid.sizes)) else [])]
     ]
-    for spec, state in _run_grid(specs, p.training.workers):
+    shared = _shared_dir(ctx)
+    for spec in specs:
+        spec["model_dir"] = str(shared / _spec_key(spec))
+    processes: set[str] = set()
+    best = None
+    for spec, state in runners.fan_out(train_run, specs, _runner(p.training.workers)):
+        state = _final_state(spec, state)
         cached += state.name == "Cached"
         crash_point(f"train-model:{len(rows) // len(p.grid.budgets) + 1}")
         run_result = state.result()
+        processes.add(run_result.get("worker", "?"))
         name = f"{spec['intervention']}-N{spec['size']}-s{spec['seed']}"
-        model = TinyLM(TinyLMConfig(**run_result["config"]))
-        model.load_state_dict(run_result["state_dict"])
-        model_dir = save_model(model, out / "models" / name)
+        model_dir = out / "models" / name
+        shutil.copytree(run_result["model_dir"], model_dir, dirs_exist_ok=True)
         new_rows = _rows(spec["intervention"], spec["size"], spec["seed"], run_result, bpt)
         rows.extend(new_rows)
-        _log_model(ctx, name, run_result, new_rows, model_dir, {k: spec[k] for k in ("intervention", "size", "seed")} | training)
+        run_id = _log_model(ctx, name, run_result, new_rows, model_dir, {k: spec[k] for k in ("intervention", "size", "seed")} | training)
+        final = new_rows[-1]
+        if best is None or final["loss"] < best[0]["loss"]:
+            best = (final, run_id, name)
     suite = [V.finite("loss"), V.between("loss", 0.0, math.log(stats["vocab_size"]) + 2.0), V.between("N", min_value=1)]
     V.validate(rows, suite, name="qualitypajama/grid", result_path=out / "_checks" / "grid.json")
     write_jsonl(out / "results.jsonl", rows)
     summary = {"models": len(rows) // max(len(p.grid.budgets), 1), "cached_models": cached, "points": len(rows)}
     write_json(out / "summary.json", summary)
-    return summary
+    # Which processes trained the grid varies run to run: reported to MLflow, kept out of the DVC output.
+    return {**summary, "worker_processes": len(processes), "champion": _champion(best, p, val_paths, ctx.paths.root)}

@@ -138,6 +138,7 @@ def _prefect_flow(flow_name, order, resolved, paths, profile, *, force, tracker)
                 summary["seconds"] = round(time.perf_counter() - t0, 3)
                 results[f"{owner}:{name}"] = summary
                 _log_stage(ctx.tracker, owner, name, summary, single=len(order) == 1)
+            _register_champions(holder[0], results)
             status = "FINISHED"
         finally:
             if tracker is not None:
@@ -155,6 +156,17 @@ def _log_stage(tracker, owner: str, name: str, summary: dict[str, Any], *, singl
         tracker.set_tag(f"stage_hash.{dvc_stage_name(owner, name)}", summary["fingerprint"])
         if single:
             tracker.set_tag("dvc_stage_hash", summary["fingerprint"])
+
+
+def _register_champions(tracker, results: dict[str, Any]) -> None:
+    """Every stage passed (checks included): register each stage's champion model and move ``@champion``."""
+    if tracker is None:
+        return
+    from flows.runtime.tracking import register_champion
+
+    for key, summary in results.items():
+        if isinstance(summary.get("champion"), dict):
+            register_champion(tracker, key.split(":")[0], summary["champion"])
 
 
 def _stage_body(ctx, force):

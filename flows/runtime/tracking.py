@@ -98,3 +98,32 @@ class Tracker:
     def finish(self, status: str = "FINISHED") -> None:
         self.client.set_terminated(self.run_id, status)
 
+
+
+CHAMPION = "champion"
+
+
+def register_champion(tracker: Tracker, model_name: str, champion: Mapping[str, Any]) -> str:
+    """Register the champion run's model as a new version of ``model_name`` and point ``@champion`` at it.
+
+    Called only when a pipeline run passed every stage (and so every data check).
+    The accepted metric values become tags of the registered model (``accepted.<metric>``):
+    the recurring evaluation compares its re-evaluations with them. How to re-evaluate
+    (the ``eval`` tag: evaluator kind, data paths, settings, as JSON) is tagged on the version.
+    Returns the new version number.
+    """
+    import json
+
+    client = tracker.client
+    tags = {
+        "grid_model": str(champion.get("name", "")), "eval": json.dumps(champion.get("eval", {}), sort_keys=True),
+        **{f"metric.{k}": repr(float(v)) for k, v in champion.get("metrics", {}).items()},
+    }
+    # mlflow.register_model resolves runs:/<id>/model to the run's logged model (MLflow 3) and creates the name.
+    version = tracker._mlflow.register_model(f"runs:/{champion['run_id']}/model", model_name, tags=tags).version
+    client.set_registered_model_alias(model_name, CHAMPION, version)
+    for metric, value in champion.get("metrics", {}).items():
+        client.set_registered_model_tag(model_name, f"accepted.{metric}", repr(float(value)))
+    client.set_registered_model_tag(model_name, "accepted.version", str(version))
+    log.info("registered %s version %s as @%s", model_name, version, CHAMPION)
+    return str(version)

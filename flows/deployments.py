@@ -1,0 +1,136 @@
+"""Prefect deployments: the flow a worker runs for a paper, and ``paperline schedule`` / ``deployments``.
+
+``paperline_run`` is the deployment entry point (``flows/deployments.py:paperline_run``,
+also in ``prefect.yaml``): it runs one paper's pipeline in the checkout the worker
+pulled, exactly as ``paperline run`` does. ``schedule`` creates or updates a
+deployment named after the paper (``paperline-run/<paper>``) with a cron schedule
+on a process work pool; the recurring evaluation is scheduled the same way under
+the name ``recurring-eval``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from prefect import flow
+
+from components.errors import PaperlineError, ParamsError
+
+log = logging.getLogger("paperline")
+
+DEFAULT_POOL = "paperline"
+RECURRING = "recurring-eval"
+ENTRYPOINTS = {
+    "run": "flows/deployments.py:paperline_run",
+    RECURRING: "flows/recurring/flow.py:recurring_eval",
+}
+
+
+@flow(name="paperline-run", persist_result=False, log_prints=False)
+def paperline_run(
+    paper: str,
+    profile: str | None = None,
+    overrides: list[str] | None = None,
+    runner: str | None = None,
+    root: str | None = None,
+    stages: list[str] | None = None,
+) -> dict[str, Any]:
+    """Run ``paper``'s pipeline (what a worker executes for a deployment); returns the stage summaries."""
+    from flows.runtime import pipeline, runners
+    from flows.runtime.settings import apply_env_defaults
+
+    paths = apply_env_defaults(Path(root) if root else None)
+    if runner:
+        runners.parse(runner)
+        os.environ[runners.ENV] = runner
+    return pipeline.run(paper, paths, profile=profile, overrides=overrides or (), stages=stages or None)
+
+
+def _require_server() -> str:
+    url = os.environ.get("PREFECT_API_URL")
+    if not url:
+        raise PaperlineError("scheduling needs a Prefect server: set PREFECT_API_URL or run `paperline server start` first")
+    return url
+
+
+def ensure_pool(name: str, kind: str = "process") -> None:
+    """Create the work pool ``name`` if the server does not have it."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.actions import WorkPoolCreate
+    from prefect.exceptions import ObjectNotFound
+
+    with get_client(sync_client=True) as client:
+        try:
+            client.read_work_pool(name)
+        except ObjectNotFound:
+            client.create_work_pool(WorkPoolCreate(name=name, type=kind))
+
+
+def schedule(
+    paper: str,
+    root: Path,
+    *,
+    cron: str | None,
+    profile: str | None = None,
+    overrides: list[str] | None = None,
+    runner: str | None = None,
+    pool: str = DEFAULT_POOL,
+    parameters: dict[str, Any] | None = None,
+) -> str:
+    """Create or update the deployment for ``paper`` (or ``recurring-eval``); returns its full name."""
+    from flows.registry import get_paper
+
+    _require_server()
+    if cron is not None:
+        _check_cron(cron)
+    if paper == RECURRING:
+        entry, params = ENTRYPOINTS[RECURRING], {"root": str(root), **(parameters or {})}
+        if profile:
+            params["profile"] = profile
+    else:
+        spec = get_paper(paper)
+        if not spec.implemented:
+            raise ParamsError(f"paper {paper!r} has no pipeline yet (see `paperline list`)")
+        paper = spec.slug
+        entry = ENTRYPOINTS["run"]
+        params = {"paper": paper, "profile": profile, "overrides": overrides or [], "runner": runner, "root": str(root)}
+    ensure_pool(pool)
+    from prefect import Flow
+
+    source = Flow.from_source(source=str(root), entrypoint=entry)
+    source.deploy(
+        name=paper, work_pool_name=pool, cron=cron, parameters=params, build=False, push=False,
+        print_next_steps=False, ignore_warnings=True, tags=["paperline", paper],
+    )
+    return f"{source.name}/{paper}"
+
+
+def _check_cron(cron: str) -> None:
+    try:
+        from croniter import croniter
+
+        ok = croniter.is_valid(cron)
+    except ImportError:  # pragma: no cover - croniter comes with Prefect
+        ok = len(cron.split()) == 5
+    if not ok:
+        raise ParamsError(f"--cron {cron!r} is not a valid cron expression (e.g. '0 3 * * *')")
+
+
+def list_deployments() -> list[dict[str, Any]]:
+    """Every deployment on the server: name, pool, schedules, paused, parameters."""
+    from prefect.client.orchestration import get_client
+
+    _require_server()
+    with get_client(sync_client=True) as client:
+        flows = {f.id: f.name for f in client.read_flows()}
+        rows = []
+        for d in client.read_deployments():
+            crons = [getattr(s.schedule, "cron", None) or str(s.schedule) for s in (d.schedules or [])]
+            rows.append({
+                "name": f"{flows.get(d.flow_id, '?')}/{d.name}", "pool": d.work_pool_name, "schedules": crons,
+                "paused": bool(d.paused), "parameters": d.parameters,
+            })
+    return sorted(rows, key=lambda r: r["name"])

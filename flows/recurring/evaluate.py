@@ -1,0 +1,56 @@
+"""Loading a paper's aliased model from the MLflow registry and re-evaluating it (no Prefect here)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from components.errors import DataError, PaperlineError
+
+log = logging.getLogger("paperline")
+
+
+@dataclass
+class Champion:
+    """A registered model version behind an alias, with its accepted values and how to re-evaluate it."""
+
+    paper: str
+    version: str
+    accepted: dict[str, float]
+    eval_spec: dict[str, Any]
+
+
+def registered_papers(client, alias: str) -> list[str]:
+    """Names of registered models that have ``alias``."""
+    return sorted(m.name for m in client.search_registered_models() if alias in (m.aliases or {}))
+
+
+def champion(client, paper: str, alias: str) -> Champion:
+    """The version behind ``paper@alias``; a missing model or alias is a one-line error."""
+    try:
+        model = client.get_registered_model(paper)
+        mv = client.get_model_version_by_alias(paper, alias)
+    except Exception as exc:  # noqa: BLE001 - MLflow's error types differ by store
+        raise PaperlineError(f"{paper}: no registered model with alias @{alias} (run its pipeline to completion first)") from exc
+    accepted = {k.split(".", 1)[1]: float(v) for k, v in model.tags.items() if k.startswith("accepted.") and k != "accepted.version"}
+    if not accepted:
+        raise DataError(f"{paper}: registered model has no accepted.* values to compare with")
+    return Champion(paper, str(mv.version), accepted, json.loads(mv.tags.get("eval", "{}")))
+
+
+def reevaluate(champ: Champion, root: Path) -> dict[str, float]:
+    """Load the champion through the registry (``models:/paper@alias``) and compute its metrics now."""
+    import mlflow.pyfunc
+
+    from components.registry_eval.lm_eval import lm_losses
+
+    spec = champ.eval_spec
+    if spec.get("kind") != "lm-loss":
+        raise DataError(f"{champ.paper}: no evaluator for kind {spec.get('kind')!r} (known: lm-loss)")
+    loaded = mlflow.pyfunc.load_model(f"models:/{champ.paper}/{champ.version}")
+    model = loaded.unwrap_python_model().model
+    files = {name: str(root / rel) for name, rel in spec["data"].items()}
+    return lm_losses(model, files, seq_len=int(spec["seq_len"]), windows=int(spec["windows"]))

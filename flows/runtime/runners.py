@@ -1,0 +1,139 @@
+"""Choosing the Prefect task runner a pipeline's fan-out (a training grid, a seed sweep) goes through.
+
+A runner is named by a short spec, from ``--runner`` on ``paperline run`` or the
+``PAPERLINE_RUNNER`` variable (the CLI option sets the variable, so stage code and
+the processes a worker starts see the same choice):
+
+=====================  ======================================================
+``local``              Prefect's default thread runner (tasks in this process)
+``process[:N]``        ``ProcessPoolTaskRunner`` with N processes (default: CPUs)
+``dask``               ``DaskTaskRunner`` on a local cluster (``dask:N`` workers)
+``tcp://host:port``    ``DaskTaskRunner`` against a running Dask scheduler
+``ray`` / ``ray://…``  ``RayTaskRunner`` (local, or against a Ray cluster address)
+=====================  ======================================================
+
+Tasks fanned out this way should take and return paths (on a shared folder or
+S3), not large objects: results cross process and machine boundaries.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from components.errors import ParamsError
+
+log = logging.getLogger("paperline")
+
+ENV = "PAPERLINE_RUNNER"
+KINDS = ("local", "process", "dask", "ray")
+
+
+@dataclass(frozen=True)
+class RunnerSpec:
+    """A parsed runner spec: its kind, an optional cluster address and worker count."""
+
+    kind: str
+    address: str | None = None
+    workers: int | None = None
+
+    def __str__(self) -> str:
+        if self.address:
+            return f"{self.kind}@{self.address}"
+        return self.kind if self.workers is None else f"{self.kind}:{self.workers}"
+
+
+def parse(spec: str | None) -> RunnerSpec:
+    """Parse a runner spec (see the module doc); ``None``/empty means ``local``. Raises ParamsError."""
+    text = (spec or "local").strip()
+    if text.startswith(("tcp://", "tls://", "dask://")):
+        return RunnerSpec("dask", address=text.replace("dask://", "tcp://", 1))
+    if text.startswith("ray://"):
+        return RunnerSpec("ray", address=text)
+    kind, _, rest = text.partition(":")
+    if kind not in KINDS:
+        raise ParamsError(f"runner {text!r}: choose local, process[:N], dask[:N], tcp://HOST:PORT (Dask), ray or ray://HOST:PORT")
+    if kind == "ray" and rest:
+        return RunnerSpec("ray", address=rest)
+    workers = None
+    if rest:
+        if kind == "local" or not rest.isdigit() or int(rest) < 1:
+            raise ParamsError(f"runner {text!r}: the part after ':' must be a worker count >= 1 (process:N, dask:N)")
+        workers = int(rest)
+    return RunnerSpec(kind, workers=workers)
+
+
+def configured(default: str | None = None) -> RunnerSpec:
+    """The runner chosen for this process: ``PAPERLINE_RUNNER``, else ``default``, else local."""
+    return parse(os.environ.get(ENV) or default)
+
+
+def build(spec: RunnerSpec) -> Any:
+    """A Prefect task runner instance for ``spec`` (imports Dask or Ray only when asked for)."""
+    if spec.kind == "local":
+        from prefect.task_runners import ThreadPoolTaskRunner
+
+        return ThreadPoolTaskRunner(max_workers=1)
+    if spec.kind == "process":
+        from prefect.task_runners import ProcessPoolTaskRunner
+
+        return ProcessPoolTaskRunner(max_workers=spec.workers)
+    if spec.kind == "dask":
+        try:
+            from prefect_dask import DaskTaskRunner
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            raise ParamsError("runner dask needs prefect-dask (pip install prefect-dask)") from exc
+        if spec.address:
+            return DaskTaskRunner(address=spec.address)
+        kwargs = {"n_workers": spec.workers or 2, "threads_per_worker": 1, "processes": True, "dashboard_address": None}
+        return DaskTaskRunner(cluster_kwargs=kwargs)
+    try:
+        from prefect_ray import RayTaskRunner
+    except ImportError as exc:
+        raise ParamsError("runner ray needs prefect-ray and ray (pip install prefect-ray); not installed here") from exc
+    return RayTaskRunner(address=spec.address) if spec.address else RayTaskRunner()
+
+
+def _probe(seconds: float = 0.0, tag: int = 0, busy: bool = False) -> str:
+    """Wait ``seconds`` (sleeping, or spinning the CPU if ``busy``); return ``host:pid`` of the process that ran it.
+
+    Used by the fan-out checks and ``benchmarks/fanout.py``; ``tag`` only makes calls distinct.
+    """
+    import socket
+    import time
+
+    if busy:
+        end, x = time.process_time() + seconds, 0
+        while time.process_time() < end:
+            x += sum(i * i for i in range(1000))
+    else:
+        time.sleep(seconds)
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def probe_task():
+    """The probe as an uncached Prefect task (built on demand so importing this module stays cheap)."""
+    from prefect import task
+
+    return task(_probe, name="probe", cache_policy=None, persist_result=False, retries=0)
+
+
+def fan_out(task: Callable, calls: Sequence[dict[str, Any]], spec: RunnerSpec) -> Iterator[tuple[dict[str, Any], Any]]:
+    """Submit ``task(**call)`` for every call through the runner; yield (call, final state) in call order.
+
+    With ``local`` the tasks run one after another in this process (no pool), which
+    keeps a failing task's traceback simple and costs nothing per task.
+    """
+    if spec.kind == "local":
+        for call in calls:
+            yield call, task(**call, return_state=True)
+        return
+    log.info("fanning %d tasks out on the %s runner", len(calls), spec)
+    with build(spec) as runner:
+        futures = [runner.submit(task, call) for call in calls]
+        for call, future in zip(calls, futures):
+            future.wait()
+            yield call, future.state

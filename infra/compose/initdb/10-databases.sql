@@ -1,0 +1,3 @@
+-- Run once by the postgres image on an empty volume: one database per service.
+CREATE DATABASE prefect;
+CREATE DATABASE mlflow;

@@ -1,0 +1,57 @@
+"""The native stack for the `stack` tests: started once per session on 127.0.0.1, stopped at the end even on failure.
+
+PostgreSQL (Debian's server binaries; run as the `postgres` user when root), a Prefect
+server on it with a process pool and worker, an MLflow server on it with artifacts on a
+moto S3 server, and a Dask scheduler with two worker processes: the services of
+infra/compose/compose.yml, started by scripts/services/native_stack.py.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+
+import pytest
+
+from flows.runtime.workspace import set_profile
+from tests.conftest import ROOT, copy_project
+
+
+def _native_stack():
+    spec = importlib.util.spec_from_file_location("native_stack", ROOT / "scripts/services/native_stack.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def stack(tmp_path_factory):
+    """The running stack's state (URLs, pids); its variables are exported into this process meanwhile."""
+    native = _native_stack()
+    missing = native.missing_binaries()
+    if missing:
+        pytest.skip(f"native stack needs {', '.join(missing)} (apt-get install postgresql; pip install the stack extras)")
+    if os.geteuid() == 0 and shutil.which("runuser") is None:
+        pytest.skip("running as root needs `runuser` to start PostgreSQL as the postgres user")
+    folder = tmp_path_factory.mktemp("stack")
+    running = native.start(folder, ROOT)
+    old = {k: os.environ.get(k) for k in running.state["env"]}
+    os.environ.update(running.state["env"])
+    try:
+        yield running.state
+    finally:
+        native.stop(folder)
+        for key, value in old.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+@pytest.fixture(scope="session")
+def stack_project(tmp_path_factory, stack):
+    """A smoke-profile scratch copy of the repo that the stack's worker runs deployments in."""
+    root = copy_project(tmp_path_factory.mktemp("stack-proj") / "proj")
+    set_profile(root, "smoke")
+    return root

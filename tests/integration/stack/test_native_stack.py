@@ -1,0 +1,186 @@
+"""Acceptance of the multi-machine platform, on the real services started natively on 127.0.0.1.
+
+1. a deployment run on the process worker fans the QualityPajama grid out to two Dask worker
+   processes, logs to the MLflow server (Postgres + S3 artifacts); `dvc push` to S3 and
+   `dvc pull` into a fresh clone restore its outputs;
+2. a scheduled recurring evaluation records its metrics; a planted regression fails it by name;
+3. two flow runs logging to MLflow at the same time both complete, nothing lost;
+4. killing a Dask worker in the middle of a grid does not lose the run.
+The tests run in file order and share the session's stack (tests 2 and 3 use test 1's run).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+
+import pytest
+
+from components.io import path_md5
+from flows.runtime.workspace import copy_project
+from tests.conftest import paperline, tool
+
+pytestmark = [pytest.mark.slow, pytest.mark.integration, pytest.mark.stack]
+
+# a small grid: 2 interventions x 2 sizes x 1 seed = 4 models, short budgets (the smoke profile's shape)
+GRID = ["interventions=[raw, minhash-0.7]", "grid.sizes=[5000, 10000]", "grid.budgets=[2048, 4096]", "training.eval_windows=4"]
+TIMEOUT = 420
+
+
+def _run_deployment(name: str, parameters: dict | None = None):
+    from prefect.deployments import run_deployment
+
+    return run_deployment(name, parameters=parameters or {}, timeout=TIMEOUT)
+
+
+def _s3_keys(stack, bucket: str) -> list[str]:
+    import boto3
+
+    s3 = boto3.client("s3", endpoint_url=stack["env"]["PAPERLINE_S3_ENDPOINT"])
+    return [o["Key"] for o in s3.list_objects_v2(Bucket=bucket).get("Contents", [])]
+
+
+def test_1_deployment_on_worker_fans_out_to_dask_logs_to_mlflow_and_dvc_s3(stack, stack_project, tmp_path):
+    sets = [a for s in GRID for a in ("--set", s)]
+    made = paperline("schedule", "qualitypajama", "--cron", "0 3 * * *", "--profile", "smoke", *sets, cwd=stack_project)
+    assert made.returncode == 0, made.stderr[-2000:]
+    listed = paperline("deployments", "--json", cwd=stack_project)
+    rows = {r["name"]: r for r in json.loads(listed.stdout)}
+    assert rows["paperline-run/qualitypajama"]["schedules"] == ["0 3 * * *"]
+    assert rows["paperline-run/qualitypajama"]["pool"] == "paperline"
+
+    run = _run_deployment("paperline-run/qualitypajama", {"stages": ["train"]})
+    assert run.state.is_completed(), run.state.message
+    assert run.work_pool_name == "paperline"
+    grid = stack_project / "data/qualitypajama/grid"
+    assert json.loads((grid / "summary.json").read_text())["models"] == 4
+    assert json.loads((grid / "_checks/grid.json").read_text())["success"] is True
+
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient()
+    exp = client.get_experiment_by_name("qualitypajama")
+    runs = client.search_runs([exp.experiment_id])
+    parents = [r for r in runs if "mlflow.parentRunId" not in r.data.tags]
+    children = [r for r in runs if "mlflow.parentRunId" in r.data.tags]
+    assert len(parents) == 1 and parents[0].info.status == "FINISHED"
+    assert parents[0].data.metrics["train.worker_processes"] >= 2, "the grid must run in more than one Dask worker process"
+    assert len(children) == 4 and all(r.info.status == "FINISHED" and "loss" in r.data.metrics for r in children)
+    assert str(client.get_model_version_by_alias("qualitypajama", "champion").version) == "1"
+    assert _s3_keys(stack, "mlflow"), "model artifacts must land in the S3 artifact store"
+
+    for args in (["remote", "add", "-f", "s3", "s3://dvc/store"], ["remote", "modify", "s3", "endpointurl", stack["env"]["PAPERLINE_S3_ENDPOINT"]],
+                 ["commit", "-f", "--with-deps", "qualitypajama-train"], ["push", "-r", "s3", "qualitypajama-train"]):
+        proc = tool("dvc", *args, cwd=stack_project)
+        assert proc.returncode == 0, f"dvc {args}: {proc.stdout[-1500:]} {proc.stderr[-1500:]}"
+    assert _s3_keys(stack, "dvc")
+    clone = copy_project(stack_project, tmp_path / "clone", share_sources=False)  # a fresh clone: code, dvc.yaml, dvc.lock
+    assert not (clone / "data/qualitypajama/grid").exists()
+    pulled = tool("dvc", "pull", "-r", "s3", "qualitypajama-train", cwd=clone)
+    assert pulled.returncode == 0, pulled.stderr[-2000:]
+    assert path_md5(clone / "data/qualitypajama/grid") == path_md5(grid)
+
+
+def _plant_regression(client, tmp_path) -> None:
+    """A new champion version with noisy weights; the accepted values stay those of the real run."""
+    import mlflow
+    import torch
+    from mlflow.models import ModelSignature
+    from mlflow.types import Schema, TensorSpec
+    import numpy as np
+
+    from components.models.tiny_lm import save_model
+    from flows.runtime.mlflow_model import log_folder_model
+
+    loaded = mlflow.pyfunc.load_model("models:/qualitypajama@champion")
+    model = loaded.unwrap_python_model().model
+    gen = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(torch.randn(p.shape, generator=gen) * 0.5)
+    folder = save_model(model, tmp_path / "noisy")
+    sig = ModelSignature(inputs=Schema([TensorSpec(np.dtype("int64"), (-1, -1), "ids")]),
+                         outputs=Schema([TensorSpec(np.dtype("int64"), (-1,), "next")]))
+    exp = client.get_experiment_by_name("qualitypajama")
+    with mlflow.start_run(experiment_id=exp.experiment_id, run_name="planted-regression") as run:
+        log_folder_model(folder, loader="components.models.tiny_lm:load_model", signature=sig)
+    version = mlflow.register_model(f"runs:/{run.info.run_id}/model", "qualitypajama",
+                                    tags={"eval": client.get_model_version("qualitypajama", "1").tags["eval"]}).version
+    client.set_registered_model_alias("qualitypajama", "champion", version)
+
+
+def test_2_recurring_evaluation_records_metrics_and_fails_on_a_planted_regression(stack, stack_project, tmp_path):
+    made = paperline("schedule", "recurring-eval", "--cron", "0 4 * * *", cwd=stack_project)
+    assert made.returncode == 0, made.stderr[-2000:]
+    assert "recurring-eval/recurring-eval" in paperline("deployments", cwd=stack_project).stdout
+
+    first = _run_deployment("recurring-eval/recurring-eval")
+    assert first.state.is_completed(), first.state.message
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient()
+    exp = client.get_experiment_by_name("recurring-eval")
+    [evaluation] = client.search_runs([exp.experiment_id])
+    accepted = float(client.get_registered_model("qualitypajama").tags["accepted.loss"])
+    assert evaluation.data.metrics["loss"] == pytest.approx(accepted, rel=1e-4)  # same model, same data: same loss
+
+    _plant_regression(client, tmp_path)
+    second = _run_deployment("recurring-eval/recurring-eval")
+    assert second.state.is_failed()
+    assert "qualitypajama: loss rose from" in second.state.message and "tolerance 5.00%" in second.state.message
+    history = client.get_metric_history(client.search_runs([exp.experiment_id], order_by=["attributes.start_time DESC"])[0].info.run_id, "loss")
+    assert history and history[0].value > accepted
+    report = (stack_project / "reports/recurring-eval/report.md").read_text()
+    assert "## qualitypajama" in report and "REGRESSED: qualitypajama: loss rose from" in report
+    history_rows = json.loads((stack_project / "reports/recurring-eval/history.json").read_text())["qualitypajama"]["history"]
+    assert [row["regressed"] for row in history_rows] == [False, True]
+
+
+def test_3_two_flow_runs_logging_at_once_both_complete(stack, stack_project):
+    from mlflow.tracking import MlflowClient
+
+    results = {}
+
+    def trigger(key: str) -> None:
+        results[key] = _run_deployment("recurring-eval/recurring-eval", {"experiment": "concurrent", "default_tolerance": 10.0})
+
+    threads = [threading.Thread(target=trigger, args=(k,)) for k in ("a", "b")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(r.state.is_completed() for r in results.values()), [r.state.message for r in results.values()]
+    client = MlflowClient()
+    runs = client.search_runs([client.get_experiment_by_name("concurrent").experiment_id])
+    assert len(runs) == 2 and all(r.info.status == "FINISHED" and "loss" in r.data.metrics for r in runs)
+
+
+def test_4_killing_a_dask_worker_mid_grid_does_not_lose_the_run(stack):
+    from distributed import Client
+    from prefect import flow
+
+    from flows.runtime import runners
+
+    address = stack["env"]["PAPERLINE_DASK_ADDRESS"]
+    calls = [{"seconds": 2.0, "tag": i} for i in range(8)]
+    killed = []
+
+    @flow(name="kill-a-worker")
+    def grid() -> list[str]:
+        out = []
+        for _call, state in runners.fan_out(runners.probe_task(), calls, runners.parse(address)):
+            if not killed:
+                with Client(address) as client:
+                    pid = next(iter(client.run(os.getpid).values()))
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+            out.append(state.result())
+        return out
+
+    done = grid()
+    assert len(done) == len(calls) and killed
+    with Client(address) as client:
+        client.wait_for_workers(2, timeout=120)  # the nanny restarted the killed process
+
