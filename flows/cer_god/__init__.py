@@ -1,0 +1,1 @@
+"""CER-GOD pipeline: graphs, injection, detectors over seeds, evaluation, claims and report."""

@@ -1,0 +1,32 @@
+"""Stage ``inject``: contextual, structural and trap outliers into every clean graph; GX checks the label rate."""
+
+from __future__ import annotations
+
+from components.graph.graph import Graph
+from components.graph.inject import inject
+from components.io import write_json
+from flows.cer_god.common import CLEAN, GRAPHS, check_graph_gx
+from flows.runtime.stages import StageContext
+
+
+def run(ctx: StageContext) -> dict:
+    p = ctx.params
+    inj = p.injection
+    out = ctx.output(GRAPHS)
+    out.mkdir(parents=True, exist_ok=True)
+    summary = {}
+    for i, spec in enumerate(p.graphs):
+        g = Graph.load(ctx.input(f"{CLEAN}/{spec.name}.npz"))
+        if spec.inject:
+            g = inject(g, contextual_rate=inj.contextual_rate, structural_rate=inj.structural_rate,
+                       trap_rate=inj.trap_rate, clique_size=inj.clique_size, k=inj.k, trap_degree=inj.trap_degree,
+                       seed=p.seed * 1000 + i + 1)  # >= 1: PyGOD's generators ignore seed 0
+            rate = sum(v for k, v in g.meta["counts"].items() if k != "cliques") / g.n
+        else:
+            rate = float(g.y.mean())
+        check_graph_gx(g, out / "_checks", label_rate=rate, tag="injected")
+        g.save(out / f"{g.name}.npz")
+        summary[g.name] = {"nodes": g.n, "outliers": int(g.y.sum()), "rate": rate,
+                           "counts": {k: int((g.kind == v).sum()) for k, v in (("contextual", 1), ("structural", 2), ("trap", 3))}}
+    write_json(out / "summary.json", summary)
+    return summary

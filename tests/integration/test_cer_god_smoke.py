@@ -1,0 +1,56 @@
+"""The real `paperline run cer-god --profile smoke`: graphs and their GX checks, runs, metrics, claims, report."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+from components.evaluation.claims import validate_claims_document
+from components.graph.graph import Graph, check_graph
+from components.io import read_jsonl
+from tests.conftest import paperline
+
+pytestmark = [pytest.mark.slow, pytest.mark.integration]
+
+
+def test_smoke_profile_end_to_end(project):
+    proc = paperline("run", "cer-god", "--profile", "smoke", cwd=project)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    data = project / "data/cer-god"
+    g = check_graph(Graph.load(data / "graphs/sbm.npz"))
+    assert g.n == 500 and 0 < g.y.mean() <= 0.5 and set(np.unique(g.kind)) == {0, 1, 2, 3}
+    for check in ("clean/_checks/sbm-nodes.json", "graphs/_checks/sbm-nodes.json", "graphs/_checks/sbm-edges.json",
+                  "runs/_checks/runs.json", "eval/_checks/metrics.json"):
+        assert json.loads((data / check).read_text())["success"] is True, check
+
+    runs = read_jsonl(data / "runs/runs.jsonl")
+    assert {r["method"] for r in runs} >= {"cer-god", "cer-god-nomask", "cer-god-nodiv", "dominant", "gae", "degree-probe"}
+    cg = [r for r in runs if r["method"] == "cer-god"]
+    assert all(0 <= r["minority_share"] <= 0.5 and isinstance(r["collapsed"], bool) for r in cg)
+    weights = np.load(data / "runs/edge_weights.npz")["sbm/edge_weights"]
+    assert ((weights >= 0) & (weights <= 1)).all()
+    metrics = read_jsonl(data / "eval/metrics.jsonl")
+    assert len(metrics) == len(runs) and all(0 <= m["auc"] <= 1 for m in metrics)
+
+    doc = json.loads((project / "reports/cer-god/claims.json").read_text())
+    validate_claims_document(doc)
+    assert doc["profile"] == "smoke" and [c["id"] for c in doc["claims"]] == ["C1", "C2", "C3", "C4"]
+    assert set(doc["leakage"]) == {"sbm"} and "degree_probe_auc" in doc["leakage"]["sbm"]
+    for claim in doc["claims"]:
+        assert claim["verdict"] in ("reproduced", "not reproduced", "inconclusive") and claim["details"]
+
+    html = (project / "reports/cer-god/report.html").read_text()
+    assert not re.search(r"""(src|href)=["']https?://""", html)
+    assert "data:image/png;base64," in html and "Edge weights around outliers" in html
+    assert (project / "reports/cer-god/metrics.json").exists()
+    assert (project / "reports/cer-god/plots/auc_by_method.csv").read_text().startswith("graph,method,mean_auc")
+
+
+def test_bad_injection_rate_fails_before_work(project):
+    proc = paperline("run", "cer-god", "--profile", "smoke", "--set", "cer-god.injection.trap_rate=0.45", cwd=project)
+    assert proc.returncode != 0
+    assert "injection" in (proc.stdout + proc.stderr) and "0.5" in (proc.stdout + proc.stderr)
+    assert not (project / "data/cer-god/graphs").exists()
