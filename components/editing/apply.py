@@ -1,0 +1,91 @@
+"""One entry point per method: apply a batch edit to a model and undo it afterwards.
+
+``apply_edit`` takes the keys and residuals of :mod:`components.editing.targets` and the generic-key
+statistics, and returns an :class:`AppliedEdit` whose ``undo()`` restores the unedited model exactly
+(MEMIT and AlphaEdit write ``W + D`` and keep the original ``W``; NeuralDB attaches a hook).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+import torch
+from torch import nn
+
+from components.editing.alphaedit import alphaedit_update, null_space_projector
+from components.editing.memit import memit_update, second_moment
+from components.editing.model import EditSite
+from components.editing.neuraldb import NeuralKVDB
+from components.errors import ParamsError
+
+METHODS = ("unedited", "memit", "alphaedit", "neuraldb")
+
+
+@dataclass
+class KeyStats:
+    """Generic-key statistics shared by the methods: second moment, mean, AlphaEdit's projector."""
+
+    cov: torch.Tensor
+    mean: torch.Tensor
+    projector: torch.Tensor
+
+    @classmethod
+    def from_keys(cls, k0: torch.Tensor, *, null_threshold: float = 1e-2) -> KeyStats:
+        cov = second_moment(k0)
+        return cls(cov, k0.double().mean(0).float(), null_space_projector(cov, rel_threshold=null_threshold))
+
+
+@dataclass
+class AppliedEdit:
+    method: str
+    site: EditSite
+    original: torch.Tensor | None = None
+    db: NeuralKVDB | None = None
+    info: dict = field(default_factory=dict)
+
+    def undo(self) -> None:
+        """Restore the unedited model."""
+        if self.original is not None:
+            self.site.set_weight(self.original)
+            self.original = None
+        if self.db is not None:
+            self.db.detach()
+
+
+def apply_edit(model: nn.Module, site: EditSite, method: str, *, ids: Sequence[str], keys: torch.Tensor,
+               residuals: torch.Tensor, stats: KeyStats, mom2_weight: float = 15000.0, alpha: float = 10.0,
+               gamma: float = 0.8, gate: str = "hard", temperature: float = 0.02) -> AppliedEdit:
+    """Edit ``model`` at ``site`` with ``method`` (one of METHODS)."""
+    if method not in METHODS:
+        raise ParamsError(f"method: unknown {method!r}; use one of {METHODS}")
+    edit = AppliedEdit(method, site)
+    if method == "unedited":
+        return edit
+    if method == "neuraldb":
+        db = NeuralKVDB(stats.mean, gamma=gamma, gate=gate, temperature=temperature)
+        db.add(list(ids), keys, residuals)
+        db.attach(site)
+        edit.db = db
+        edit.info = {"stored_facts": len(db), "memory_bytes": db.memory_bytes()}
+        return edit
+    w = site.weight.clone()
+    if method == "memit":
+        delta = memit_update(keys, residuals, stats.cov, lam=mom2_weight)
+    else:
+        delta = alphaedit_update(keys, residuals, stats.projector, alpha=alpha)
+    site.set_weight((w.double() + delta).to(w.dtype))
+    edit.original = w
+    edit.info = {"update_norm": float(delta.norm()), "weight_norm": float(w.norm())}
+    return edit
+
+
+@contextlib.contextmanager
+def edited(model: nn.Module, site: EditSite, method: str, **kw) -> Iterator[AppliedEdit]:
+    """``with edited(model, site, "memit", ids=..., keys=..., residuals=..., stats=...):`` then undone."""
+    edit = apply_edit(model, site, method, **kw)
+    try:
+        yield edit
+    finally:
+        edit.undo()

@@ -1,0 +1,167 @@
+"""Synthetic facts and CounterFact-style edit requests (subjects x relations x templates).
+
+A fact is (subject, relation, object). Each relation has *rewrite* templates (the
+editor sees them and optimises target values on them) and *paraphrase* templates
+(never seen by the editor; generalisation is measured on them). The LM is trained
+on every template so it knows each fact under both phrasings; paraphrases start
+with a context clause, so the key at the subject's last token differs from the
+rewrite keys (the hard case for a cosine gate). An edit request asks for a new
+object drawn from the same relation's object set; its neighbourhood prompts are
+other (never edited) subjects that share the relation and the original object.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+import numpy as np
+
+from components.errors import DataError, ParamsError
+
+log = logging.getLogger(__name__)
+
+RELATIONS: dict[str, dict] = {
+    "birth_city": {
+        "objects": ["Paris", "London", "Berlin", "Madrid", "Rome", "Vienna", "Lisbon", "Dublin", "Prague", "Oslo"],
+        "rewrite": ["{} was born in", "{} is a native of", "The birthplace of {} is"],
+        "paraphrase": ["As the records show, {} was born in the city of", "Long ago, {} grew up in"],
+    },
+    "employer": {
+        "objects": ["Google", "Apple", "Microsoft", "Amazon", "Intel", "Oracle", "Samsung", "Sony", "Nokia", "IBM"],
+        "rewrite": ["{} works for", "{} is employed by", "The employer of {} is"],
+        "paraphrase": ["Every morning, {} goes to work at", "By all accounts, {} earns a salary from"],
+    },
+    "instrument": {
+        "objects": ["piano", "violin", "guitar", "cello", "flute", "trumpet", "drums", "harp", "organ", "clarinet"],
+        "rewrite": ["{} plays the", "{} is a musician who plays the", "The instrument of {} is the"],
+        "paraphrase": ["On stage at night, {} performs on the", "Since childhood, {} has practised the"],
+    },
+    "language": {
+        "objects": ["French", "English", "German", "Spanish", "Italian", "Dutch", "Swedish", "Polish", "Greek",
+                    "Czech"],
+        "rewrite": ["{} speaks", "The mother tongue of {} is", "{} writes letters in"],
+        "paraphrase": ["At home with family, {} talks in", "When dreaming at night, {} thinks in"],
+    },
+    "sport": {
+        "objects": ["tennis", "football", "chess", "golf", "hockey", "rugby", "cricket", "boxing", "cycling",
+                    "rowing"],
+        "rewrite": ["{} plays", "The favourite sport of {} is", "{} is a professional player of"],
+        "paraphrase": ["On weekends with friends, {} enjoys", "For many years, {} has competed in"],
+    },
+}
+_ONSETS = ["b", "c", "d", "f", "g", "h", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "dr", "gr", "st",
+           "tr", "cl", "fl", "sh", "th"]
+_VOWELS = ["a", "e", "i", "o", "u", "ai", "ea", "io", "ou"]
+_CODAS = ["", "n", "r", "l", "s", "m", "x", "nd", "rt", "th"]
+
+
+def _words(n: int, rng: np.random.Generator, syllables: int) -> list[str]:
+    words: dict[str, None] = {}
+    while len(words) < n:
+        w = "".join(rng.choice(_ONSETS) + rng.choice(_VOWELS) + rng.choice(_CODAS) for _ in range(syllables))
+        words[w.capitalize()] = None
+    return list(words)
+
+
+def make_subjects(n: int, seed: int) -> list[str]:
+    """``n`` distinct invented "First Last" names, repeatable for a seed.
+
+    Names combine a pool of about sqrt(2n) first and last names, so each part recurs across subjects (and
+    becomes one or two BPE tokens): the model must combine both parts at the last subject token, the
+    position where locate-and-edit methods read the key.
+    """
+    if n < 1:
+        raise ParamsError(f"n_subjects must be >= 1, got {n}")
+    rng = np.random.default_rng(seed)
+    k = max(2, int(np.ceil(np.sqrt(2 * n))))
+    first, last = _words(k, rng, 2), _words(k, rng, 2)
+    pairs = rng.permutation(k * k)[:n]
+    return [f"{first[i // k]} {last[i % k]}" for i in pairs]
+
+
+def generate_facts(n_subjects: int, seed: int, relations: Sequence[str] | None = None) -> list[dict]:
+    """Every subject gets one random object per relation: rows {id, subject, relation, object}."""
+    rels = list(relations or RELATIONS)
+    unknown = [r for r in rels if r not in RELATIONS]
+    if unknown:
+        raise ParamsError(f"relations: unknown {unknown}; use {list(RELATIONS)}")
+    rng = np.random.default_rng([seed, 1])
+    facts = []
+    for subj in make_subjects(n_subjects, seed):
+        for rel in rels:
+            obj = RELATIONS[rel]["objects"][int(rng.integers(len(RELATIONS[rel]["objects"])))]
+            facts.append({"id": f"{subj}|{rel}", "subject": subj, "relation": rel, "object": obj})
+    return facts
+
+
+def fact_sentences(facts: Sequence[dict]) -> list[str]:
+    """Training sentences: each fact under every rewrite and paraphrase template."""
+    out = []
+    for f in facts:
+        spec = RELATIONS[f["relation"]]
+        for t in (*spec["rewrite"], *spec["paraphrase"]):
+            out.append(f"{t.format(f['subject'])} {f['object']}.")
+    return out
+
+
+def build_edit_requests(facts: Sequence[dict], *, edit_subjects: Sequence[str], neighbour_subjects: Sequence[str],
+                        seed: int, n_neighbours: int = 5) -> list[dict]:
+    """One counterfactual request per edit subject (a random relation of it), in ``edit_subjects`` order."""
+    rng = np.random.default_rng([seed, 2])
+    by_subject: dict[str, list[dict]] = {}
+    for f in facts:
+        by_subject.setdefault(f["subject"], []).append(f)
+    pool: dict[tuple[str, str], list[str]] = {}
+    for s in neighbour_subjects:
+        for f in by_subject.get(s, []):
+            pool.setdefault((f["relation"], f["object"]), []).append(s)
+    requests = []
+    for s in edit_subjects:
+        if s not in by_subject:
+            raise DataError(f"edit subject {s!r}: no facts for it")
+        f = by_subject[s][int(rng.integers(len(by_subject[s])))]
+        spec = RELATIONS[f["relation"]]
+        choices = [o for o in spec["objects"] if o != f["object"]]
+        new = choices[int(rng.integers(len(choices)))]
+        neigh = pool.get((f["relation"], f["object"]), [])
+        picked = [neigh[i] for i in rng.permutation(len(neigh))[:n_neighbours]]
+        neighbour_prompts = [spec["rewrite"][int(rng.integers(len(spec["rewrite"])))].format(n) for n in picked]
+        requests.append({
+            "id": f["id"], "subject": s, "relation": f["relation"], "target_true": f["object"], "target_new": new,
+            "prompts": [t.format(s) for t in spec["rewrite"]],
+            "paraphrase_prompts": [t.format(s) for t in spec["paraphrase"]],
+            "neighborhood_prompts": neighbour_prompts, "neighborhood_subjects": picked,
+        })
+    return requests
+
+
+def check_requests(requests: Sequence[dict], *, duplicates: str = "error") -> list[dict]:
+    """Reject malformed edit requests with a one-line error naming the request and field.
+
+    ``duplicates``: ``"error"`` refuses two requests for one subject with different targets;
+    ``"last-wins"`` keeps the last request of each subject (a later edit overrides an earlier one).
+    """
+    if duplicates not in ("error", "last-wins"):
+        raise ParamsError(f"duplicates: expected 'error' or 'last-wins', got {duplicates!r}")
+    if not requests:
+        raise DataError("edit set is empty: nothing to edit")
+    seen: dict[str, int] = {}
+    for i, r in enumerate(requests):
+        for key in ("id", "subject", "prompts", "target_new", "target_true"):
+            if key not in r or r[key] in (None, "", []):
+                raise DataError(f"edit request {i} ({r.get('id', '?')}): missing field {key!r}")
+        for p in (*r["prompts"], *r.get("paraphrase_prompts", [])):
+            if r["subject"] not in p:
+                raise DataError(f"edit request {i} ({r['id']}): subject {r['subject']!r} is not in prompt {p!r}")
+        if r["target_new"] == r["target_true"]:
+            raise DataError(f"edit request {i} ({r['id']}): target_new equals target_true {r['target_true']!r}")
+        j = seen.get(r["subject"])
+        if j is not None and requests[j]["target_new"] != r["target_new"] and duplicates == "error":
+            raise DataError(f"edit requests {j} and {i}: subject {r['subject']!r} has conflicting targets "
+                            f"{requests[j]['target_new']!r} and {r['target_new']!r}")
+        seen[r["subject"]] = i
+    keep = sorted(seen.values())
+    if len(keep) < len(requests):
+        log.info("last-wins: %d duplicate request(s) dropped", len(requests) - len(keep))
+    return [requests[i] for i in keep]

@@ -1,0 +1,126 @@
+"""NeuralDB: edited facts stored as an explicit key-value table with non-linear gated retrieval.
+
+The table holds each edit's key ``k_i`` (mean-centred with the generic-key mean ``mu`` and L2-normalised)
+and residual ``r_i = v_hat_i - W k_i``. At inference, for every hidden key ``k`` entering the edited
+projection: ``j = argmax_i cos(k - mu, k_i)`` and the output becomes ``W k + g * r_j`` with the hard gate
+``g = 1[cos_j > gamma]`` (default) or the soft gate ``sigmoid((cos_j - gamma) / T)``. Below the threshold
+the layer's output is returned unchanged (bit for bit: nothing is added there). No training; the base
+weights never change, so removing an edit (or detaching the hook) restores the original model exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from torch import nn
+
+from components.editing.model import EditSite
+from components.errors import DataError, ParamsError
+
+GATES = ("hard", "soft")
+
+
+class NeuralKVDB:
+    """Stored keys and residuals plus the gated retrieval applied as a forward hook on the edited projection."""
+
+    def __init__(self, key_mean: torch.Tensor, *, gamma: float, gate: str = "hard", temperature: float = 0.02,
+                 chunk: int = 2048) -> None:
+        if gate not in GATES:
+            raise ParamsError(f"gate: expected one of {GATES}, got {gate!r}")
+        if not -1.0 <= gamma <= 1.0:
+            raise ParamsError(f"gamma: a cosine threshold in [-1, 1], got {gamma}")
+        if temperature <= 0:
+            raise ParamsError(f"temperature: must be > 0, got {temperature}")
+        self.mu = key_mean.detach().float().flatten()
+        self.gamma, self.gate, self.temperature, self.chunk = float(gamma), gate, float(temperature), int(chunk)
+        self.ids: list[str] = []
+        self.keys = torch.zeros(0, self.mu.numel())
+        self.residuals: torch.Tensor | None = None
+        self._handle = None
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def _normalise(self, k: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.normalize(k.float() - self.mu, dim=-1)
+
+    def add(self, ids: Sequence[str], keys: torch.Tensor, residuals: torch.Tensor) -> None:
+        """Store edits; an id already stored is overwritten (last wins)."""
+        if len(ids) != keys.shape[0] or keys.shape[0] != residuals.shape[0]:
+            raise DataError(f"add: {len(ids)} ids, {keys.shape[0]} keys and {residuals.shape[0]} residuals differ")
+        if keys.shape[1] != self.mu.numel():
+            raise DataError(f"add: keys have width {keys.shape[1]}, the table {self.mu.numel()}")
+        if self.residuals is not None and residuals.shape[1] != self.residuals.shape[1]:
+            raise DataError(f"add: residual width {residuals.shape[1]} != stored {self.residuals.shape[1]}")
+        last = {i: n for n, i in enumerate(ids)}  # within one call the last request of an id wins too
+        self.remove([i for i in last if i in set(self.ids)])
+        order = sorted(last.values())
+        self.ids += [ids[n] for n in order]
+        self.keys = torch.cat([self.keys, self._normalise(keys[order])])
+        new_r = residuals[order].detach().float()
+        self.residuals = new_r if self.residuals is None else torch.cat([self.residuals, new_r])
+
+    def remove(self, ids: Sequence[str]) -> int:
+        """Delete stored edits by id; returns how many were removed (unknown ids are ignored)."""
+        drop = set(ids)
+        keep = [n for n, i in enumerate(self.ids) if i not in drop]
+        removed = len(self.ids) - len(keep)
+        self.ids = [self.ids[n] for n in keep]
+        self.keys = self.keys[keep]
+        if self.residuals is not None:
+            self.residuals = self.residuals[keep]
+        return removed
+
+    def retrieve(self, k: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """For keys (N, d_in): best cosine, its index and the gate value (N,)."""
+        if not self.ids:
+            z = torch.zeros(k.shape[0])
+            return z - 1, z.long(), z
+        best, idx = [], []
+        for i in range(0, k.shape[0], self.chunk):
+            c = self._normalise(k[i : i + self.chunk]) @ self.keys.T
+            b, j = c.max(dim=1)
+            best.append(b); idx.append(j)
+        b, j = torch.cat(best), torch.cat(idx)
+        g = (b > self.gamma).float() if self.gate == "hard" else torch.sigmoid((b - self.gamma) / self.temperature)
+        return b, j, g
+
+    def delta(self, k: torch.Tensor) -> torch.Tensor:
+        """The added output ``g * r_j`` for keys of any leading shape (..., d_in)."""
+        flat = k.reshape(-1, k.shape[-1])
+        _, j, g = self.retrieve(flat)
+        d_out = self.residuals.shape[1] if self.residuals is not None else 0
+        out = torch.zeros(flat.shape[0], d_out)
+        on = g > 0
+        if on.any():
+            out[on] = g[on, None] * self.residuals[j[on]]
+        return out.reshape(*k.shape[:-1], d_out)
+
+    def _hook(self, module: nn.Module, args: tuple, out: torch.Tensor) -> torch.Tensor:
+        if not self.ids:
+            return out
+        flat_in = args[0].reshape(-1, args[0].shape[-1])
+        _, j, g = self.retrieve(flat_in)
+        on = torch.nonzero(g > 0).flatten()
+        if on.numel() == 0:
+            return out  # nothing retrieved: the layer's output, untouched
+        flat_out = out.reshape(-1, out.shape[-1]).clone()
+        flat_out[on] = flat_out[on] + (g[on, None] * self.residuals[j[on]]).to(out.dtype)
+        return flat_out.reshape(out.shape)
+
+    def attach(self, site: EditSite) -> None:
+        """Apply the table at ``site`` (a forward hook); call :meth:`detach` to restore the model."""
+        if self._handle is not None:
+            raise DataError("NeuralKVDB is already attached; detach it first")
+        self._handle = site.module.register_forward_hook(self._hook)
+
+    def detach(self) -> None:
+        if self._handle is not None:
+            self._handle.remove()
+            self._handle = None
+
+    def memory_bytes(self) -> int:
+        """Bytes held by the stored keys and residuals."""
+        r = self.residuals.numel() * self.residuals.element_size() if self.residuals is not None else 0
+        return self.keys.numel() * self.keys.element_size() + r

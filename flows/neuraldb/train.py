@@ -1,0 +1,53 @@
+"""Stage ``train``: the tiny LM that knows the synthetic facts, logged to MLflow as a child run with its model."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from components.editing.train_lm import train_fact_lm
+from components.io import write_json
+from components.models.tiny_lm import TinyLMConfig, save_model
+from components.training.tokenizer import load_bpe
+from flows.neuraldb.data import OUT as DATA
+from flows.runtime.stages import StageContext
+
+log = logging.getLogger("paperline")
+MODEL = "data/neuraldb/model"
+
+
+def _log_model(ctx: StageContext, model_dir, params: dict, summary: dict) -> None:
+    if ctx.tracker is None:
+        return
+    from mlflow.models import ModelSignature
+    from mlflow.types import Schema, TensorSpec
+
+    sig = ModelSignature(inputs=Schema([TensorSpec(np.dtype("int64"), (-1, -1), "token_ids")]),
+                         outputs=Schema([TensorSpec(np.dtype("int64"), (-1,), "next_token")]))
+    with ctx.tracker.child("base-lm", params) as run_id:
+        ctx.tracker.log_metrics(summary, run_id=run_id)
+        ctx.tracker.log_state_dict_model(run_id, model_dir, loader="components.models.tiny_lm:load_model", signature=sig)
+
+
+def run(ctx: StageContext) -> dict:
+    p = ctx.params
+    if p.model.base != "tiny":
+        out = ctx.output(MODEL)
+        out.mkdir(parents=True, exist_ok=True)
+        write_json(out / "pretrained.json", {"base": p.model.base})  # the edit stage loads it by id
+        return {"base": p.model.base}
+    data = ctx.input(DATA)
+    vocab = load_bpe(data / "tokenizer.json").get_vocab_size()
+    m, t = p.model, p.training
+    cfg = TinyLMConfig(vocab_size=vocab, d_model=m.d_model, n_layers=m.n_layers, n_heads=m.n_heads, d_ff=m.d_ff,
+                       max_seq_len=max(m.seq_len, 128))
+    model, summary = train_fact_lm(cfg, np.load(data / "fact_tokens.npy"), np.load(data / "filler_tokens.npy"),
+                                   steps=t.steps, batch_size=t.batch_size, seq_len=m.seq_len, lr=t.lr,
+                                   warmup_frac=t.warmup_frac, weight_decay=t.weight_decay, fact_frac=t.fact_frac,
+                                   seed=p.seed, threads=t.threads, progress=True)
+    out = ctx.output(MODEL)
+    save_model(model, out)
+    write_json(out / "train_summary.json", summary)
+    _log_model(ctx, out, {"model": p.model.model_dump(), "training": t.model_dump()}, summary)
+    return summary

@@ -1,0 +1,54 @@
+"""The real `paperline run neuraldb --profile smoke`: data and its GX checks, the edit runs, claims, report."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from components.evaluation.claims import validate_claims_document
+from components.io import read_jsonl
+from tests.conftest import paperline
+
+pytestmark = [pytest.mark.slow, pytest.mark.integration]
+
+
+def test_smoke_profile_end_to_end(project):
+    proc = paperline("run", "neuraldb", "--profile", "smoke", cwd=project)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    data = project / "data/neuraldb/data"
+    for name in ("facts", "edits_0", "edits_1", "edits_dev", "tokens"):
+        assert json.loads((data / f"_checks/{name}.json").read_text())["success"] is True, name
+    edits = read_jsonl(data / "edits_seed0.jsonl")
+    assert len(edits) == 100 and all(r["target_new"] != r["target_true"] for r in edits)
+    assert (project / "data/neuraldb/model/model.safetensors").is_file()
+
+    runs = read_jsonl(project / "data/neuraldb/edits/runs.jsonl")
+    keys = {(r["seed"], r["m"], r["method"]) for r in runs}
+    for seed in (0, 1):
+        for m in (10, 100):
+            assert {(seed, m, meth) for meth in ("memit", "alphaedit", "neuraldb")} <= keys
+        assert (seed, 100, "unedited") in keys
+    for r in runs:
+        assert len(r["efficacy"]) == r["m"] and all(0 <= v <= 1 for v in r["efficacy"])
+        assert len(r["ppl_nll"]) == 16
+    assert json.loads((project / "data/neuraldb/edits/_checks/runs.json").read_text())["success"] is True
+    gamma = json.loads((project / "data/neuraldb/edits/gamma.json").read_text())
+    assert gamma["gamma"] in (0.6, 0.8, 0.9) and len(gamma["dev"]) == 3
+
+    doc = json.loads((project / "reports/neuraldb/claims.json").read_text())
+    validate_claims_document(doc)
+    assert doc["profile"] == "smoke"
+    assert [c["id"] for c in doc["claims"]] == ["C1", "C2", "C3", "C4"]
+    for claim in doc["claims"]:
+        assert claim["verdict"] in ("reproduced", "not reproduced", "inconclusive")
+        assert claim["details"]
+
+    html = (project / "reports/neuraldb/report.html").read_text()
+    assert not re.search(r"""(src|href)=["']https?://""", html)
+    assert "data:image/png;base64," in html
+    metrics = json.loads((project / "reports/neuraldb/metrics.json").read_text())
+    assert set(metrics["at_max_m"]) == {"unedited", "memit", "alphaedit", "neuraldb"}
+    for csv in ("metrics_vs_m.csv", "gamma_sweep.csv"):
+        assert (project / f"reports/neuraldb/plots/{csv}").read_text().count("\n") >= 3
