@@ -25,7 +25,7 @@ def error_line(proc) -> str:
     "args, expected",
     [
         (["run", "nopaper"], "unknown paper 'nopaper'"),
-        (["run", "ofmu"], "has no pipeline yet"),
+        (["run", "forestpersons"], "has no pipeline yet"),
         (["run", "qualitypajama", "--profile", "tiny"], "unknown profile 'tiny'"),
         (["run", "qualitypajama", "--set", "training.lrr=1"], "qualitypajama.training.lrr: unknown key"),
         (["run", "qualitypajama", "--set", "training.lr=fast"], "qualitypajama.training.lr: Input should be a valid number"),
