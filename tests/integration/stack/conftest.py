@@ -8,6 +8,7 @@ infra/compose/compose.yml, started by scripts/services/native_stack.py.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import shutil
@@ -39,7 +40,8 @@ def stack(tmp_path_factory):
     old = {k: os.environ.get(k) for k in running.state["env"]}
     os.environ.update(running.state["env"])
     try:
-        yield running.state
+        with _prefect_settings(running.state["env"]):
+            yield running.state
     finally:
         native.stop(folder)
         for key, value in old.items():
@@ -47,6 +49,21 @@ def stack(tmp_path_factory):
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+@contextlib.contextmanager
+def _prefect_settings(env: dict[str, str]):
+    """Point this process's Prefect client at the stack too.
+
+    Prefect reads its settings from the environment once, when it is first imported; in a full
+    `pytest` run other test modules import it at collection, before this fixture exports the
+    stack's variables, so the exported PREFECT_* values are applied as temporary settings as well.
+    """
+    import prefect.settings as ps
+
+    updates = {getattr(ps, k): v for k, v in env.items() if k.startswith("PREFECT_") and hasattr(ps, k)}
+    with ps.temporary_settings(updates=updates):
+        yield
 
 
 @pytest.fixture(scope="session")
