@@ -1,4 +1,4 @@
-"""The native stack for the `stack` tests: started once per session on 127.0.0.1, stopped at the end even on failure.
+"""The native stack for the `stack` tests: started once for their module on 127.0.0.1, stopped at the end even on failure.
 
 PostgreSQL (Debian's server binaries; run as the `postgres` user when root), a Prefect
 server on it with a process pool and worker, an MLflow server on it with artifacts on a
@@ -26,9 +26,13 @@ def _native_stack():
     return module
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def stack(tmp_path_factory):
-    """The running stack's state (URLs, pids); its variables are exported into this process meanwhile."""
+    """The running stack's state (URLs, pids); its variables are exported into this process meanwhile.
+
+    Module-scoped: the stack stops, and its variables (MLFLOW_TRACKING_URI, PAPERLINE_RUNNER, ...) are
+    restored, before any other test module runs, so no other test logs to it or fans out to its Dask.
+    """
     native = _native_stack()
     missing = native.missing_binaries()
     if missing:
@@ -66,7 +70,7 @@ def _prefect_settings(env: dict[str, str]):
         yield
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def stack_project(tmp_path_factory, stack):
     """A smoke-profile scratch copy of the repo that the stack's worker runs deployments in."""
     root = copy_project(tmp_path_factory.mktemp("stack-proj") / "proj")
