@@ -11,6 +11,7 @@ The tests run in file order and share the session's stack (tests 2 and 3 use tes
 
 from __future__ import annotations
 
+import contextvars
 import json
 import os
 import signal
@@ -146,7 +147,8 @@ def test_3_two_flow_runs_logging_at_once_both_complete(stack, stack_project):
     def trigger(key: str) -> None:
         results[key] = _run_deployment("recurring-eval/recurring-eval", {"experiment": "concurrent", "default_tolerance": 10.0})
 
-    threads = [threading.Thread(target=trigger, args=(k,)) for k in ("a", "b")]
+    # each thread runs in a copy of this context: Prefect's settings (the stack's API URL) live in a context variable
+    threads = [threading.Thread(target=contextvars.copy_context().run, args=(trigger, k)) for k in ("a", "b")]
     for t in threads:
         t.start()
     for t in threads:
