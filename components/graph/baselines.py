@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from components.graph.gcn import GCN, gcn_norm
-from components.graph.recon import Prepared, TrainConfig, _epochs, attribute_error, structure_error
+from components.graph.recon import Prepared, TrainConfig, attribute_error, structure_error, train_then_score
 
 
 def fit_gae(p: Prepared, cfg: TrainConfig, seed: int) -> dict:
@@ -23,20 +23,12 @@ def fit_gae(p: Prepared, cfg: TrainConfig, seed: int) -> dict:
     model = nn.ModuleDict({"enc": GCN([p.x.shape[1], cfg.hid, cfg.hid]), "dec": GCN([cfg.hid, cfg.hid, p.x.shape[1]])})
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     norm = gcn_norm(p.edge_index, None, p.n)
-    t0, loss = time.perf_counter(), torch.tensor(float("nan"))
 
     def score() -> torch.Tensor:
         x_hat = model["dec"](model["enc"](p.x, p.edge_index, norm), p.edge_index, norm)
         return ((p.x - x_hat) ** 2).mean(1)
 
-    for _ in _epochs(cfg.epochs, cfg.progress, "gae"):
-        opt.zero_grad()
-        loss = score().mean()
-        loss.backward()
-        opt.step()
-    with torch.no_grad():
-        s = score()
-    return {"scores": s.numpy().astype(np.float64), "seconds": time.perf_counter() - t0, "final_loss": float(loss.detach())}
+    return train_then_score(score, opt, cfg, "gae")
 
 
 class GATLayer(nn.Module):
@@ -87,21 +79,13 @@ def fit_anomalydae(p: Prepared, cfg: TrainConfig, seed: int) -> dict:
     gen = torch.Generator().manual_seed(seed)
     model = AnomalyDAE(p.x.shape[1], p.n, cfg.hid, cfg.hid)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    t0, loss = time.perf_counter(), torch.tensor(float("nan"))
 
     def score() -> torch.Tensor:
         x_hat, z_v = model(p.x, p.edge_index)
         s_err = structure_error(z_v, p, gen, cfg.neg_samples, sigmoid=True)
         return cfg.weight * attribute_error(p.x, x_hat) + (1 - cfg.weight) * s_err
 
-    for _ in _epochs(cfg.epochs, cfg.progress, "anomalydae"):
-        opt.zero_grad()
-        loss = score().mean()
-        loss.backward()
-        opt.step()
-    with torch.no_grad():
-        s = score()
-    return {"scores": s.numpy().astype(np.float64), "seconds": time.perf_counter() - t0, "final_loss": float(loss.detach())}
+    return train_then_score(score, opt, cfg, "anomalydae")
 
 
 def fit_iforest(x: np.ndarray, seed: int, n_estimators: int = 100) -> dict:

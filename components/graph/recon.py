@@ -105,20 +105,14 @@ def _epochs(n: int, progress: bool, desc: str):
     return tqdm(range(n), desc=desc, leave=False)
 
 
-def fit_dominant(p: Prepared, cfg: TrainConfig, seed: int) -> dict:
-    """Train DOMINANT; return {"scores": per-node outlier scores (numpy), "seconds", "final_loss"}."""
-    torch.manual_seed(seed)
-    gen = torch.Generator().manual_seed(seed)
-    model = Dominant(p.x.shape[1], cfg.hid)
-    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    norm = gcn_norm(p.edge_index, None, p.n)
+def train_then_score(score, opt: torch.optim.Optimizer, cfg: "TrainConfig", name: str) -> dict:
+    """Minimise the mean per-node reconstruction score for ``cfg.epochs``, then score every node.
+
+    The one training loop of every reconstruction detector (DOMINANT, GAE, AnomalyDAE): the
+    outlier score is the per-node loss itself. Returns {"scores", "seconds", "final_loss"}.
+    """
     t0, loss = time.perf_counter(), torch.tensor(float("nan"))
-
-    def score() -> torch.Tensor:
-        x_hat, h = model(p, norm)
-        return cfg.weight * attribute_error(p.x, x_hat) + (1 - cfg.weight) * structure_error(h, p, gen, cfg.neg_samples)
-
-    for _ in _epochs(cfg.epochs, cfg.progress, "dominant"):
+    for _ in _epochs(cfg.epochs, cfg.progress, name):
         opt.zero_grad()
         loss = score().mean()
         loss.backward()
@@ -126,3 +120,18 @@ def fit_dominant(p: Prepared, cfg: TrainConfig, seed: int) -> dict:
     with torch.no_grad():
         s = score()
     return {"scores": s.numpy().astype(np.float64), "seconds": time.perf_counter() - t0, "final_loss": float(loss.detach())}
+
+
+def fit_dominant(p: Prepared, cfg: TrainConfig, seed: int) -> dict:
+    """Train DOMINANT; return {"scores": per-node outlier scores (numpy), "seconds", "final_loss"}."""
+    torch.manual_seed(seed)
+    gen = torch.Generator().manual_seed(seed)
+    model = Dominant(p.x.shape[1], cfg.hid)
+    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    norm = gcn_norm(p.edge_index, None, p.n)
+
+    def score() -> torch.Tensor:
+        x_hat, h = model(p, norm)
+        return cfg.weight * attribute_error(p.x, x_hat) + (1 - cfg.weight) * structure_error(h, p, gen, cfg.neg_samples)
+
+    return train_then_score(score, opt, cfg, "dominant")
