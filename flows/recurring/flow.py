@@ -66,13 +66,13 @@ def run(root: str | None, settings: dict[str, Any]) -> dict[str, Any]:
 
     from flows.recurring.evaluate import champion, reevaluate, registered_papers
     from flows.recurring.report import write_report
+    from flows.runtime.tracking import experiment_id
 
     client = MlflowClient()
     papers = params.papers or registered_papers(client, params.alias)
     if not papers:
         raise PaperlineError(f"no registered model has alias @{params.alias}; run a pipeline to completion first")
-    exp = client.get_experiment_by_name(params.experiment)
-    exp_id = exp.experiment_id if exp else client.create_experiment(params.experiment)
+    exp_id = experiment_id(client, params.experiment)
     results, regressions = {}, []
     for paper in papers:
         champ = champion(client, paper, params.alias)

@@ -32,6 +32,29 @@ def flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
+def experiment_id(client, name: str) -> str:
+    """The id of experiment ``name``, created if missing; safe when several runs create it at once.
+
+    Two flow runs starting together (two workers, one MLflow server) can both find
+    no experiment and both try to create it; the loser gets RESOURCE_ALREADY_EXISTS
+    and reads the winner's.
+    """
+    from mlflow.exceptions import MlflowException
+
+    exp = client.get_experiment_by_name(name)
+    if exp is not None:
+        return exp.experiment_id
+    try:
+        return client.create_experiment(name)
+    except MlflowException as exc:
+        if exc.error_code != "RESOURCE_ALREADY_EXISTS":
+            raise
+        exp = client.get_experiment_by_name(name)
+        if exp is None:  # pragma: no cover - deleted between the two calls
+            raise
+        return exp.experiment_id
+
+
 class Tracker:
     """A thin, batch-logging wrapper around one MLflow parent run."""
 
@@ -41,8 +64,7 @@ class Tracker:
 
         self._mlflow = mlflow
         self.client = MlflowClient()
-        exp = self.client.get_experiment_by_name(experiment)
-        self.experiment_id = exp.experiment_id if exp else self.client.create_experiment(experiment)
+        self.experiment_id = experiment_id(self.client, experiment)
         self.tags = dict(tags)
         self.run = self.client.create_run(self.experiment_id, run_name=run_name, tags=self.tags)
         self.run_id = self.run.info.run_id

@@ -76,3 +76,25 @@ def test_recurring_eval_without_a_champion_says_what_to_do(tmp_path, monkeypatch
     (tmp_path / "dvc.yaml").write_text("stages: {}\n")
     with pytest.raises(PaperlineError, match="no registered model has alias @champion"):
         run(str(tmp_path), {})
+
+
+def test_a_run_that_loses_the_race_to_create_its_experiment_uses_the_winners(tmp_path, monkeypatch):
+    """Two flow runs start at once: both see no experiment, one creates it, the other must not fail."""
+    from mlflow.tracking import MlflowClient
+
+    from flows.runtime.tracking import Tracker
+
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'mlflow.db'}")
+    winner = MlflowClient().create_experiment("concurrent")
+    real_get = MlflowClient.get_experiment_by_name
+    calls = []
+
+    def stale_first_read(self, name):  # the loser read before the winner's commit
+        calls.append(name)
+        return None if len(calls) == 1 else real_get(self, name)
+
+    monkeypatch.setattr(MlflowClient, "get_experiment_by_name", stale_first_read)
+    tracker = Tracker("concurrent", "late-run", {"paper": "toy"})
+    tracker.finish()
+    assert tracker.experiment_id == winner
+    assert len(calls) == 2
