@@ -41,9 +41,22 @@ def claim1(p, tab, sizes) -> CL.ClaimResult:
         details={"size": big, "mean_assomem": float(m.mean()), "mean_dense": float(b.mean())})
 
 
+def not_applicable(claim_id: str, statement: str, metric: str, reason: str) -> CL.ClaimResult:
+    """An inconclusive claim that the data cannot test (e.g. no memory-size axis); no numbers, the reason in details."""
+    return CL.ClaimResult(id=claim_id, statement=statement, metric=metric, method="assomem", baseline=None,
+                          direction=None, threshold=None, delta=None, effect=None, ci_low=None, ci_high=None,
+                          ci_level=None, n_seeds=0, n_units=0, unit="not applicable", per_seed_signs=None,
+                          rule="composite", verdict=CL.INCONCLUSIVE, scale_note=NOTE,
+                          details={"not_applicable": reason})
+
+
 def claim2(p, tab, sizes) -> CL.ClaimResult:
     k, small, big = p.claims.k_accuracy, min(sizes), max(sizes)
     metric = f"R@{k}"
+    if small == big:
+        return not_applicable("C2", f"AssoMem loses less R@{k} than dense flat retrieval as memory grows",
+                              f"change of R@{k}", f"not applicable: one memory size ({big}); the data source has no "
+                              "size axis (use data.source=generator for 1k/3k/10k)")
     a_big, a_small, seeds, keys = _paired(tab, big, "assomem", small, "assomem", metric)
     d_big, d_small, _, keys_d = _paired(tab, big, "dense", small, "dense", metric)
     assert keys == keys_d, "assomem and dense must score the same questions"
@@ -84,12 +97,15 @@ def claim3(p, tab, sizes, weights, units) -> CL.ClaimResult:
                                   seeds=seeds, direction="greater", delta=p.claims.delta, metric=f"R@{k}",
                                   method="assomem", baseline="assomem-equal", unit="test questions", seed=p.seed + 2,
                                   n_resamples=p.claims.n_resamples, level=p.claims.level)
-    per_seed = {}
+    per_seed, present = {}, set()
     for u in units:
         if u["size"] == big:
             per_seed[u["seed"]] = _direction_holds(weights[u["unit"]]["weights"]["assomem"])
+            present |= set(weights[u["unit"]]["weights"]["assomem"])
     frac = float(np.mean(list(per_seed.values())))
-    part_b = CL.decide_probability(frac, 0.95, 0.05)
+    absent = sorted({"temporal", "aggregate", "single-session"} - present)
+    # part b needs calibration questions of the three types; without them it is not applicable (inconclusive)
+    part_b = CL.INCONCLUSIVE if absent else CL.decide_probability(frac, 0.95, 0.05)
     verdict = CL.combine_all([part_a.verdict, part_b])
     return CL.ClaimResult(
         id="C3", statement=f"Adaptive fusion: CMI weights beat fixed equal weights on R@{k}; w_T is highest for temporal "
@@ -99,7 +115,8 @@ def claim3(p, tab, sizes, weights, units) -> CL.ClaimResult:
         n_seeds=part_a.n_seeds, n_units=part_a.n_units, unit="test questions", per_seed_signs=part_a.per_seed_signs,
         rule="composite", verdict=verdict, scale_note=NOTE,
         details={"cmi_vs_equal": part_a.to_dict(), "direction_verdict": part_b, "direction_holds_per_seed": per_seed,
-                 "fraction_of_seeds": frac, "mean_weights": mean_weights(weights, units, big)})
+                 "fraction_of_seeds": frac, "mean_weights": mean_weights(weights, units, big),
+                 **({"part_b_not_applicable": f"no calibration questions of type(s) {absent}"} if absent else {})})
 
 
 def claim4(p, tab, sizes) -> CL.ClaimResult:
@@ -109,6 +126,10 @@ def claim4(p, tab, sizes) -> CL.ClaimResult:
     loss = full - no_i
     types = np.array([tab[(big, "assomem")][key]["type"] for key in keys])
     agg, fact = types == "aggregate", types == "single-session"
+    if agg.sum() < 2 or fact.sum() < 2:
+        return not_applicable("C4", "Removing importance I hurts aggregate/preference questions more than "
+                              "single-session facts", f"interaction of R@{k} loss", "not applicable: fewer than 2 test "
+                              f"questions of a group (aggregate {int(agg.sum())}, single-session {int(fact.sum())})")
     n = p.claims.n_resamples
     s_agg = bootstrap_samples(loss[agg], strata=seeds[agg], n_resamples=n, seed=p.seed + 3)
     s_fact = bootstrap_samples(loss[fact], strata=seeds[fact], n_resamples=n, seed=p.seed + 4)

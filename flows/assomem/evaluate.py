@@ -26,7 +26,7 @@ def score_group(rows: list[dict], mem) -> list[dict]:
     ses = M.per_query(s_gold, {r["qid"]: M.to_sessions(r["ranked"], session_of) for r in rows})
     out = []
     for r in rows:
-        base = {k: r[k] for k in ("unit", "seed", "size", "method", "qid", "type", "split")}
+        base = {k: r[k] for k in ("unit", "seed", "size", "method", "qid", "type", "split", "orig_type") if k in r}
         out.append({**base, **utt[r["qid"]], **{f"S-{k}": v for k, v in ses[r["qid"]].items()}})
     return out
 

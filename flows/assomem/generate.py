@@ -3,6 +3,12 @@
 Writes ``data/assomem/memories/<seed>/{utterances,questions}.jsonl``, ``units.json``
 (one unit per seed and memory size: the leading projects holding that many
 utterances) and GX results under ``_checks/`` for every memory unit.
+
+Real sources (``data.source``): LongMemEval gives one memory (base and unit) per
+question, its own haystack; MeetingQA one memory of every meeting. Their units
+carry ``fit_group`` (the CMI weights are fitted over the calibration questions of
+the whole group), one nominal ``size`` (no size axis) and a ``clues.json`` of
+session keyphrases per base.
 """
 
 from __future__ import annotations
@@ -11,11 +17,12 @@ import logging
 
 import numpy as np
 
-from components.errors import ParamsError
 from components.io import write_json, write_jsonl
 from components.retrieval.generator import generate_memory, projects_for_size
 from components.retrieval.loaders import load_longmemeval
-from components.retrieval.memory import QUESTION_TYPES, validate_memory
+from components.retrieval.meetingqa import load_meetingqa, load_meetingqa_topics
+from components.retrieval.memory import QUESTION_TYPES, Memory, validate_memory
+from components.retrieval.sources import session_keyphrases, validate_many
 from flows.assomem.common import MEMORIES, base_name
 from flows.runtime.stages import StageContext
 
@@ -33,13 +40,44 @@ def assign_split(questions: list[dict], frac: float, seed: int) -> None:
             questions[i]["split"] = "calibration" if i in cal else "test"
 
 
+def load_source(d) -> tuple[dict[str, Memory], dict[str, list[str]]]:
+    """{base: Memory} and {base: session keyphrases} of a real source, bases in file order."""
+    if d.source == "meetingqa":
+        topics = load_meetingqa_topics(d.topics_path) if d.topics_path else None
+        mems = {"meetingqa": load_meetingqa(d.path)}
+        return mems, {"meetingqa": session_keyphrases(mems["meetingqa"], topics)}
+    entries = load_longmemeval(d.path, hf_id=d.hf_id, limit=d.limit)
+    mems = {f"lme{i:04d}": m for i, m in enumerate(entries)}
+    return mems, {b: session_keyphrases(m) for b, m in mems.items()}
+
+
+def run_real(ctx: StageContext) -> dict:
+    """Memories, units and the calibration split (over all questions of the source) of a real data source."""
+    p, d = ctx.params, ctx.params.data
+    mems, phrases = load_source(d)
+    assign_split([q for m in mems.values() for q in m.questions], p.method.calibration_frac, p.seed * 1009)
+    out = ctx.output(MEMORIES)
+    out.mkdir(parents=True, exist_ok=True)
+    validate_many(mems, name=f"assomem/{d.source}", result_dir=out / "_checks")
+    size = int(round(sum(len(m.utterances) for m in mems.values()) / len(mems)))  # nominal: mean memory size
+    units = []
+    for base, mem in mems.items():
+        write_jsonl(out / base / "utterances.jsonl", mem.utterances)
+        write_jsonl(out / base / "questions.jsonl", mem.questions)
+        write_json(out / base / "clues.json", phrases[base])
+        units.append({"unit": base, "base": base, "seed": 0, "size": size, "fit_group": d.source,
+                      "n_utterances": len(mem.utterances), "n_questions": len(mem.questions)})
+    write_json(out / "units.json", units)
+    n_q = sum(u["n_questions"] for u in units)
+    log.info("assomem: %s: %d memories, %d questions, mean memory %d utterances", d.source, len(units), n_q, size)
+    return {"units": len(units), "questions": n_q, "mean_utterances": size}
+
+
 def run(ctx: StageContext) -> dict:
     p = ctx.params
     d = p.data
-    if d.source == "longmemeval":
-        mems = load_longmemeval(d.path, hf_id=d.hf_id)  # checks the format; see README for what is wired
-        raise ParamsError(f"data.source=longmemeval: loaded {len(mems)} entries, but per-question haystacks are "
-                          "not wired into the retrieve stage yet; use data.source=generator")
+    if d.source != "generator":
+        return run_real(ctx)
     out = ctx.output(MEMORIES)
     out.mkdir(parents=True, exist_ok=True)
     units, summary = [], {}

@@ -2,7 +2,8 @@
 
 Writes ``data/assomem/graphs/<unit>.npz`` (CSR adjacency + clue of each utterance +
 the keyphrase representing each merged clue) and ``stats.json`` (clue accuracy
-against the generator's truth, node and edge counts).
+against the generator's truth, node and edge counts). Real sources have no clue
+truth: their clue accuracy is null.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from flows.runtime.stages import StageContext
 log = logging.getLogger("paperline")
 
 
-def build_unit(p, base_mem, embs: dict, phrases: list[str], unit: dict) -> tuple[dict, dict]:
-    """Arrays and stats of one unit's graph."""
+def build_unit(p, base_mem, embs: dict, phrases: list[str] | None, unit: dict) -> tuple[dict, dict]:
+    """Arrays and stats of one unit's graph (``phrases``: the generator's keyphrases, None for real sources)."""
     idx, mem = unit_view(base_mem, unit)
     u = embs["utterances"][idx]
     session_clue = clues.extract_clues(u, mem.sessions, embs["phrases"], pooling=p.graph.clue_pooling)
@@ -32,7 +33,8 @@ def build_unit(p, base_mem, embs: dict, phrases: list[str], unit: dict) -> tuple
     adj = graph.build_graph(u, utt_clue, n_clues, threshold=p.graph.threshold, max_neighbors=p.graph.max_neighbors,
                             backend=p.graph.backend)
     truth = {x["session_id"]: x["clue_truth"] for x in mem.utterances}
-    acc = float(np.mean([phrases[k].removesuffix(" project") == truth[s] for s, k in session_clue.items()]))
+    acc = None if phrases is None else float(np.mean([phrases[k].removesuffix(" project") == truth[s]
+                                                      for s, k in session_clue.items()]))
     stats = {"utterances": len(idx), "clues": n_clues, "sessions": len(session_clue), "clue_accuracy": acc,
              "edges": int(adj.nnz // 2), "sim_edges": int((adj.nnz - 2 * len(idx)) // 2)}
     return {"adj": adj, "utt_index": idx, "utt_clue": utt_clue, "clue_phrase": rep}, stats
@@ -53,6 +55,7 @@ def run(ctx: StageContext) -> dict:
         sp.save_npz(out / f"{unit['unit']}.adj.npz", arrays.pop("adj"))
         np.savez(out / f"{unit['unit']}.npz", **arrays)
         stats[unit["unit"]] = st
-        log.info("assomem: graph %s: %s", unit["unit"], st)
+        log.log(logging.INFO if "projects" in unit else logging.DEBUG, "assomem: graph %s: %s", unit["unit"], st)
     write_json(out / "stats.json", stats)
-    return {"units": len(stats), "min_clue_accuracy": min(s["clue_accuracy"] for s in stats.values())}
+    accs = [s["clue_accuracy"] for s in stats.values() if s["clue_accuracy"] is not None]
+    return {"units": len(stats), "min_clue_accuracy": min(accs) if accs else None}

@@ -10,10 +10,15 @@ METHODS = ("dense", "bm25", "recency", "topic", "assomem", "assomem-equal", "ass
 
 
 class DataParams(Section):
-    source: str = Field("generator", pattern="^(generator|longmemeval)$",
-                        description="generator (the card's meeting memories) or longmemeval (loader check, full only)")
-    path: str | None = Field(None, description="local LongMemEval JSON (source=longmemeval)")
-    hf_id: str | None = Field("xiaowu0162/longmemeval", description="HF dataset id used online when path is null")
+    source: str = Field("generator", pattern="^(generator|longmemeval|meetingqa)$",
+                        description="generator (the card's meeting memories), longmemeval (one haystack per "
+                        "question) or meetingqa (the paper's meetings, local file)")
+    path: str | None = Field(None, description="local LongMemEval JSON or MeetingQA meeting_qa_raw.json")
+    hf_id: str | None = Field("xiaowu0162/longmemeval", description="HF dataset id used online when path is null "
+                              "(longmemeval only)")
+    topics_path: str | None = Field(None, description="MeetingQA reformatted_meetingqa_with_topics.json: session "
+                                    "topics as clue keyphrases (else each session's opening line)")
+    limit: int | None = Field(None, ge=1, description="use only the first N LongMemEval entries")
     n_projects: int = Field(20, ge=1, le=26, description="recurring projects (card: 20)")
     weeks: int = Field(34, ge=6, le=520, description="weekly sessions per project")
     min_utterances: int = Field(10, ge=6, le=100)
@@ -38,6 +43,8 @@ class DataParams(Section):
             raise ValueError("weeks must exceed temporal_weeks")
         if self.source == "longmemeval" and not (self.path or self.hf_id):
             raise ValueError("source=longmemeval needs path or hf_id")
+        if self.source == "meetingqa" and not self.path:
+            raise ValueError("source=meetingqa needs data.path (a local meeting_qa_raw.json; MeetingQA has no HF id)")
         return self
 
 

@@ -32,6 +32,16 @@ def summarise(rows: list[dict], keys: tuple[str, ...]) -> list[dict]:
     return out
 
 
+def graph_table(gstats: dict, max_rows: int = 20) -> list[dict]:
+    """One row per unit, or (many real-source memories) the mean of every stat over units."""
+    rows = [{"unit": k, **v} for k, v in sorted(gstats.items())]
+    if len(rows) <= max_rows:
+        return rows
+    cols = [c for c in rows[0] if c != "unit" and all(isinstance(r[c], (int, float)) for r in rows)]
+    return [{"unit": f"mean of {len(rows)} memories", **{c: round(float(np.mean([r[c] for r in rows])), 3)
+                                                         for c in cols}}]
+
+
 def figures(by_size: list[dict], weights: dict) -> list:
     series = defaultdict(lambda: ([], []))
     for r in by_size:
@@ -60,7 +70,7 @@ def run(ctx: StageContext) -> dict:
     weights = mean_weights(info, units, big)
     weight_rows = [{"type": t, **{d: round(v, 3) for d, v in w.items()}} for t, w in sorted(weights.items())]
     ablation = [r for r in by_size if r["method"].startswith("assomem") and r["size"] == big]
-    graph_rows = [{"unit": k, **v} for k, v in sorted(gstats.items())]
+    graph_rows = graph_table(gstats)
     metrics = {"by_size": {f"{r['method']}@{r['size']}": {c: r[c] for c in ("R@6", "R@10", "nDCG@10", "S-R@10")}
                            for r in by_size},
                "weights": weights, "claims": {c.id: c.verdict for c in claims}}
@@ -69,6 +79,9 @@ def run(ctx: StageContext) -> dict:
                 "nested: a larger memory adds whole projects of near-duplicate meetings.",
                 figures=figures(by_size, weights)[:1], tables=[by_size]),
         Section(f"Per question type at {big} utterances", "", tables=[by_type]),
+        *([Section("Per original question type", "The source's own question types (mapped to the card's four "
+                   "above).", tables=[summarise([r for r in rows if "orig_type" in r], ("method", "orig_type"))])]
+          if any("orig_type" in r for r in rows) else []),
         Section("Fusion weights (CMI, per question type)", "softmax(CMI / T) fitted on the calibration split (30%), "
                 "mean over seeds at the largest memory.", figures=figures(by_size, weights)[1:], tables=[weight_rows]),
         Section("Ablations", "AssoMem with CMI weights, equal weights, without importance I, without time T.",

@@ -15,7 +15,8 @@ def _am(name: str, deps: tuple[str, ...], params: tuple[str, ...], outs: tuple[s
 
 STAGES = (
     _am("generate", ("components/retrieval/generator.py", "components/retrieval/memory.py",
-                     "components/retrieval/loaders.py", "components/data/validate.py"),
+                     "components/retrieval/loaders.py", "components/retrieval/meetingqa.py",
+                     "components/retrieval/sources.py", "components/data/validate.py"),
         ("assomem.method.calibration_frac",), (f"{AM}/memories",),
         summary="similarity-dense meeting memories per seed, size units (1k/3k/10k), calibration split; GX checks"),
     _am("embed", (f"{AM}/memories", "components/retrieval/embed.py"), ("assomem.embedding",),
