@@ -29,6 +29,18 @@ def grid(p) -> list[dict]:
             for t, methods in sorted(p.train.runs.items()) for m in methods for s in p.train.seeds]
 
 
+def external_name(dataset_id: str) -> str:
+    """Folder and run-name prefix of an external dataset, e.g. ``ext-D4RL_kitchen_complete-v2``."""
+    return "ext-" + dataset_id.replace("/", "_")
+
+
+def external_grid(p) -> list[dict]:
+    """Every (external dataset, method, seed) run: ``train.external_methods`` x ``train.seeds``."""
+    return [{"dataset": external_name(src.id), "method": m, "seed": s,
+             "name": f"{external_name(src.id)}-{m}-s{s}"}
+            for src in p.data.external for m in p.train.external_methods for s in p.train.seeds]
+
+
 def behaviour_factory(env, p, task: int):
     """Episode i's scripted behaviour: its mode and noise drawn from (seed, task, i)."""
     modes = list(p.data.mode_probs)

@@ -3,6 +3,8 @@
 Per task ``tN`` under ``data/icql/datasets``: ``transitions.npz`` (D4RL fields),
 ``ctx_nearest.npy`` / ``ctx_random.npy`` (k context indices per dataset state) and
 ``meta.json`` (random and expert reference returns for the normalised score).
+Each ``data.external`` dataset gets the same files under ``ext-<id>/`` (actions in
+[-1, 1]; anchors by the rule of :mod:`components.rl.external`) and ``external.json``.
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ from components.rl.behaviour import expert_action
 from components.rl.checks import validate_transitions
 from components.rl.evaluate import episode_returns
 from components.rl.kitchen_lite import make_env
-from components.rl.loaders import collect_sac, load_minari
+from components.rl.external import behaviour_return, make_gym_env, random_return, reference_scores
+from components.rl.loaders import collect_sac, minari_external, open_minari
 from components.rl.retrieval import context_indices
-from flows.icql.common import DATASETS, behaviour_factory, task_dir
+from flows.icql.common import DATASETS, behaviour_factory, external_name, task_dir
 from flows.runtime.settings import online
 from flows.runtime.stages import StageContext
 
@@ -44,10 +47,8 @@ def build_task(p, task: int, out) -> dict:
                          obs_dim=env.observation_space.shape[0], act_dim=env.action_space.shape[0],
                          result_path=out / "_checks" / f"t{task}.json")
     D.save(data, folder / "transitions.npz")
-    k, excl = p.retrieval.k, p.retrieval.exclude_self
-    np.save(folder / "ctx_nearest.npy", context_indices(data.observations, k, "nearest", exclude_self=excl))
-    np.save(folder / "ctx_random.npy", context_indices(data.observations, k, "random", exclude_self=excl,
-                                                       seed=p.seed * 7 + task))
+    contexts(data, p, folder, seed=p.seed * 7 + task)
+    k = p.retrieval.k
     ep_ret = np.array([data.rewards[a:b].sum() for a, b in data.episode_bounds()])
     meta = {"task": task, "transitions": len(data), "episodes": int(len(ep_ret)), "obs_dim": data.obs_dim,
             "act_dim": data.act_dim, "behaviour_return": float(ep_ret.mean()), "k": k,
@@ -58,22 +59,51 @@ def build_task(p, task: int, out) -> dict:
     return meta
 
 
+def contexts(data: D.Transitions, p, folder, seed: int) -> None:
+    """Nearest and random context indices of every dataset state (what ICQL / ICQL-random read)."""
+    k, excl = p.retrieval.k, p.retrieval.exclude_self
+    np.save(folder / "ctx_nearest.npy", context_indices(data.observations, k, "nearest", exclude_self=excl))
+    np.save(folder / "ctx_random.npy", context_indices(data.observations, k, "random", exclude_self=excl, seed=seed))
+
+
+def load_external(p, i: int, src):
+    """(transitions with actions in [-1, 1], published references, wrapped env or None) of ``data.external[i]``."""
+    where = f"data.external[{i}]"
+    if src.source == "minari":
+        return minari_external(open_minari(src.id, online=online()), where)
+    data = collect_sac(src.id, train_steps=src.train_steps, episodes=src.episodes, seed=p.seed, online=online(),
+                       where=where)
+    return data, {}, make_gym_env(src.id, f"{where}.id")
+
+
+def build_external(p, i: int, src, out) -> dict:
+    """One external dataset: loaded, GX-validated, stored with contexts and normalised-score anchors."""
+    data, published, env = load_external(p, i, src)
+    name = external_name(src.id)
+    r = (float(np.min(data.rewards)), float(np.max(data.rewards)))
+    validate_transitions(data, name=f"icql/{name}", reward_range=r, result_path=out / "_checks" / f"{name}.json")
+    folder = out / name
+    folder.mkdir(parents=True, exist_ok=True)
+    D.save(data, folder / "transitions.npz")
+    contexts(data, p, folder, seed=p.seed * 7 + 1000 + i)
+    beh = behaviour_return(data)
+    refs = None
+    if env is not None:
+        refs = reference_scores(f"data.external[{i}]", config=src.model_dump(), published=published,
+                                measured_random=lambda: random_return(env, p.data.reference_episodes, p.seed),
+                                measured_expert=lambda: beh)
+    meta = {"name": name, "source": src.source, "id": src.id, "transitions": len(data),
+            "episodes": len(data.episode_bounds()), "obs_dim": data.obs_dim, "act_dim": data.act_dim,
+            "behaviour_return": beh, "k": p.retrieval.k, "evaluable": env is not None, "references": refs}
+    write_json(folder / "meta.json", meta)
+    log.info("icql: %s: %d transitions, obs %d, act %d, behaviour return %.2f, refs %s", name, len(data),
+             data.obs_dim, data.act_dim, beh, refs)
+    return meta
+
+
 def external(p, out) -> dict:
-    """Paper-scale datasets of ``data.external`` (online only): loaded, validated with GX, stored."""
-    metas = {}
-    for src in p.data.external:
-        if src.source == "minari":
-            data = load_minari(src.id, online=online())
-        else:
-            data = collect_sac(src.id, train_steps=src.train_steps, episodes=src.episodes, seed=p.seed,
-                               online=online())
-        name = "ext-" + src.id.replace("/", "_")
-        r = (float(np.min(data.rewards)), float(np.max(data.rewards)))
-        validate_transitions(data, name=f"icql/{name}", reward_range=r, result_path=out / "_checks" / f"{name}.json")
-        (out / name).mkdir(parents=True, exist_ok=True)
-        D.save(data, out / name / "transitions.npz")
-        metas[name] = {"transitions": len(data), "source": src.source, "id": src.id}
-    return metas
+    """Datasets of ``data.external`` (online only): loaded, validated with GX, stored with contexts and anchors."""
+    return {m["name"]: m for m in (build_external(p, i, src, out) for i, src in enumerate(p.data.external))}
 
 
 def run(ctx: StageContext) -> dict:

@@ -3,7 +3,9 @@
 Writes ``data/icql/eval/episodes.jsonl`` (one row per run and evaluation episode: return,
 completed subtasks, normalised score; every method sees the same reset seeds, so rows
 pair across methods) and ``q_t<N>.npz`` (Q-hat of each critic on the Q-accuracy
-trajectories, with their Monte-Carlo returns G and episode ids), plus ``runs.jsonl``.
+trajectories, with their Monte-Carlo returns G and episode ids), plus ``runs.jsonl``; runs on
+external datasets go to ``external_episodes.jsonl`` / ``external_runs.jsonl`` (see
+:mod:`flows.icql.evaluate_external`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from components.rl.evaluate import episode_returns, normalised_score, q_accuracy
 from components.rl.kitchen_lite import make_env
 from components.rl.trainer import TensorData, load_agent
 from flows.icql.common import DATASETS, EVAL, MODELS, task_dir
+from flows.icql.evaluate_external import evaluate_external
 from flows.icql.train import context_for
 from flows.runtime.stages import StageContext
 
@@ -37,7 +40,8 @@ SUITE = [
 def q_rows(p, data: D.Transitions) -> np.ndarray:
     """Row indices of the Q-accuracy trajectories: ``eval.q_episodes`` dataset episodes drawn from the seed."""
     rng = np.random.default_rng([p.seed, 41])
-    eps = np.sort(rng.choice(np.unique(data.episode), size=p.eval.q_episodes, replace=False))
+    ids = np.unique(data.episode)
+    eps = np.sort(rng.choice(ids, size=min(p.eval.q_episodes, len(ids)), replace=False))
     return np.flatnonzero(np.isin(data.episode, eps))
 
 
@@ -91,9 +95,15 @@ def run(ctx: StageContext) -> dict:
         e, s = evaluate_task(p, task, [r for r in runs if r["task"] == task], models, datasets, out)
         episodes += e
         summary += s
-    V.validate(episodes, SUITE, name="icql/episodes", result_path=out / "_checks" / "episodes.json", id_column="run")
+    if runs:  # a run may train on external datasets only
+        V.validate(episodes, SUITE, name="icql/episodes", result_path=out / "_checks" / "episodes.json",
+                   id_column="run")
     write_jsonl(out / "episodes.jsonl", episodes)
     write_jsonl(out / "runs.jsonl", summary)
     write_json(out / "references.json", {f"t{t}": read_json(task_dir(datasets, t) / "meta.json")["references"]
                                          for t in p.data.tasks})
-    return {r["run"]: round(r["mean_score"], 1) for r in summary}
+    ext_episodes, ext_summary = evaluate_external(p, models, datasets, out)
+    if ext_summary:
+        write_jsonl(out / "external_episodes.jsonl", ext_episodes)
+        write_jsonl(out / "external_runs.jsonl", ext_summary)
+    return {r["run"]: round(r["mean_score"], 1) for r in summary + ext_summary}

@@ -17,6 +17,10 @@ class ExternalSource(Section):
     id: str = Field(min_length=1, description="e.g. D4RL/kitchen/complete-v2 or HalfCheetah-v5")
     train_steps: int = Field(100_000, ge=1, description="SAC training steps before collection (sac only)")
     episodes: int = Field(100, ge=1, description="episodes collected from the SAC policy (sac only)")
+    ref_min_score: float | None = Field(None, description="random anchor of the normalised score; default: "
+                                        "Minari's published value, else a uniform-random policy measured in the run")
+    ref_max_score: float | None = Field(None, description="expert anchor of the normalised score; default: "
+                                        "Minari's published value, else the behaviour data's mean episode return")
 
     @field_validator("source")
     @classmethod
@@ -35,7 +39,16 @@ class DataParams(Section):
                                          description="share of ordered / partial / out-of-order episodes")
     reference_episodes: int = Field(50, ge=1, description="episodes of the random and expert reference policies")
     external: list[ExternalSource] = Field(default_factory=list,
-                                           description="paper-scale datasets (online only; validated and stored)")
+                                           description="paper-scale datasets (online only): validated, stored, "
+                                           "trained on with train.external_methods and evaluated")
+
+    @field_validator("external")
+    @classmethod
+    def _external(cls, v):
+        ids = [s.id for s in v]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"duplicate ids in {ids}")
+        return v
 
     @field_validator("tasks")
     @classmethod
@@ -91,6 +104,8 @@ class TrainParams(Section):
     workers: int = Field(2, ge=1, le=64, description="processes training runs in parallel")
     threads: int = Field(1, ge=1, le=64, description="torch threads per worker")
     progress: bool = Field(False, description="tqdm bars over gradient steps")
+    external_methods: list[str] = Field(default_factory=list,
+                                        description="methods trained on each data.external dataset (train.seeds)")
 
     @field_validator("runs")
     @classmethod
@@ -99,6 +114,12 @@ class TrainParams(Section):
             if not task.isdigit():
                 raise ValueError(f"task key {task!r} must be a subtask count like '4'")
             check_known(methods, METHODS, "method")
+        return v
+
+    @field_validator("external_methods")
+    @classmethod
+    def _external_methods(cls, v):
+        check_known(v, METHODS, "method")
         return v
 
 
@@ -166,7 +187,7 @@ PRESETS = {
         "retrieval": {"k": 20},
         "agent": {},
         "train": {"runs": {"4": _FOUR, "1": _FOUR}, "seeds": [0, 1, 2, 3, 4], "steps": 50_000, "batch_size": 256,
-                  "workers": 2},
+                  "workers": 2, "external_methods": ["bc", "td3bc", "iql", "icql"]},
         "eval": {"episodes": 50},
         "claims": {},
     },

@@ -1,4 +1,7 @@
-"""Stage ``report``: claims 1-4, scores with CIs per method and task, Q quality, retrieval ablation."""
+"""Stage ``report``: claims 1-4, scores with CIs per method and task, Q quality, retrieval ablation.
+
+External datasets (``data.external``) add one score table (method x dataset), no claims.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from components.reporting import Section
 from components.reporting.plots import errorbar_plot
 from flows.icql.claims import all_claims
 from flows.icql.common import DATASETS, EVAL, MODELS, REPORT
+from flows.icql.report_external import external_outputs
 from flows.runtime.report_stage import write_plot_csv, write_report_outputs
 from flows.runtime.stages import StageContext
 
@@ -93,7 +97,10 @@ def run(ctx: StageContext) -> dict:
                "q_spearman": {f"t{r['task'].split()[0]}/{r['method']}": r["spearman(Q, G)"] for r in rows
                               if r["spearman(Q, G)"] is not None},
                "claims": {c.id: c.verdict for c in claims}}
-    write_report_outputs(ctx, claims_doc=doc, metrics=metrics, sections=sections(p, rows, runs_meta, data_meta, claims),
+    ext_sections, ext_metrics = external_outputs(p, ev, ctx.input(DATASETS))
+    metrics.update(ext_metrics)
+    secs = sections(p, rows, runs_meta, data_meta, claims)
+    write_report_outputs(ctx, claims_doc=doc, metrics=metrics, sections=secs[:-1] + ext_sections + secs[-1:],
                          readme_link="../../flows/icql/README.md")
     write_plot_csv(ctx, PLOTS_CSV, [{**r, "group": f"t{r['task'].split()[0]}/{r['method']}"} for r in rows],
                    ["group", "score", "ci_low", "ci_high"])

@@ -14,7 +14,7 @@ STAGES = (
         deps=("flows/icql/data.py", *_CODE, "components/data/validate.py"),
         params=("profile", "icql.seed", "icql.data", "icql.retrieval"),
         outs=(f"{IC}/datasets",),
-        summary="kitchen-lite datasets (1 and 4 subtasks) from noisy scripted controllers; GX checks; k-NN contexts",
+        summary="kitchen-lite datasets (1, 4 subtasks) and data.external; GX checks; k-NN contexts",
     ),
     StageSpec(
         name="train",
@@ -28,7 +28,8 @@ STAGES = (
     StageSpec(
         name="evaluate",
         module="flows.icql.evaluate",
-        deps=("flows/icql/evaluate.py", *_CODE, f"{IC}/datasets", f"{IC}/models", "components/data/validate.py"),
+        deps=("flows/icql/evaluate.py", "flows/icql/evaluate_external.py", "flows/icql/train.py", *_CODE,
+              f"{IC}/datasets", f"{IC}/models", "components/data/validate.py"),
         params=("profile", "icql.seed", "icql.eval", "icql.data", "icql.agent.gamma"),
         outs=(f"{IC}/eval",),
         after=("train",),
@@ -37,8 +38,9 @@ STAGES = (
     StageSpec(
         name="report",
         module="flows.icql.report",
-        deps=("flows/icql/report.py", "flows/icql/claims.py", *_CODE, f"{IC}/eval", f"{IC}/models",
-              f"{IC}/datasets", "components/reporting", "components/evaluation", "flows/runtime/report_stage.py"),
+        deps=("flows/icql/report.py", "flows/icql/claims.py", "flows/icql/report_external.py", *_CODE,
+              f"{IC}/eval", f"{IC}/models", f"{IC}/datasets", "components/reporting", "components/evaluation",
+              "flows/runtime/report_stage.py"),
         params=("profile", "icql.seed", "icql.claims", "icql.train.seeds", "icql.retrieval.k", "icql.eval"),
         outs=("reports/icql/report.md", "reports/icql/report.html", "reports/icql/claims.json",
               "reports/icql/figures"),

@@ -1,7 +1,8 @@
 """Stage ``train``: every (task, method, seed) run of ``train.runs`` x ``train.seeds``; one MLflow child run each.
 
 Writes ``data/icql/models/<run>/{config.json,model.pt,history.json}`` and ``runs.json``
-(the list of runs with their wall time). ICQL reads the nearest-state contexts of its
+(the list of runs with their wall time); runs on ``data.external`` datasets
+(``train.external_methods``) are listed in ``external_runs.json``. ICQL reads the nearest-state contexts of its
 dataset, ``icql-random`` the random ones; the other methods use no retrieval.
 """
 
@@ -18,7 +19,7 @@ import numpy as np
 from components.io import write_json
 from components.rl import dataset as D
 from components.rl.trainer import TensorData, build_agent, method_config, save_agent, train_agent
-from flows.icql.common import DATASETS, MODELS, grid
+from flows.icql.common import DATASETS, MODELS, external_grid, grid, task_dir
 from flows.runtime.stages import StageContext
 
 log = logging.getLogger("paperline")
@@ -38,7 +39,7 @@ def train_one(job: dict) -> dict:
     import torch
 
     torch.set_num_threads(job["threads"])
-    folder = Path(job["datasets"]) / f"t{job['task']}"
+    folder = Path(job["folder"])
     data = D.load(folder / "transitions.npz")
     tdata = TensorData(data, context_for(job["method"], folder))
     seed = job["base_seed"] * 1000 + job["seed"]
@@ -50,7 +51,8 @@ def train_one(job: dict) -> dict:
     out = Path(job["out"]) / job["name"]
     save_agent(agent, out, job["method"], data.obs_dim, data.act_dim, job["cfg"], seed)
     write_json(out / "history.json", hist)
-    return {"name": job["name"], "task": job["task"], "method": job["method"], "seed": job["seed"],
+    where = {"task": job["task"]} if "task" in job else {"dataset": job["dataset"]}
+    return {"name": job["name"], **where, "method": job["method"], "seed": job["seed"],
             "seconds": round(seconds, 2), "steps_per_s": round(job["steps"] / max(seconds, 1e-9), 1),
             "final": hist[-1] if hist else {}}
 
@@ -59,7 +61,8 @@ def _track(ctx: StageContext, row: dict, job: dict, folder: Path) -> None:
     if ctx.tracker is None:
         return
     hist = json.loads((folder / "history.json").read_text())
-    with ctx.tracker.child(row["name"], {**job["cfg"], "method": row["method"], "task": row["task"],
+    task = row.get("task", row.get("dataset"))
+    with ctx.tracker.child(row["name"], {**job["cfg"], "method": row["method"], "task": task,
                                          "seed": row["seed"], "steps": job["steps"]}) as run_id:
         for h in hist:
             ctx.tracker.log_metrics({k: v for k, v in h.items() if k != "step"}, step=int(h["step"]), run_id=run_id)
@@ -67,15 +70,24 @@ def _track(ctx: StageContext, row: dict, job: dict, folder: Path) -> None:
         ctx.tracker.log_artifact(folder, artifact_path="model", run_id=run_id)
 
 
+def jobs_for(p, datasets: Path, out: Path) -> list[dict]:
+    """Kitchen-lite jobs of ``train.runs``, then the external-dataset jobs of ``train.external_methods``."""
+    agent_params = p.agent.model_dump()
+    common = {"steps": p.train.steps, "batch_size": p.train.batch_size, "threads": p.train.threads,
+              "progress": p.train.progress, "base_seed": p.seed, "datasets": str(datasets), "out": str(out)}
+    kitchen = [{**g, "cfg": method_config(g["method"], agent_params), **common,
+                "folder": str(task_dir(datasets, g["task"]))} for g in grid(p)]
+    ext = [{**g, "cfg": method_config(g["method"], agent_params), **common, "folder": str(datasets / g["dataset"])}
+           for g in external_grid(p)]
+    return kitchen + ext
+
+
 def run(ctx: StageContext) -> dict:
     p = ctx.params
     datasets = ctx.input(DATASETS)
     out = ctx.output(MODELS)
     out.mkdir(parents=True, exist_ok=True)
-    agent_params = p.agent.model_dump()
-    jobs = [{**g, "cfg": method_config(g["method"], agent_params), "steps": p.train.steps,
-             "batch_size": p.train.batch_size, "threads": p.train.threads, "progress": p.train.progress,
-             "base_seed": p.seed, "datasets": str(datasets), "out": str(out)} for g in grid(p)]
+    jobs = jobs_for(p, datasets, out)
     log.info("icql: %d training runs on %d worker(s)", len(jobs), p.train.workers)
     if p.train.workers > 1:
         with ProcessPoolExecutor(p.train.workers) as pool:
@@ -84,5 +96,8 @@ def run(ctx: StageContext) -> dict:
         rows = [train_one(j) for j in jobs]
     for row, job in zip(rows, jobs):
         _track(ctx, row, job, out / row["name"])
-    write_json(out / "runs.json", rows)
+    write_json(out / "runs.json", [r for r in rows if "task" in r])
+    ext_rows = [r for r in rows if "dataset" in r]
+    if ext_rows:
+        write_json(out / "external_runs.json", ext_rows)
     return {"runs": len(rows), "seconds": round(sum(r["seconds"] for r in rows), 1)}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from components.errors import ParamsError
-from flows.icql.common import grid
+from flows.icql.common import external_grid, grid
 from flows.icql.params import PRESETS, Params
 from flows.runtime.params import resolve
 
@@ -20,6 +20,10 @@ def test_profiles_validate(profile):
     runs = grid(p)
     assert {"icql", "iql"} <= {r["method"] for r in runs}
     assert len({r["name"] for r in runs}) == len(runs)
+    ext = external_grid(p)
+    assert len({r["name"] for r in ext}) == len(ext) and not {r["name"] for r in ext} & {r["name"] for r in runs}
+    if profile == "full":  # 6 external datasets x 4 methods x 5 seeds
+        assert len(ext) == 6 * 4 * 5 and {r["method"] for r in ext} == {"bc", "td3bc", "iql", "icql"}
 
 
 @pytest.mark.parametrize("override, key", [
@@ -31,6 +35,9 @@ def test_profiles_validate(profile):
     ("data.mode_probs={'ordered': 0.5}", "icql.data.mode_probs"),
     ("train.runs={'2': ['iql']}", "icql"),
     ("bogus=1", "icql.bogus"),
+    ("train.external_methods=['cql']", "icql.train.external_methods"),
+    ("data.external=[{'source': 'sac', 'id': 'Hopper-v5'}, {'source': 'minari', 'id': 'Hopper-v5'}]",
+     "icql.data.external"),
 ])
 def test_bad_values_name_the_key(override, key):
     with pytest.raises(ParamsError, match=key.replace(".", r"\.")):
