@@ -2,12 +2,14 @@
 
 For each request a residual ``delta`` (d_out) is added to the edited projection's output at the subject's last
 token of every rewrite prompt, and optimised with Adam on the mean negative log-likelihood of the new object's
-tokens plus MEMIT's weight-decay term ``wd * ||delta||^2 / ||h||^2``; its norm is clamped to
+tokens plus MEMIT's weight-decay term ``wd * ||delta|| / ||h||^2`` (its ``compute_z``); its norm is clamped to
 ``clamp * ||h||`` (MEMIT's ``clamp_norm_factor``), where ``h`` is the block's residual-stream output at that
 token (MEMIT adds the residual to that hidden state; adding it to the MLP output is the same sum). Since
 ``v_hat = W k + delta``, the residual ``R = v_hat - W k`` is ``delta`` itself. Many requests are optimised
 together in one batch (one residual each), which is what "batched" means here.
-MEMIT's KL term on "{subject} is a" prompts is left out (documented in the pipeline README).
+MEMIT's essence-preserving KL term is included (``kl_factor``, MEMIT's 0.0625): the residual is also added at
+the subject's last token of ``"{subject} is a"`` and the KL divergence of that prompt's next-token distribution
+from the unedited model's is penalised, so the residual changes the fact, not what the subject is.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 from tqdm.auto import tqdm
 
@@ -49,14 +52,34 @@ class _AddResidual:
         return out + add
 
 
+KL_TEMPLATE = "{} is a"  # MEMIT's kl_prompts
+
+
+def _kl_batch(encode: Encoder, reqs: Sequence[dict]):
+    """One ``"{subject} is a"`` prompt per request: where the KL term is measured (its last position)."""
+    enc = encode_batch(encode, [KL_TEMPLATE.format(r["subject"]) for r in reqs], [r["subject"] for r in reqs])
+    last = torch.tensor([len(encode(KL_TEMPLATE.format(r["subject"]))) - 1 for r in reqs])
+    return enc, last
+
+
+def _kl_log_probs(model: nn.Module, enc, last: torch.Tensor) -> torch.Tensor:
+    logits = logits_of(model, enc.ids)
+    return torch.log_softmax(logits[torch.arange(len(last)), last].float(), dim=-1)
+
+
 def _optimise_chunk(model: nn.Module, site: EditSite, encode: Encoder, reqs: Sequence[dict], *, steps: int,
-                    lr: float, weight_decay: float, clamp: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+                    lr: float, weight_decay: float, clamp: float,
+                    kl_factor: float = 0.0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     prompts, subjects, targets, row_fact = [], [], [], []
     for j, r in enumerate(reqs):
         for p in r["prompts"]:
             prompts.append(p); subjects.append(r["subject"]); targets.append(r["target_new"]); row_fact.append(j)
     enc = encode_batch(encode, prompts, subjects, targets)
     rf = torch.tensor(row_fact)
+    if kl_factor > 0:
+        kl_enc, kl_last = _kl_batch(encode, reqs)
+        with torch.no_grad():
+            kl_init = _kl_log_probs(model, kl_enc, kl_last)
     keys_rows = compute_keys(model, site, encode, prompts, subjects, batch_size=len(prompts))
     keys = torch.zeros(len(reqs), keys_rows.shape[1]).index_add_(0, rf, keys_rows)
     keys /= torch.bincount(rf, minlength=len(reqs)).clamp(min=1)[:, None].float()
@@ -71,7 +94,13 @@ def _optimise_chunk(model: nn.Module, site: EditSite, encode: Encoder, reqs: Seq
         for _ in range(steps):
             lp, _ = target_scores(logits_of(model, enc.ids), enc)
             nll = -(lp / enc.target_len.clamp(min=1))
-            loss = nll.mean() + weight_decay * ((delta.norm(dim=1) / v_norm) ** 2).mean()
+            # MEMIT's regulariser, as in its compute_z: wd * ||delta|| / ||h||^2 (not a squared ratio)
+            loss = nll.mean() + weight_decay * (delta.norm(dim=1) / v_norm**2).mean()
+            if kl_factor > 0:
+                hook.row_fact, hook.positions = torch.arange(len(reqs)), kl_enc.subject_pos
+                kl = F.kl_div(kl_init, _kl_log_probs(model, kl_enc, kl_last), log_target=True, reduction="batchmean")
+                hook.row_fact, hook.positions = rf, enc.subject_pos
+                loss = loss + kl_factor * kl
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
@@ -88,11 +117,12 @@ def _optimise_chunk(model: nn.Module, site: EditSite, encode: Encoder, reqs: Seq
 
 
 def compute_targets(model: nn.Module, site: EditSite, encode: Encoder, requests: Sequence[dict], *, steps: int = 20,
-                    lr: float = 0.5, weight_decay: float = 0.5, clamp: float = 4.0, chunk: int = 128,
-                    progress: bool = False) -> EditTargets:
+                    lr: float = 0.5, weight_decay: float = 0.5, clamp: float = 4.0, kl_factor: float = 0.0,
+                    chunk: int = 128, progress: bool = False) -> EditTargets:
     """Keys and residuals for every request (the model's weights are left untouched)."""
-    if steps < 1 or lr <= 0 or chunk < 1 or clamp <= 0 or weight_decay < 0:
-        raise ParamsError("target optimisation: need steps >= 1, lr > 0, chunk >= 1, clamp > 0, weight_decay >= 0")
+    if steps < 1 or lr <= 0 or chunk < 1 or clamp <= 0 or weight_decay < 0 or kl_factor < 0:
+        raise ParamsError("target optimisation: need steps >= 1, lr > 0, chunk >= 1, clamp > 0, weight_decay >= 0, "
+                          "kl_factor >= 0")
     flags = [p.requires_grad for p in model.parameters()]
     for p in model.parameters():
         p.requires_grad_(False)
@@ -102,7 +132,7 @@ def compute_targets(model: nn.Module, site: EditSite, encode: Encoder, requests:
     try:
         for i in tqdm(range(0, len(requests), chunk), disable=not progress, desc="target values", unit="chunk"):
             k, d, n = _optimise_chunk(model, site, encode, requests[i : i + chunk], steps=steps, lr=lr,
-                                      weight_decay=weight_decay, clamp=clamp)
+                                      weight_decay=weight_decay, clamp=clamp, kl_factor=kl_factor)
             keys.append(k); res.append(d); nll.append(n)
     finally:
         for p, f in zip(model.parameters(), flags):

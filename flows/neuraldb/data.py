@@ -41,6 +41,21 @@ def austen_split(rows: list[dict], filler_chars: int, heldout_chars: int) -> tup
     return train, held[0::2], held[1::2]
 
 
+def add_subject_tokens(tok, subjects: list[str], mode: str) -> None:
+    """Add the subjects (``whole``) or their name parts (``parts``) to the tokenizer as whole-word tokens.
+
+    ``parts`` is the default: each first and last name recurs across many subjects, so a subject is two
+    well-trained tokens that the LM must combine at the last one, the position whose MLP output an edit
+    changes (as with multi-token subjects in real LMs). With one token per subject a tiny LM stores the
+    facts in the subject's embedding and reads it by attention: the subject-position MLPs carry nothing,
+    and no locate-and-edit method can reach the facts (measured: zero causal-trace effect at every layer).
+    """
+    from tokenizers import AddedToken
+
+    names = sorted({part for s in subjects for part in s.split()} if mode == "parts" else set(subjects))
+    tok.add_tokens([AddedToken(n, single_word=True) for n in names])
+
+
 def request_frame(requests: list[dict], edited: set[str]) -> pd.DataFrame:
     """One row per request with the row-level rules as boolean columns for the GX suite."""
     rows = []
@@ -123,10 +138,9 @@ def run(ctx: StageContext) -> dict:
     fact_docs = [" ".join(shuffled[i : i + 16]) for i in range(0, len(shuffled), 16)]
     train_bpe([*fact_docs, *filler], vocab_size=p.data.vocab_size, out_path=out / "tokenizer.json")
     tok = load_bpe(out / "tokenizer.json")
-    if p.data.subject_tokens and sets["facts"]:
-        # one token per subject: the fact becomes a direct subject -> object association that a tiny LM can
-        # memorise within the CPU budget (a subject split into BPE pieces needs far more training)
-        tok.add_tokens(sorted({r["subject"] for reqs in sets.values() for r in reqs if "subject" in r}))
+    if p.data.subject_tokens != "bpe" and sets["facts"]:
+        add_subject_tokens(tok, [r["subject"] for reqs in sets.values() for r in reqs if "subject" in r],
+                           p.data.subject_tokens)
         tok.save(str(out / "tokenizer.json"))
     arrays = {"fact_tokens": fact_docs, "filler_tokens": filler, "k0_tokens": k0_text, "ppl_tokens": ppl_text}
     sizes = {}

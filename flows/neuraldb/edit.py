@@ -66,6 +66,16 @@ def _tokens(data, name: str, encode, base: str) -> torch.Tensor:
     return torch.tensor(encode(load_bpe(data / "tokenizer.json").decode(ids.tolist())), dtype=torch.long)
 
 
+def trace_requests(requests: list[dict]) -> list[dict]:
+    """Facts for the causal trace: the requests' neighbourhood prompts with their true object.
+
+    As in ROME, the trace is run on facts the model knows: the never-edited neighbour subjects are the ones
+    the LM was trained on most (``data.neighbour_repeat``); an edited subject's fact may be unknown to it.
+    """
+    return [{"prompts": [p], "subject": s, "target_true": r["target_true"]}
+            for r in requests for p, s in zip(r.get("neighborhood_prompts", []), r.get("neighborhood_subjects", []))]
+
+
 def method_kw(e, gamma: float) -> dict:
     return {"mom2_weight": e.mom2_weight, "alpha": e.alpha, "gamma": gamma, "gate": e.gate,
             "temperature": e.temperature}
@@ -73,7 +83,7 @@ def method_kw(e, gamma: float) -> dict:
 
 def _targets(model, site, encode, reqs, e):
     return compute_targets(model, site, encode, reqs, steps=e.v_steps, lr=e.v_lr, weight_decay=e.v_weight_decay,
-                           clamp=e.v_clamp, chunk=e.v_chunk, progress=True)
+                           clamp=e.v_clamp, kl_factor=e.v_kl_factor, chunk=e.v_chunk, progress=True)
 
 
 def _check_runs(rows: list[dict], result_path) -> None:
@@ -93,7 +103,7 @@ def run(ctx: StageContext) -> dict:
     data = ctx.input(DATA)
     dev = check_requests(read_jsonl(data / "dev.jsonl"))
     n_layers = len(model.blocks) if hasattr(model, "blocks") else model.config.num_hidden_layers
-    trace = causal_trace(model, encode, dev[: e.trace_prompts], n_layers)
+    trace = causal_trace(model, encode, trace_requests(dev)[: e.trace_prompts], n_layers)
     # the last block's MLP at the subject cannot reach the object's position, so it is never a candidate
     layer = e.layer if e.layer is not None else max(trace[:-1] or trace, key=lambda t: t["effect"])["layer"]
     site = edit_site(model, layer)

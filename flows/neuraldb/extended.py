@@ -77,7 +77,7 @@ def run_smollm2(ctx: StageContext, tiny_cfg: EvalConfig, gamma_used: float) -> l
                                null_threshold=e.null_threshold)
     gamma = gamma_used
     targets = compute_targets(model, site, encode, known[: max(ms)], steps=e.v_steps, lr=e.v_lr,
-                              weight_decay=e.v_weight_decay, clamp=e.v_clamp, chunk=e.v_chunk)
+                              weight_decay=e.v_weight_decay, clamp=e.v_clamp, kl_factor=e.v_kl_factor, chunk=e.v_chunk)
     ppl = torch.tensor(encode(text[: len(text) // 2]), dtype=torch.long)
     cfg = EvalConfig(ppl, 64, min(16, tiny_cfg.ppl_windows), 5, 20, 32)
     kw = {"mom2_weight": e.mom2_weight, "alpha": e.alpha, "gamma": gamma, "gate": e.gate, "temperature": e.temperature}

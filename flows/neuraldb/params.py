@@ -13,9 +13,14 @@ EDIT_METHODS = ("memit", "alphaedit", "neuraldb")
 class DataParams(Section):
     n_subjects: int = Field(ge=20, description="synthetic subjects; each has one fact per relation")
     neighbour_pool: int = Field(ge=5, description="subjects never edited, used only for neighbourhood prompts")
-    subject_tokens: bool = Field(True, description="add every synthetic subject to the tokenizer as one token")
-    neighbour_repeat: int = Field(4, ge=1, le=100, description="copies of the never-edited subjects' facts in LM "
-                                  "training (every subject's facts appear once), so the LM memorises the neighbours")
+    subject_tokens: str = Field("parts", pattern="^(parts|whole|bpe)$",
+                                description="tokens of a synthetic subject: parts = its first and last name are one "
+                                "token each (two tokens, composed at the last one, where the edit reads its key); "
+                                "whole = one token per subject (the facts then live in its embedding, out of reach "
+                                "of an MLP edit); bpe = plain BPE pieces")
+    neighbour_repeat: int = Field(24, ge=1, le=100, description="copies of the never-edited subjects' facts in LM "
+                                  "training (every subject's facts appear once), so the LM memorises the neighbours "
+                                  "and forms the recall circuit that edits act on")
     n_neighbours: int = Field(5, ge=1, le=50, description="neighbourhood prompts per edit")
     relations: list[str] = Field(default_factory=lambda: list(RELATIONS))
     filler_chars: int = Field(ge=10_000, description="Austen characters mixed into LM training")
@@ -60,6 +65,8 @@ class EditingParams(Section):
     v_lr: float = Field(0.5, gt=0)
     v_weight_decay: float = Field(0.5, ge=0)
     v_clamp: float = Field(4.0, gt=0, description="MEMIT clamp_norm_factor: ||delta|| <= clamp * ||hidden state||")
+    v_kl_factor: float = Field(0.0625, ge=0, description="MEMIT kl_factor: KL of '{subject} is a' from the unedited "
+                               "model, penalised while optimising the residual (0 = off)")
     v_chunk: int = Field(128, ge=1, description="facts optimised together")
     k0_tokens: int = Field(20_000, ge=100, description="generic keys for C0 (MEMIT) and the null space (AlphaEdit)")
     mom2_weight: float = Field(15_000.0, ge=0, description="MEMIT lambda on E[k k^T]")
@@ -145,7 +152,7 @@ PRESETS = {
                  "vocab_size": 1024},
         "model": {"d_model": 64, "n_layers": 3, "n_heads": 4, "d_ff": 256, "seq_len": 48},
         "training": {"steps": 150, "batch_size": 32, "lr": 5e-3},
-        "editing": {"m": [10, 100], "seeds": [0, 1], "layer": 1, "v_steps": 10, "k0_tokens": 5000,
+        "editing": {"m": [10, 100], "seeds": [0, 1], "layer": None, "v_steps": 10, "k0_tokens": 5000,
                     "gamma_grid": [0.6, 0.8, 0.9], "dev_edits": 30, "ppl_windows": 16, "fluency_prompts": 5,
                     "gen_tokens": 10, "trace_prompts": 40},
         "claims": {"n_resamples": 1000},
@@ -153,11 +160,11 @@ PRESETS = {
         "seed": 0,
     },
     "default": {
-        "data": {"n_subjects": 2300, "neighbour_pool": 300, "filler_chars": 400_000, "heldout_chars": 200_000},
+        "data": {"n_subjects": 2060, "neighbour_pool": 60, "filler_chars": 400_000, "heldout_chars": 200_000},
         "model": {"seq_len": 32},
-        "training": {"steps": 700, "batch_size": 24, "lr": 5e-3, "fact_frac": 0.9},
+        "training": {"steps": 3000, "batch_size": 32, "lr": 5e-3, "fact_frac": 0.9, "threads": 2},
         "editing": {"m": [10, 100, 500, 2000], "seeds": [0, 1, 2], "gamma_grid": _GRID, "dev_edits": 200,
-                    "v_steps": 10, "v_chunk": 256, "layer": None},
+                    "v_steps": 20, "v_chunk": 256, "layer": None, "threads": 2},
         "extended": {"smollm2": True, "m": [10, 25]},
         "claims": {},
         "seed": 0,
