@@ -51,6 +51,7 @@ def main() -> None:
     ap.add_argument("--target-facts", type=int, default=64, help="facts whose target values are timed")
     ap.add_argument("--v-steps", type=int, default=20)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--indexes", default="exact,hnsw", help="NeuralDB search: exact and/or hnsw (faiss)")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     cfg = TinyLMConfig(vocab_size=2048, d_model=128, n_layers=4, n_heads=4, d_ff=512, max_seq_len=128)
@@ -85,15 +86,23 @@ def main() -> None:
     n_tok = x.numel()
     print(f"\nNeuralDB inference (batch {x.shape[0]}x{x.shape[1]} tokens; baseline: the unedited model, "
           f"{t_base / n_tok * 1e6:.1f} us/token)")
-    print(f"{'stored facts':>12} {'us/token':>9} {'ratio':>7} {'bytes/fact':>11} {'table MB':>9}")
+    print(f"{'stored facts':>12} {'index':>6} {'us/token':>9} {'ratio':>7} {'bytes/fact':>11} {'table MB':>9} "
+          f"{'same match':>10}")
     for n in [int(s) for s in a.stored.split(",") if s]:
         k = torch.randn(n, cfg.d_ff, generator=g)
         r = torch.randn(n, cfg.d_model, generator=g)
-        edit = apply_edit(model, site, "neuraldb", ids=[f"s{i}" for i in range(n)], keys=k, residuals=r, stats=stats)
-        t = _timed(lambda: logits_of(model, x), reps=3 if n <= 10_000 else 1)
-        mem = edit.db.memory_bytes()
-        edit.undo()
-        print(f"{n:>12,} {t / n_tok * 1e6:>9.1f} {t / t_base:>6.2f}x {mem / n:>11,.0f} {mem / 2**20:>9.1f}")
+        found = {}
+        for index in [i for i in a.indexes.split(",") if i]:
+            edit = apply_edit(model, site, "neuraldb", ids=[f"s{i}" for i in range(n)], keys=k, residuals=r,
+                              stats=stats, index=index)
+            edit.db.retrieve(k[:1])  # builds the HNSW graph (a one-off cost, not per token)
+            t = _timed(lambda: logits_of(model, x), reps=3 if n <= 10_000 else 1)
+            mem = edit.db.memory_bytes()
+            found[index] = edit.db.retrieve(k[:2000] + 0.1 * torch.randn(min(n, 2000), cfg.d_ff, generator=g))[1]
+            edit.undo()
+            same = (found[index] == found["exact"]).float().mean().item() if "exact" in found else float("nan")
+            print(f"{n:>12,} {index:>6} {t / n_tok * 1e6:>9.1f} {t / t_base:>6.2f}x {mem / n:>11,.0f} "
+                  f"{mem / 2**20:>9.1f} {same:>10.3f}")
 
 
 if __name__ == "__main__":

@@ -56,7 +56,7 @@ class AppliedEdit:
 
 def apply_edit(model: nn.Module, site: EditSite, method: str, *, ids: Sequence[str], keys: torch.Tensor,
                residuals: torch.Tensor, stats: KeyStats, mom2_weight: float = 15000.0, alpha: float = 10.0,
-               gamma: float = 0.8, gate: str = "hard", temperature: float = 0.02) -> AppliedEdit:
+               gamma: float = 0.8, gate: str = "hard", temperature: float = 0.02, index: str = "exact") -> AppliedEdit:
     """Edit ``model`` at ``site`` with ``method`` (one of METHODS)."""
     if method not in METHODS:
         raise ParamsError(f"method: unknown {method!r}; use one of {METHODS}")
@@ -64,7 +64,7 @@ def apply_edit(model: nn.Module, site: EditSite, method: str, *, ids: Sequence[s
     if method == "unedited":
         return edit
     if method == "neuraldb":
-        db = NeuralKVDB(stats.mean, gamma=gamma, gate=gate, temperature=temperature)
+        db = NeuralKVDB(stats.mean, gamma=gamma, gate=gate, temperature=temperature, index=index)
         db.add(list(ids), keys, residuals)
         db.attach(site)
         edit.db = db

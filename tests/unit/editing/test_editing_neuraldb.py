@@ -111,3 +111,27 @@ def test_checkpoint_from_another_architecture_is_refused(tiny_model, tmp_path):
         load_model(tmp_path / "hf")
     save_model(tiny_model, tmp_path / "ok")
     assert load_model(tmp_path / "ok").config.n_layers == 2
+
+
+def test_hnsw_index_finds_the_exact_search_match_and_keeps_the_gate():
+    pytest.importorskip("faiss")
+    g = torch.Generator().manual_seed(3)
+    keys, res = torch.randn(3000, 32, generator=g), torch.randn(3000, 8, generator=g)
+    exact = NeuralKVDB(torch.zeros(32), gamma=0.9)
+    approx = NeuralKVDB(torch.zeros(32), gamma=0.9, index="hnsw")
+    for db in (exact, approx):
+        db.add([f"f{i}" for i in range(3000)], keys, res)
+    queries = keys[:500] + 0.05 * torch.randn(500, 32, generator=g)  # near a stored key: above the gate
+    _, j_exact, _ = exact.retrieve(queries)
+    _, j_approx, g_approx = approx.retrieve(queries)
+    assert (j_exact == j_approx).float().mean() > 0.98 and (g_approx == 1).float().mean() > 0.98
+    far = torch.randn(200, 32, generator=g)  # unrelated keys: below the gate, nothing added
+    assert torch.equal(approx.delta(far), torch.zeros(200, 8))
+    approx.remove(["f0"])  # the graph is rebuilt after the table changes
+    _, j, _ = approx.retrieve(keys[:1])
+    assert approx.ids[int(j)] != "f0"
+
+
+def test_unknown_index_is_a_params_error():
+    with pytest.raises(ParamsError, match="index"):
+        NeuralKVDB(torch.zeros(4), gamma=0.5, index="annoy")
