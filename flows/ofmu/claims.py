@@ -7,7 +7,8 @@ from collections import defaultdict
 import numpy as np
 
 from components.evaluation import claims as CL
-from components.unlearning.metrics import forget_quality, harmonic_mean
+from components.unlearning.metrics import forget_quality, model_utility
+from components.unlearning.utility_ci import utility_difference_ci
 
 NOTE = ("Tiny LM (2 layers) on a synthetic TOFU and a digits MLP on 2 CPU cores, at a small matched budget; "
         "OFMU's beta, T, rho0 and c were set once, not swept (see the README).")
@@ -23,42 +24,25 @@ def index_items(items: list[dict]) -> dict:
     return {key: {k: np.asarray(v) for k, v in d.items()} for key, d in acc.items()}
 
 
+def _splits(idx: dict, model: str, seed: int) -> dict:
+    return {s: idx[(model, seed, s)] for s in MU_SPLITS}
+
+
 def mu_of(idx: dict, model: str, seed: int) -> float:
-    parts = []
-    for s in MU_SPLITS:
-        d = idx[(model, seed, s)]
-        parts += [d["prob"].mean(), d["rouge"].mean(), np.maximum(0, 1 - d["tr"]).mean()]
-    return harmonic_mean(parts)
+    return model_utility(_splits(idx, model, seed))
 
 
 def fq_of(idx: dict, model: str, seed: int) -> float:
     return forget_quality(idx[(model, seed, "forget")]["tr"], idx[("retain", -1, "forget")]["tr"])
 
 
-def _mu_resampled(d: dict, picks: dict) -> np.ndarray:
-    """MU of one model under each resample (rows of the index matrices)."""
-    parts = []
-    for s in MU_SPLITS:
-        sel = picks[s]
-        parts += [d[s]["prob"][sel].mean(1), d[s]["rouge"][sel].mean(1), np.maximum(0, 1 - d[s]["tr"][sel]).mean(1)]
-    parts = np.stack(parts)
-    return np.where((parts > 0).all(0), len(parts) / (1 / np.clip(parts, 1e-12, None)).sum(0), 0.0)
-
-
 def mu_diff_ci(idx, method, baseline, seeds, *, n_resamples, level, seed):
     """Mean over seeds of MU(method) - MU(baseline), with a bootstrap CI over questions (paired, per seed)."""
-    rng = np.random.default_rng(seed)
-    per_seed, boots = [], np.zeros(n_resamples)
-    for s in seeds:
-        dm = {sp: idx[(method, s, sp)] for sp in MU_SPLITS}
-        db = {sp: idx[(baseline, s, sp)] for sp in MU_SPLITS}
-        per_seed.append(mu_of(idx, method, s) - mu_of(idx, baseline, s))
-        picks = {sp: rng.integers(0, len(dm[sp]["prob"]), size=(n_resamples, len(dm[sp]["prob"]))) for sp in MU_SPLITS}
-        boots += _mu_resampled(dm, picks) - _mu_resampled(db, picks)
-    boots /= len(seeds)
-    lo, hi = np.quantile(boots, [(1 - level) / 2, (1 + level) / 2])
+    pt, lo, hi, per_seed = utility_difference_ci([_splits(idx, method, s) for s in seeds],
+                                                 [_splits(idx, baseline, s) for s in seeds],
+                                                 n_resamples=n_resamples, level=level, seed=seed)
     n_units = sum(len(idx[(method, seeds[0], sp)]["prob"]) for sp in MU_SPLITS)
-    return float(np.mean(per_seed)), float(lo), float(hi), per_seed, n_units
+    return pt, lo, hi, per_seed, n_units
 
 
 def _mu_claim(cid, statement, idx, method, baseline, seeds, direction, c, seed, details) -> CL.ClaimResult:
