@@ -96,24 +96,40 @@ def run_grid(model: nn.Module, site: EditSite, encode: Encoder, decode: Callable
     return rows
 
 
-def gamma_sweep(model: nn.Module, site: EditSite, encode: Encoder, requests: Sequence[dict], targets: EditTargets,
-                stats: KeyStats, grid: Sequence[float], *, method_kw: dict, batch_size: int = 256) -> list[dict]:
-    """NeuralDB at each gate threshold on one request set: efficacy, paraphrase hits, neighbourhood specificity."""
+def sweep(model: nn.Module, site: EditSite, encode: Encoder, requests: Sequence[dict], targets: EditTargets,
+          stats: KeyStats, method: str, param: str, grid: Sequence[float], *, method_kw: dict,
+          batch_size: int = 256) -> list[dict]:
+    """``method`` at each value of ``param`` on one request set: efficacy, paraphrase hits, specificity, score.
+
+    The score (the mean of the three rates) is what a dev split is tuned on: NeuralDB's gate threshold and
+    MEMIT's lambda are chosen by the same rule, so neither method gets a tuning advantage.
+    """
     rows = []
-    for g in grid:
-        kw = {**method_kw, "gamma": float(g)}
-        edit = apply_edit(model, site, "neuraldb", **_subset(targets, len(requests)), stats=stats, **kw)
+    for value in grid:
+        kw = {**method_kw, param: float(value)}
+        edit = apply_edit(model, site, method, **_subset(targets, len(requests)), stats=stats, **kw)
         try:
             q = rewrite_quality(model, encode, requests, batch_size)
         finally:
             edit.undo()
-        row = {"gamma": float(g), **{k: float(np.nanmean(v)) for k, v in q.items()}}
+        row = {param: float(value), **{k: float(np.nanmean(v)) for k, v in q.items()}}
         row["score"] = float(np.mean([row["efficacy"], row["generalisation"], row["specificity"]]))
         rows.append(row)
     return rows
 
 
+def gamma_sweep(model: nn.Module, site: EditSite, encode: Encoder, requests: Sequence[dict], targets: EditTargets,
+                stats: KeyStats, grid: Sequence[float], *, method_kw: dict, batch_size: int = 256) -> list[dict]:
+    """NeuralDB at each gate threshold on one request set: efficacy, paraphrase hits, neighbourhood specificity."""
+    return sweep(model, site, encode, requests, targets, stats, "neuraldb", "gamma", grid, method_kw=method_kw,
+                 batch_size=batch_size)
+
+
+def pick_best(rows: Sequence[dict], param: str) -> float:
+    """The value with the best mean of efficacy, generalisation and specificity (ties: the larger value)."""
+    return max(rows, key=lambda r: (round(r["score"], 9), r[param]))[param]
+
+
 def pick_gamma(rows: Sequence[dict]) -> float:
     """The dev-split threshold with the best mean of efficacy, generalisation and specificity (ties: larger gamma)."""
-    best = max(rows, key=lambda r: (round(r["score"], 9), r["gamma"]))
-    return best["gamma"]
+    return pick_best(rows, "gamma")

@@ -16,7 +16,7 @@ import torch
 
 from components.data import validate as V
 from components.editing.apply import KeyStats
-from components.editing.experiment import EvalConfig, causal_trace, gamma_sweep, pick_gamma, run_grid
+from components.editing.experiment import EvalConfig, causal_trace, gamma_sweep, pick_best, pick_gamma, run_grid, sweep
 from components.editing.facts import check_requests
 from components.editing.model import edit_site, generic_keys
 from components.editing.targets import compute_targets
@@ -76,8 +76,9 @@ def trace_requests(requests: list[dict]) -> list[dict]:
             for r in requests for p, s in zip(r.get("neighborhood_prompts", []), r.get("neighborhood_subjects", []))]
 
 
-def method_kw(e, gamma: float) -> dict:
-    return {"mom2_weight": e.mom2_weight, "alpha": e.alpha, "gamma": gamma, "gate": e.gate,
+def method_kw(e, gamma: float, mom2_weight: float | None = None) -> dict:
+    lam = mom2_weight if mom2_weight is not None else (e.mom2_weight if e.mom2_weight is not None else 15_000.0)
+    return {"mom2_weight": lam, "alpha": e.alpha, "gamma": gamma, "gate": e.gate,
             "temperature": e.temperature}
 
 
@@ -117,27 +118,33 @@ def run(ctx: StageContext) -> dict:
                             batch_size=e.batch_size)
     gamma = e.gamma if e.gamma is not None else pick_gamma(dev_sweep)
     log.info("neuraldb: gamma = %.3f (%s)", gamma, "fixed" if e.gamma is not None else "tuned on dev")
+    mom2_sweep = [] if e.mom2_weight is not None else sweep(
+        model, site, encode, dev, dev_t, stats, "memit", "mom2_weight", e.mom2_grid, method_kw=method_kw(e, gamma),
+        batch_size=e.batch_size)
+    lam = e.mom2_weight if e.mom2_weight is not None else pick_best(mom2_sweep, "mom2_weight")
+    log.info("memit: lambda = %g (%s)", lam, "fixed" if e.mom2_weight is not None else "tuned on dev")
     rows, test_sweep = [], []
     for seed in e.seeds:
         reqs = check_requests(read_jsonl(data / f"edits_seed{seed}.jsonl"))[: max(e.m)]
         targets = _targets(model, site, encode, reqs, e)
         for r in run_grid(model, site, encode, decode, reqs, targets, stats, ms=e.m, methods=e.methods, cfg=cfg,
-                          method_kw=method_kw(e, gamma), progress=True):
+                          method_kw=method_kw(e, gamma, lam), progress=True):
             rows.append({"seed": seed, **r, "target_nll": targets.final_nll[: r["m"]].tolist()})
         if seed == e.seeds[0]:
             test_sweep = gamma_sweep(model, site, encode, reqs, targets, stats, e.gamma_grid,
-                                     method_kw=method_kw(e, gamma), batch_size=e.batch_size)
+                                     method_kw=method_kw(e, gamma, lam), batch_size=e.batch_size)
     out = ctx.output(EDITS)
     (out / "_checks").mkdir(parents=True, exist_ok=True)
     _check_runs(rows, out / "_checks" / "runs.json")
     write_jsonl(out / "runs.jsonl", rows)
-    write_json(out / "gamma.json", {"gamma": gamma, "tuned": e.gamma is None, "dev": dev_sweep, "test_seed0": test_sweep})
+    write_json(out / "gamma.json", {"gamma": gamma, "tuned": e.gamma is None, "dev": dev_sweep, "test_seed0": test_sweep,
+                                    "mom2_weight": lam, "mom2_tuned": e.mom2_weight is None, "mom2_dev": mom2_sweep})
     write_json(out / "trace.json", {"layer": layer, "layer_from_trace": e.layer is None, "trace": trace, "null_space_dim": null_dim,
                                     "key_dim": int(stats.cov.shape[0])})
     if p.extended.smollm2:
         from flows.neuraldb.extended import run_smollm2
 
-        write_jsonl(out / "smollm2.jsonl", run_smollm2(ctx, cfg, gamma))
+        write_jsonl(out / "smollm2.jsonl", run_smollm2(ctx, cfg, method_kw(e, gamma, lam)))
     summary = {"runs": len(rows), "gamma": gamma, "null_space_dim": null_dim, "seconds": round(time.perf_counter() - t0, 1)}
     if ctx.tracker is not None:
         ctx.tracker.log_metrics({f"{r['method']}.m{r['m']}.s{r['seed']}.{k}": float(np.nanmean(r[k]))

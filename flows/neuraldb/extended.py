@@ -53,8 +53,11 @@ def real_requests() -> list[dict]:
     return out
 
 
-def run_smollm2(ctx: StageContext, tiny_cfg: EvalConfig, gamma_used: float) -> list[dict]:
-    """Every method at each ``extended.m`` on the real facts SmolLM2 knows; rows like the main grid's."""
+def run_smollm2(ctx: StageContext, tiny_cfg: EvalConfig, method_kw: dict) -> list[dict]:
+    """Every method at each ``extended.m`` on the real facts SmolLM2 knows; rows like the main grid's.
+
+    ``method_kw`` carries the settings chosen for the tiny LM (gamma and MEMIT's lambda, tuned on its dev split).
+    """
     from components.models.causal_lm import load_causal_lm
 
     p, x = ctx.params, ctx.params.extended
@@ -75,12 +78,10 @@ def run_smollm2(ctx: StageContext, tiny_cfg: EvalConfig, gamma_used: float) -> l
     e = p.editing
     stats = KeyStats.from_keys(generic_keys(model, site, k0, n_keys=e.k0_tokens, seq_len=64),
                                null_threshold=e.null_threshold)
-    gamma = gamma_used
     targets = compute_targets(model, site, encode, known[: max(ms)], steps=e.v_steps, lr=e.v_lr,
                               weight_decay=e.v_weight_decay, clamp=e.v_clamp, kl_factor=e.v_kl_factor, chunk=e.v_chunk)
     ppl = torch.tensor(encode(text[: len(text) // 2]), dtype=torch.long)
     cfg = EvalConfig(ppl, 64, min(16, tiny_cfg.ppl_windows), 5, 20, 32)
-    kw = {"mom2_weight": e.mom2_weight, "alpha": e.alpha, "gamma": gamma, "gate": e.gate, "temperature": e.temperature}
     rows = run_grid(model, site, encode, tok.decode, known[: max(ms)], targets, stats, ms=ms, methods=e.methods,
-                    cfg=cfg, method_kw=kw)
+                    cfg=cfg, method_kw=method_kw)
     return [{"model": x.model, "layer": x.layer, "known": len(known), **r} for r in rows]

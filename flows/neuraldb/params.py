@@ -69,7 +69,10 @@ class EditingParams(Section):
                                "model, penalised while optimising the residual (0 = off)")
     v_chunk: int = Field(128, ge=1, description="facts optimised together")
     k0_tokens: int = Field(20_000, ge=100, description="generic keys for C0 (MEMIT) and the null space (AlphaEdit)")
-    mom2_weight: float = Field(15_000.0, ge=0, description="MEMIT lambda on E[k k^T]")
+    mom2_weight: float | None = Field(15_000.0, ge=0, description="MEMIT lambda on E[k k^T]; null = tune on the "
+                                      "dev split over mom2_grid by the same rule as gamma")
+    mom2_grid: list[float] = Field(default_factory=lambda: [10.0, 100.0, 1_000.0, 15_000.0],
+                                   description="MEMIT lambdas swept on the dev split when mom2_weight is null")
     alpha: float = Field(10.0, gt=0, description="AlphaEdit L2 term")
     null_threshold: float = Field(1e-2, gt=0, lt=1, description="AlphaEdit: eigenvalues below this * max span the null space")
     gate: str = Field("hard", pattern="^(hard|soft)$")
@@ -93,6 +96,13 @@ class EditingParams(Section):
     def _m(cls, v):
         if any(x < 1 for x in v):
             raise ValueError("every m must be >= 1")
+        return sorted(set(v))
+
+    @field_validator("mom2_grid")
+    @classmethod
+    def _mom2_grid(cls, v):
+        if not v or any(x < 0 for x in v):
+            raise ValueError("mom2_grid needs at least one lambda, each >= 0")
         return sorted(set(v))
 
     @field_validator("gamma_grid")
@@ -152,7 +162,7 @@ PRESETS = {
                  "vocab_size": 1024},
         "model": {"d_model": 64, "n_layers": 3, "n_heads": 4, "d_ff": 256, "seq_len": 48},
         "training": {"steps": 150, "batch_size": 32, "lr": 5e-3},
-        "editing": {"m": [10, 100], "seeds": [0, 1], "layer": None, "v_steps": 10, "k0_tokens": 5000,
+        "editing": {"m": [10, 100], "seeds": [0, 1], "layer": None, "v_steps": 10, "k0_tokens": 5000, "mom2_weight": None,
                     "gamma_grid": [0.6, 0.8, 0.9], "dev_edits": 30, "ppl_windows": 16, "fluency_prompts": 5,
                     "gen_tokens": 10, "trace_prompts": 40},
         "claims": {"n_resamples": 1000},
@@ -164,7 +174,7 @@ PRESETS = {
         "model": {"seq_len": 32},
         "training": {"steps": 3000, "batch_size": 32, "lr": 5e-3, "fact_frac": 0.9, "threads": 2},
         "editing": {"m": [10, 100, 500, 2000], "seeds": [0, 1, 2], "gamma_grid": _GRID, "dev_edits": 200,
-                    "v_steps": 20, "v_chunk": 256, "layer": None, "threads": 2},
+                    "v_steps": 20, "v_chunk": 256, "layer": None, "threads": 2, "mom2_weight": None},
         "extended": {"smollm2": True, "m": [10, 25]},
         "claims": {},
         "seed": 0,

@@ -64,7 +64,7 @@ def run(ctx: StageContext) -> dict:
     doc = CL.claims_document(ctx.slug, ctx.profile, claims)
     tab = table(rows)
     big = max(p.editing.m)
-    metrics = {"gamma": gamma["gamma"], "claims": {c.id: c.verdict for c in claims},
+    metrics = {"gamma": gamma["gamma"], "mom2_weight": gamma.get("mom2_weight"), "claims": {c.id: c.verdict for c in claims},
                "at_max_m": {r["method"]: {k: r[k] for k in (*KEYS, "ppl", "ppl_rise", "fluency")}
                             for r in tab if r["m"] == big}}
     sections = [
@@ -75,6 +75,9 @@ def run(ctx: StageContext) -> dict:
         Section("Gate threshold sweep", f"Chosen gamma = {gamma['gamma']:.2f} "
                 f"({'tuned on the dev split' if gamma['tuned'] else 'fixed in params'}).",
                 tables=[gamma["dev"], gamma.get("test_seed0") or []]),
+        Section("MEMIT lambda", f"lambda = {gamma.get('mom2_weight', 'n/a')} "
+                f"({'tuned on the dev split by the same rule as gamma' if gamma.get('mom2_tuned') else 'fixed in params'}).",
+                tables=[gamma.get("mom2_dev") or []]),
         Section("Light causal trace", "Mean drop in log P(true object) when one layer's MLP output at the subject's "
                 "last token is zeroed.", tables=[trace["trace"]]),
     ]

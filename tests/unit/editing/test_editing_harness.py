@@ -93,3 +93,19 @@ def test_the_kl_term_keeps_the_subject_prompt_closer_to_the_unedited_model(confi
 
     free, kept = drift(0.0), drift(10.0)
     assert free > 0.1 and kept < 0.5 * free
+
+
+def test_memit_lambda_is_swept_and_picked_by_the_same_rule_as_gamma(confident_model, encode):
+    from components.editing.experiment import pick_best, sweep
+
+    site = edit_site(confident_model, 0)
+    t = compute_targets(confident_model, site, encode, REQS, steps=20, lr=0.5, weight_decay=0.0, clamp=50.0)
+    k0 = generic_keys(confident_model, site, torch.randint(1, 127, (1000,), generator=torch.Generator().manual_seed(0)),
+                      n_keys=500, seq_len=20)
+    stats = KeyStats.from_keys(k0, null_threshold=0.5)
+    rows = sweep(confident_model, site, encode, REQS, t, stats, "memit", "mom2_weight", [1e-3, 1e9], method_kw={})
+    by = {r["mom2_weight"]: r for r in rows}
+    # a tiny lambda lets MEMIT write the edits; an enormous one keeps W (almost) unchanged
+    assert by[1e-3]["efficacy"] == 1.0 and by[1e-3]["efficacy"] > by[1e9]["efficacy"]
+    assert pick_best(rows, "mom2_weight") == 1e-3
+    assert pick_best([{"x": 1.0, "score": 0.5}, {"x": 2.0, "score": 0.5}], "x") == 2.0  # ties: the larger value

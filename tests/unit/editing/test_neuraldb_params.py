@@ -1,0 +1,35 @@
+"""The neuraldb pipeline's params: profiles validate, bad values are refused naming the key."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from pydantic import ValidationError
+
+from flows.neuraldb.params import PRESETS, Params
+
+
+@pytest.mark.parametrize("profile", ["smoke", "default", "full"])
+def test_every_profile_validates(profile):
+    Params(**copy.deepcopy(PRESETS[profile]))
+
+
+def test_default_tunes_memit_lambda_and_uses_name_part_subjects():
+    p = Params(**copy.deepcopy(PRESETS["default"]))
+    assert p.editing.mom2_weight is None and p.data.subject_tokens == "parts" and p.editing.layer is None
+
+
+@pytest.mark.parametrize("key,value", [("mom2_grid", [-1.0]), ("mom2_grid", []), ("v_kl_factor", -0.1)])
+def test_bad_editing_values_are_refused_naming_the_key(key, value):
+    raw = copy.deepcopy(PRESETS["smoke"])
+    raw["editing"][key] = value
+    with pytest.raises(ValidationError, match=key):
+        Params(**raw)
+
+
+def test_unknown_subject_tokenisation_is_refused():
+    raw = copy.deepcopy(PRESETS["smoke"])
+    raw["data"]["subject_tokens"] = "letters"
+    with pytest.raises(ValidationError, match="subject_tokens"):
+        Params(**raw)
