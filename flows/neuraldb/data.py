@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 
 from components.data import validate as V
-from components.editing.facts import RELATIONS, build_edit_requests, check_requests, fact_sentences, generate_facts
+from components.editing.facts import (RELATIONS, add_subject_tokens, build_edit_requests, check_requests,
+                                     fact_sentences, generate_facts)
 from components.editing.loaders import load_counterfact, load_zsre
 from components.errors import DataError
 from components.io import read_jsonl, write_json, write_jsonl
@@ -39,21 +40,6 @@ def austen_split(rows: list[dict], filler_chars: int, heldout_chars: int) -> tup
     while n < heldout_chars:
         held.append(texts.pop()); n += len(held[-1])
     return train, held[0::2], held[1::2]
-
-
-def add_subject_tokens(tok, subjects: list[str], mode: str) -> None:
-    """Add the subjects (``whole``) or their name parts (``parts``) to the tokenizer as whole-word tokens.
-
-    ``parts`` is the default: each first and last name recurs across many subjects, so a subject is two
-    well-trained tokens that the LM must combine at the last one, the position whose MLP output an edit
-    changes (as with multi-token subjects in real LMs). With one token per subject a tiny LM stores the
-    facts in the subject's embedding and reads it by attention: the subject-position MLPs carry nothing,
-    and no locate-and-edit method can reach the facts (measured: zero causal-trace effect at every layer).
-    """
-    from tokenizers import AddedToken
-
-    names = sorted({part for s in subjects for part in s.split()} if mode == "parts" else set(subjects))
-    tok.add_tokens([AddedToken(n, single_word=True) for n in names])
 
 
 def request_frame(requests: list[dict], edited: set[str]) -> pd.DataFrame:

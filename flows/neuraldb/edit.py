@@ -76,10 +76,13 @@ def trace_requests(requests: list[dict]) -> list[dict]:
             for r in requests for p, s in zip(r.get("neighborhood_prompts", []), r.get("neighborhood_subjects", []))]
 
 
-def method_kw(e, gamma: float, mom2_weight: float | None = None) -> dict:
-    lam = mom2_weight if mom2_weight is not None else (e.mom2_weight if e.mom2_weight is not None else 15_000.0)
-    return {"mom2_weight": lam, "alpha": e.alpha, "gamma": gamma, "gate": e.gate,
-            "temperature": e.temperature}
+def fixed_kw(e) -> dict:
+    """The methods' settings that are never tuned (the sweeps add the one they tune)."""
+    return {"alpha": e.alpha, "gate": e.gate, "temperature": e.temperature}
+
+
+def method_kw(e, gamma: float, mom2_weight: float) -> dict:
+    return {**fixed_kw(e), "gamma": gamma, "mom2_weight": mom2_weight}
 
 
 def _targets(model, site, encode, reqs, e):
@@ -114,12 +117,12 @@ def run(ctx: StageContext) -> dict:
                                null_threshold=e.null_threshold)
     null_dim = int(round(float(torch.trace(stats.projector))))
     dev_t = _targets(model, site, encode, dev, e)
-    dev_sweep = gamma_sweep(model, site, encode, dev, dev_t, stats, e.gamma_grid, method_kw=method_kw(e, 0.0),
+    dev_sweep = gamma_sweep(model, site, encode, dev, dev_t, stats, e.gamma_grid, method_kw=fixed_kw(e),
                             batch_size=e.batch_size)
     gamma = e.gamma if e.gamma is not None else pick_gamma(dev_sweep)
     log.info("neuraldb: gamma = %.3f (%s)", gamma, "fixed" if e.gamma is not None else "tuned on dev")
     mom2_sweep = [] if e.mom2_weight is not None else sweep(
-        model, site, encode, dev, dev_t, stats, "memit", "mom2_weight", e.mom2_grid, method_kw=method_kw(e, gamma),
+        model, site, encode, dev, dev_t, stats, "memit", "mom2_weight", e.mom2_grid, method_kw=fixed_kw(e),
         batch_size=e.batch_size)
     lam = e.mom2_weight if e.mom2_weight is not None else pick_best(mom2_sweep, "mom2_weight")
     log.info("memit: lambda = %g (%s)", lam, "fixed" if e.mom2_weight is not None else "tuned on dev")

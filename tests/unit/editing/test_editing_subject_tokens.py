@@ -1,11 +1,11 @@
-"""How synthetic subjects are tokenised decides where a tiny LM stores their facts (flows/neuraldb/data.py)."""
+"""How synthetic subjects are tokenised decides where a tiny LM stores their facts (components/editing/facts.py)."""
 
 from __future__ import annotations
 
 import pytest
 
 from components.training.tokenizer import train_bpe, load_bpe
-from flows.neuraldb.data import add_subject_tokens
+from components.editing.facts import add_subject_tokens
 
 SUBJECTS = ["Posshes Neartrath", "Posshes Draim", "Brulo Neartrath"]
 
