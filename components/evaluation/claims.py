@@ -1,106 +1,54 @@
-"""Claim records (the ``claims.json`` schema) and the verdict rules every pipeline uses.
+"""Claim records (the ``claims.json`` schema): building them, and re-deriving every verdict.
 
-The standard rule (``shared/papers/README.md``): compute method - baseline on
-paired units, take a 95% percentile bootstrap CI (10,000 resamples, stratified
-by seed), then decide with :func:`decide`. Cards may instead use a probability
-rule (:func:`decide_probability`) or "the CI excludes 0" (:func:`decide_excludes`).
-A claim whose verdict joins several sub-claims uses rule ``"composite"``
-(:func:`combine_all`). :func:`validate_claims_document` re-derives every
-non-composite verdict from the numbers stored beside it, so a verdict can never
-be a constant that disagrees with the data.
+The rules live in :mod:`components.evaluation.rules` (standard, non-inferiority,
+CI-excludes, probability, p-value, point guard, recorded check, composite).
+:func:`derive_verdict` is the one function that turns a record's stored numbers
+into its verdict: the builders here call it, and :func:`validate_claims_document`
+calls it again on a stored document, so a hand-edited verdict anywhere in a
+claims.json (a composite, one of its parts or preconditions) fails validation.
+
+Two modifiers apply to the CI rules: a claim whose compared numbers come from
+trained or randomly initialised models (``cluster_unit`` set, usually "seed")
+needs at least two clusters, else it is inconclusive; and a claim with censored
+units (a budget cap, divergence, a time-out on either side) is inconclusive when
+its verdict would differ without them (``uncensored`` stores that CI).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 import numpy as np
 
 from components.errors import DataError, ParamsError
+from components.evaluation.explain import reason as explain_reason
+from components.evaluation.rules import (  # noqa: F401  (re-exported: pipelines import the rules from here)
+    COMBINES,
+    DIRECTIONS,
+    INCONCLUSIVE,
+    NOT_REPRODUCED,
+    REPRODUCED,
+    RULES,
+    VERDICTS,
+    censored_verdict,
+    combine,
+    combine_all,
+    combine_any,
+    decide,
+    decide_check,
+    decide_excludes,
+    decide_noninferior,
+    decide_pvalue,
+    decide_point,
+    decide_probability,
+    inside_band,
+)
 from components.evaluation.stats import paired_bootstrap_ci, paired_differences, stratum_signs
 
-REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE = "reproduced", "not reproduced", "inconclusive"
-VERDICTS: tuple[str, ...] = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE)
-RULES: tuple[str, ...] = ("standard", "probability", "ci-excludes", "composite")
-DIRECTIONS: tuple[str, ...] = ("greater", "less", "two-sided")
-
-
-def _check_ci(lo: float, hi: float, delta: float, threshold: float) -> None:
-    for name, v in (("ci_low", lo), ("ci_high", hi), ("threshold", threshold), ("delta", delta)):
-        if not isinstance(v, (int, float, np.number)) or isinstance(v, bool) or not math.isfinite(v):
-            raise DataError(f"{name}: expected a finite number, got {v!r}")
-    if lo > hi:
-        raise DataError(f"ci_low {lo} > ci_high {hi}")
-    if delta < 0:
-        raise ParamsError(f"delta: must be >= 0, got {delta}")
-
-
-def _inside_band(lo: float, hi: float, threshold: float, delta: float) -> bool:
-    return threshold - delta <= lo and hi <= threshold + delta
-
-
-def decide(lo: float, hi: float, *, direction: str, threshold: float = 0.0, delta: float) -> str:
-    """Standard rule on a CI [lo, hi] of the effect (method - baseline).
-
-    Not reproduced if the CI lies entirely inside threshold +- delta (no practical
-    effect; this wins over a tiny but significant effect) or entirely on the side
-    opposite to ``direction``; reproduced if it lies entirely, strictly, on the
-    claimed side; inconclusive otherwise.
-    """
-    if direction not in ("greater", "less"):
-        raise ParamsError(f"direction: expected 'greater' or 'less', got {direction!r}")
-    _check_ci(lo, hi, delta, threshold)
-    if _inside_band(lo, hi, threshold, delta):
-        return NOT_REPRODUCED
-    above, below = lo > threshold, hi < threshold
-    if (above and direction == "greater") or (below and direction == "less"):
-        return REPRODUCED
-    if above or below:
-        return NOT_REPRODUCED
-    return INCONCLUSIVE
-
-
-def decide_excludes(lo: float, hi: float, *, threshold: float = 0.0, delta: float = 0.0) -> str:
-    """Two-sided rule "the CI excludes the threshold": reproduced if it does (and is not inside +-delta);
-    not reproduced if the CI lies inside threshold +- delta; inconclusive otherwise."""
-    _check_ci(lo, hi, delta, threshold)
-    if _inside_band(lo, hi, threshold, delta):
-        return NOT_REPRODUCED
-    return REPRODUCED if lo > threshold or hi < threshold else INCONCLUSIVE
-
-
-def decide_probability(p: float, hi: float = 0.95, lo: float = 0.05) -> str:
-    """Probability rule: p >= hi reproduced, p <= lo not reproduced, otherwise inconclusive."""
-    if not 0.0 <= lo < hi <= 1.0:
-        raise ParamsError(f"decide_probability: need 0 <= lo < hi <= 1, got lo={lo}, hi={hi}")
-    if isinstance(p, bool) or not isinstance(p, (int, float, np.number)) or not 0.0 <= p <= 1.0:
-        raise DataError(f"probability: expected a number in [0, 1], got {p!r}")
-    return REPRODUCED if p >= hi else NOT_REPRODUCED if p <= lo else INCONCLUSIVE
-
-
-def combine_all(verdicts: Iterable[str]) -> str:
-    """Verdict of a claim that needs every part: any part not reproduced -> not reproduced;
-    all reproduced -> reproduced; otherwise inconclusive."""
-    verdicts = list(verdicts)
-    if not verdicts or any(v not in VERDICTS for v in verdicts):
-        raise ParamsError(f"combine_all: expected verdicts from {VERDICTS}, got {verdicts!r}")
-    if NOT_REPRODUCED in verdicts:
-        return NOT_REPRODUCED
-    return REPRODUCED if all(v == REPRODUCED for v in verdicts) else INCONCLUSIVE
-
-
-def combine_any(verdicts: Iterable[str]) -> str:
-    """For claims of the form "for at least one comparison": any part reproduced makes the claim
-    reproduced; every part not reproduced makes it not reproduced; otherwise inconclusive."""
-    verdicts = list(verdicts)
-    if REPRODUCED in verdicts:
-        return REPRODUCED
-    if verdicts and all(v == NOT_REPRODUCED for v in verdicts):
-        return NOT_REPRODUCED
-    return INCONCLUSIVE
+CI_RULES: tuple[str, ...] = ("standard", "non-inferiority", "ci-excludes")
 
 
 @dataclass(kw_only=True)
@@ -112,21 +60,30 @@ class ClaimResult:
     metric: str
     method: str
     baseline: str | None
-    direction: str | None  # "greater" | "less" | "two-sided" | None (probability rule)
-    threshold: float | None
-    delta: float | None
+    direction: str | None  # "greater" | "less" | "two-sided" | None (probability, check, composite)
+    threshold: float | None  # the claimed side's boundary; -margin for non-inferiority
+    delta: float | None  # half-width of the no-practical-effect band around ``null``
     effect: float | None  # point estimate; the probability itself for the probability rule
     ci_low: float | None
     ci_high: float | None
     ci_level: float | None
-    n_seeds: int
+    n_seeds: int  # clusters: the top-level independent units (seeds, runs, graph draws)
     n_units: int
-    unit: str  # what was resampled: "items", "seeds", "bootstrap refits", ...
+    unit: str  # what the paired units are: "items", "seeds", "edited facts", ...
     per_seed_signs: list[int] | None
     rule: str
     verdict: str
     scale_note: str = ""
     details: dict = field(default_factory=dict)
+    null: float = 0.0  # the value of no effect: 0 for a difference, 1 for a ratio
+    paper_value: str | None = None  # the paper's own number, where the card gives one
+    cluster_unit: str | None = None  # "seed" where a trained model is involved: then >= 2 clusters are needed
+    n_censored: int = 0
+    uncensored: dict | None = None  # {"ci_low", "ci_high", "n_units"} without the censored units
+    combine: str | None = None  # composite: "all" | "any"
+    parts: list = field(default_factory=list)  # composite: the part records
+    preconditions: list = field(default_factory=list)  # composite: records that must be reproduced
+    reason: str = ""  # the verdict's reason in one sentence (generated)
 
     def to_dict(self) -> dict:
         """Plain JSON types (numpy scalars unwrapped, non-finite floats as null)."""
@@ -140,11 +97,13 @@ class ClaimResult:
 
 
 FIELDS: tuple[str, ...] = tuple(f.name for f in fields(ClaimResult))
-_NUMBERS = ("threshold", "delta", "effect", "ci_low", "ci_high", "ci_level")
-_STRINGS = ("statement", "metric", "method", "unit", "scale_note")
+_NUMBERS = ("threshold", "delta", "effect", "ci_low", "ci_high", "ci_level", "null")
+_STRINGS = ("statement", "metric", "method", "unit", "scale_note", "reason")
 
 
 def _plain(v: Any) -> Any:
+    if isinstance(v, ClaimResult):
+        return v.to_dict()
     if isinstance(v, Mapping):
         return {str(k): _plain(x) for k, x in v.items()}
     if isinstance(v, (list, tuple, np.ndarray)):
@@ -158,6 +117,10 @@ def _is_num(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
+def _is_count(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
 def _check_types(c: Mapping, where: str) -> None:
     missing = [f for f in FIELDS if f not in c]
     unknown = [k for k in c if k not in FIELDS]
@@ -168,45 +131,101 @@ def _check_types(c: Mapping, where: str) -> None:
     for k in _STRINGS:
         if not isinstance(c[k], str):
             raise DataError(f"{where}.{k}: expected a string, got {c[k]!r}")
-    if c["baseline"] is not None and not isinstance(c["baseline"], str):
-        raise DataError(f"{where}.baseline: expected a string or null, got {c['baseline']!r}")
+    for k in ("baseline", "paper_value", "cluster_unit", "combine"):
+        if c[k] is not None and not isinstance(c[k], str):
+            raise DataError(f"{where}.{k}: expected a string or null, got {c[k]!r}")
     for k in _NUMBERS:
         if c[k] is not None and not _is_num(c[k]):
             raise DataError(f"{where}.{k}: expected a finite number or null, got {c[k]!r}")
-    for k in ("n_seeds", "n_units"):
-        if not isinstance(c[k], int) or isinstance(c[k], bool) or c[k] < 0:
+    for k in ("n_seeds", "n_units", "n_censored"):
+        if not _is_count(c[k]):
             raise DataError(f"{where}.{k}: expected a non-negative integer, got {c[k]!r}")
     signs = c["per_seed_signs"]
     if signs is not None and (not isinstance(signs, list) or any(s not in (-1, 0, 1) or isinstance(s, bool)
                                                                  for s in signs)):
         raise DataError(f"{where}.per_seed_signs: expected null or a list of -1/0/+1, got {signs!r}")
-    if not isinstance(c["details"], Mapping):
-        raise DataError(f"{where}.details: expected an object, got {type(c['details']).__name__}")
-    for k, allowed in (("verdict", VERDICTS), ("rule", RULES), ("direction", (*DIRECTIONS, None))):
+    for k in ("details",):
+        if not isinstance(c[k], Mapping):
+            raise DataError(f"{where}.{k}: expected an object, got {type(c[k]).__name__}")
+    for k in ("parts", "preconditions"):
+        if not isinstance(c[k], list):
+            raise DataError(f"{where}.{k}: expected a list, got {type(c[k]).__name__}")
+    u = c["uncensored"]
+    if u is not None and not (isinstance(u, Mapping) and _is_num(u.get("ci_low")) and _is_num(u.get("ci_high"))
+                              and _is_count(u.get("n_units"))):
+        raise DataError(f"{where}.uncensored: expected null or {{ci_low, ci_high, n_units}}, got {u!r}")
+    for k, allowed in (("verdict", VERDICTS), ("rule", RULES), ("direction", (*DIRECTIONS, None)),
+                       ("combine", (*COMBINES, None))):
         if c[k] not in allowed:
             raise DataError(f"{where}.{k}: {c[k]!r} is not one of {', '.join(map(str, allowed))}")
 
 
+def _ci_verdict(c: Mapping, lo: float, hi: float) -> str:
+    rule = c["rule"]
+    if rule == "standard":
+        return decide(lo, hi, direction=c["direction"], threshold=c["threshold"], delta=c["delta"], null=c["null"])
+    if rule == "non-inferiority":
+        margin = -c["threshold"] if c["direction"] == "greater" else c["threshold"]
+        return decide_noninferior(lo, hi, direction=c["direction"], margin=margin)
+    return decide_excludes(lo, hi, threshold=c["threshold"], delta=c["delta"] or 0.0, null=c["null"])
+
+
+def derive_verdict(c: Mapping) -> str:
+    """The verdict that ``c``'s rule gives on its stored numbers (parts and preconditions as stored).
+
+    Raises DataError when the rule cannot be applied (a missing number, no parts).
+    """
+    rule, d = c["rule"], c["details"]
+    try:
+        if rule == "composite":
+            if not c["parts"] or c["combine"] not in COMBINES:
+                raise DataError("a composite needs its parts and how they combine ('all' or 'any')")
+            if any(pre["verdict"] != REPRODUCED for pre in c["preconditions"]):
+                return INCONCLUSIVE
+            return combine([part["verdict"] for part in c["parts"]], c["combine"])
+        if rule == "probability":
+            return decide_probability(c["effect"], d.get("p_hi", 0.95), d.get("p_lo", 0.05))
+        if rule == "p-value":
+            return decide_pvalue(d.get("p_value"), c["effect"], alpha=d.get("alpha"), direction=c["direction"])
+        if rule == "point":
+            return decide_point(c["effect"], direction=c["direction"], threshold=c["threshold"])
+        if rule == "check":
+            return decide_check(d.get("passed"))
+        verdict = _ci_verdict(c, c["ci_low"], c["ci_high"])
+    except (DataError, ParamsError, TypeError) as exc:
+        raise DataError(f"rule {rule!r} cannot be applied: {exc}") from None
+    if c["cluster_unit"] and c["n_seeds"] < 2:
+        return INCONCLUSIVE
+    if c["n_censored"]:
+        u = c["uncensored"]
+        return censored_verdict(verdict, None if u is None else _ci_verdict(c, u["ci_low"], u["ci_high"]))
+    return verdict
+
+
 def _check_claim(c: Any, where: str) -> None:
-    """Types, then the verdict re-derived from the stored numbers under the claim's rule."""
+    """Types, then (recursively for parts and preconditions) the verdict re-derived from the stored numbers."""
     if not isinstance(c, Mapping):
         raise DataError(f"{where}: expected an object, got {type(c).__name__}")
     _check_types(c, where)
-    rule = c["rule"]
-    if rule == "composite":
-        return
+    for k in ("preconditions", "parts"):
+        for i, sub in enumerate(c[k]):
+            _check_claim(sub, f"{where}.{k}[{i}]")
     try:
-        if rule == "probability":
-            expected = decide_probability(c["effect"], c["details"].get("p_hi", 0.95), c["details"].get("p_lo", 0.05))
-        elif rule == "standard":
-            expected = decide(c["ci_low"], c["ci_high"], direction=c["direction"], threshold=c["threshold"],
-                              delta=c["delta"])
-        else:
-            expected = decide_excludes(c["ci_low"], c["ci_high"], threshold=c["threshold"], delta=c["delta"])
-    except (DataError, ParamsError) as exc:
-        raise DataError(f"{where}: rule {rule!r} cannot be applied: {exc}") from None
+        expected = derive_verdict(c)
+    except DataError as exc:
+        raise DataError(f"{where}: {exc}") from None
     if expected != c["verdict"]:
-        raise DataError(f"{where}.verdict: {c['verdict']!r} but rule {rule!r} on the stored numbers gives {expected!r}")
+        raise DataError(f"{where}.verdict: {c['verdict']!r} but rule {c['rule']!r} on the stored numbers gives "
+                        f"{expected!r}")
+
+
+def finish(record: ClaimResult) -> ClaimResult:
+    """Set ``record``'s verdict from its numbers (:func:`derive_verdict`) and its reason in words; return it."""
+    d = record.to_dict()
+    record.verdict = derive_verdict(d)
+    d["verdict"] = record.verdict
+    record.reason = explain_reason(d)
+    return record
 
 
 def validate_claims_document(doc: Any, source: str = "claims document") -> dict:
@@ -244,30 +263,120 @@ def claims_document(paper: str, profile: str, results: Sequence[ClaimResult | Ma
     return validate_claims_document(doc, f"claims document for {paper!r}")
 
 
-def evaluate_standard(claim_id: str, statement: str, *, method_values: Sequence[float] | np.ndarray,
-                      baseline_values: Sequence[float] | np.ndarray | None, seeds: Sequence[Any] | np.ndarray | int,
-                      direction: str, delta: float, threshold: float = 0.0, metric: str, method: str,
-                      baseline: str | None, unit: str, seed: int, n_resamples: int = 10_000, level: float = 0.95,
-                      scale_note: str = "", details: Mapping | None = None) -> ClaimResult:
-    """Apply the standard rule to paired per-unit values and return the claim record.
+def _ci(diffs: np.ndarray, clusters: np.ndarray | None, strata: np.ndarray | None, *, n_resamples: int,
+        level: float, seed: int) -> tuple[float, float, float]:
+    return paired_bootstrap_ci(diffs, clusters=clusters, strata=strata, n_resamples=n_resamples, level=level,
+                               seed=seed)
 
-    ``seeds`` gives the seed of each unit (or one int for all): the bootstrap is
-    stratified by it unless every unit is its own seed (unit = seeds), and
-    per-seed signs are the signs of the mean paired difference within each seed.
+
+def _labels_or_none(name: str, labels: Any, n: int) -> np.ndarray | None:
+    if labels is None:
+        return None
+    arr = np.full(n, labels) if np.ndim(labels) == 0 else np.asarray(labels)
+    if arr.shape != (n,):
+        raise DataError(f"{name}: {arr.size} labels but {n} units; give the {name[:-1]} of each unit")
+    return arr
+
+
+def evaluate_standard(claim_id: str, statement: str, *, method_values: Sequence[float] | np.ndarray,
+                      baseline_values: Sequence[float] | np.ndarray | None,
+                      clusters: Sequence[Any] | np.ndarray | int | None = None,
+                      seeds: Sequence[Any] | np.ndarray | int | None = None,
+                      strata: Sequence[Any] | np.ndarray | None = None,
+                      censored: Sequence[bool] | np.ndarray | None = None, direction: str,
+                      delta: float | None = None, threshold: float = 0.0, null: float = 0.0, rule: str = "standard",
+                      margin: float | None = None, metric: str, method: str, baseline: str | None, unit: str,
+                      seed: int, n_resamples: int = 10_000, level: float = 0.95, scale_note: str = "",
+                      details: Mapping | None = None, paper_value: str | None = None,
+                      cluster_unit: str | None = "seed") -> ClaimResult:
+    """Apply a CI rule (standard, non-inferiority, ci-excludes) to paired per-unit values; return the record.
+
+    ``clusters`` (``seeds`` is the same argument under its older name) gives the
+    top-level independent unit of each paired unit (one label for all is allowed):
+    the bootstrap draws clusters, then units within them. ``strata`` are groups
+    fixed by design. ``censored`` marks units where either side hit a budget cap,
+    diverged or timed out: they are counted, and the verdict must not rest on
+    them. ``rule='non-inferiority'`` takes ``margin`` (``threshold`` becomes
+    -margin for 'greater', +margin for 'less'; no delta band). Per-seed signs are
+    the signs of the mean paired difference within each cluster.
     """
+    if clusters is not None and seeds is not None:
+        raise ParamsError("evaluate_standard: give clusters or seeds (its older name), not both")
+    if rule not in CI_RULES:
+        raise ParamsError(f"rule: expected one of {CI_RULES}, got {rule!r}")
     diffs = paired_differences(method_values, baseline_values)
-    labels = np.full(diffs.size, seeds) if np.ndim(seeds) == 0 else np.asarray(seeds)
-    if labels.shape != diffs.shape:
-        raise DataError(f"seeds: {labels.size} labels but {diffs.size} units; give the seed of each unit")
-    seed_ids, signs = stratum_signs(diffs, labels)
-    stratified = len(seed_ids) < diffs.size
-    point, lo, hi = paired_bootstrap_ci(diffs, strata=labels if stratified else None, n_resamples=n_resamples,
-                                        level=level, seed=seed)
-    verdict = decide(lo, hi, direction=direction, threshold=threshold, delta=delta)
-    info = {"seeds": seed_ids, "n_resamples": n_resamples, "bootstrap_seed": seed, "stratified": stratified,
+    labels = _labels_or_none("clusters", clusters if clusters is not None else seeds, diffs.size)
+    strata_arr = _labels_or_none("strata", strata, diffs.size)
+    cens = np.zeros(diffs.size, bool) if censored is None else np.asarray(censored, bool)
+    if cens.shape != diffs.shape:
+        raise DataError(f"censored: {cens.size} flags but {diffs.size} units")
+    if rule == "non-inferiority":
+        if margin is None:
+            raise ParamsError(f"{claim_id}: rule 'non-inferiority' needs a margin")
+        threshold, delta = (-float(margin) if direction == "greater" else float(margin)), None
+    elif delta is None:
+        raise ParamsError(f"{claim_id}: rule {rule!r} needs delta (the no-practical-effect band)")
+    seed_ids, signs = stratum_signs(diffs, labels) if labels is not None else ([], None)
+    point, lo, hi = _ci(diffs, labels, strata_arr, n_resamples=n_resamples, level=level, seed=seed)
+    uncensored = None
+    if cens.any() and (~cens).any():
+        keep = ~cens
+        _, ulo, uhi = _ci(diffs[keep], None if labels is None else labels[keep],
+                          None if strata_arr is None else strata_arr[keep], n_resamples=n_resamples, level=level,
+                          seed=seed)
+        uncensored = {"ci_low": ulo, "ci_high": uhi, "n_units": int(keep.sum())}
+    info = {"seeds": seed_ids, "n_resamples": n_resamples, "bootstrap_seed": seed,
+            "resampling": "two-stage (clusters, then units)" if labels is not None else "units",
+            **({"strata": sorted({_plain(x) for x in strata_arr.tolist()}, key=str)} if strata_arr is not None else {}),
             **(details or {})}
-    return ClaimResult(id=claim_id, statement=statement, metric=metric, method=method, baseline=baseline,
-                       direction=direction, threshold=float(threshold), delta=float(delta), effect=point, ci_low=lo,
-                       ci_high=hi, ci_level=level, n_seeds=len(seed_ids), n_units=int(diffs.size), unit=unit,
-                       per_seed_signs=signs, rule="standard", verdict=verdict, scale_note=scale_note,
-                       details=info)
+    record = ClaimResult(id=claim_id, statement=statement, metric=metric, method=method, baseline=baseline,
+                         direction=direction, threshold=float(threshold),
+                         delta=None if delta is None else float(delta), null=float(null), effect=point, ci_low=lo,
+                         ci_high=hi, ci_level=level, n_seeds=len(seed_ids), n_units=int(diffs.size), unit=unit,
+                         per_seed_signs=signs, rule=rule, verdict=INCONCLUSIVE, scale_note=scale_note, details=info,
+                         paper_value=paper_value, cluster_unit=cluster_unit if labels is not None else None,
+                         n_censored=int(cens.sum()), uncensored=uncensored)
+    return finish(record)
+
+
+def composite(claim_id: str, statement: str, parts: Sequence[ClaimResult | Mapping], *, how: str = "all",
+              preconditions: Sequence[ClaimResult | Mapping] = (), metric: str, method: str,
+              baseline: str | None, unit: str, headline: int | None = 0, ci_level: float | None = 0.95,
+              scale_note: str = "", details: Mapping | None = None, paper_value: str | None = None) -> ClaimResult:
+    """A claim decided by its parts (``how`` = 'all' or 'any'), inconclusive unless every precondition holds.
+
+    ``headline`` picks the part whose effect and CI the claim shows (None: none).
+    Counts: clusters are the largest of the parts', units and censored units add up.
+    """
+    recs = [p.to_dict() if isinstance(p, ClaimResult) else _plain(dict(p)) for p in parts]
+    pres = [p.to_dict() if isinstance(p, ClaimResult) else _plain(dict(p)) for p in preconditions]
+    if not recs:
+        raise ParamsError(f"{claim_id}: a composite claim needs at least one part")
+    for i, r in enumerate([*recs, *pres]):
+        _check_claim(r, f"{claim_id} part {i}")
+    head = recs[headline] if headline is not None else {}
+    record = ClaimResult(
+        id=claim_id, statement=statement, metric=metric, method=method, baseline=baseline, direction=None,
+        threshold=None, delta=None, effect=head.get("effect"), ci_low=head.get("ci_low"),
+        ci_high=head.get("ci_high"), ci_level=ci_level if head.get("ci_low") is not None else None,
+        n_seeds=max(r["n_seeds"] for r in recs), n_units=sum(r["n_units"] for r in recs), unit=unit,
+        per_seed_signs=head.get("per_seed_signs"), rule="composite", verdict=INCONCLUSIVE, scale_note=scale_note,
+        details=dict(details or {}), paper_value=paper_value, n_censored=sum(r["n_censored"] for r in recs),
+        combine=how, parts=recs, preconditions=pres)
+    return finish(record)
+
+
+def simple(claim_id: str, statement: str, *, rule: str, effect: float | None, metric: str, method: str,
+           baseline: str | None, unit: str, n_units: int, n_seeds: int = 0, direction: str | None = None,
+           threshold: float | None = None, details: Mapping | None = None, scale_note: str = "",
+           paper_value: str | None = None) -> ClaimResult:
+    """A record for a rule without a CI: 'probability' (details p_hi/p_lo), 'p-value' (details p_value/alpha),
+    'point' (a deterministic guard on ``effect``) or 'check' (details passed)."""
+    if rule not in ("probability", "p-value", "point", "check"):
+        raise ParamsError(f"rule: expected probability, p-value, point or check, got {rule!r}")
+    record = ClaimResult(id=claim_id, statement=statement, metric=metric, method=method, baseline=baseline,
+                         direction=direction, threshold=threshold, delta=None, effect=effect, ci_low=None,
+                         ci_high=None, ci_level=None, n_seeds=n_seeds, n_units=n_units, unit=unit,
+                         per_seed_signs=None, rule=rule, verdict=INCONCLUSIVE, scale_note=scale_note,
+                         details=dict(details or {}), paper_value=paper_value)
+    return finish(record)

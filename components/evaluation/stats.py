@@ -1,11 +1,15 @@
 """Bootstrap helpers for the standard verdict rule (see ``claims.py``).
 
-The rule asks for a 95% percentile bootstrap CI with 10,000 resamples over the
-claim's unit (items, episodes, seeds), stratified by seed, on paired
-differences method - baseline. Resampling is vectorised with numpy: indices for
-a block of resamples are drawn at once per stratum, so 10k resamples over a few
-thousand units take a fraction of a second. Hand-written rather than
-``scipy.stats.bootstrap`` because scipy cannot keep per-stratum counts fixed.
+The rule asks for a 95% percentile bootstrap CI with 10,000 resamples on paired
+differences method - baseline, resampling the **top-level independent unit
+first** (``shared/papers/README.md``): with ``clusters`` (the seed, run or graph
+draw of each unit) each resample draws clusters with replacement, then units
+with replacement within each drawn cluster (the two-stage bootstrap). ``strata``
+are groups fixed by design (functions, datasets, question types): resampled
+within, never across, with their weights fixed. Resampling is vectorised with
+numpy (a block of resamples at once), so 10k resamples over a few thousand units
+take a fraction of a second. Hand-written rather than ``scipy.stats.bootstrap``
+because scipy has neither fixed strata nor nested resampling.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ log = logging.getLogger(__name__)
 
 Statistic = Callable[..., Any]  # called as statistic(x, axis=-1), numpy-style
 _BLOCK_ELEMENTS = 1_000_000  # values resampled per block (bounds memory to ~10 MB)
+MAX_RESAMPLES = 1_000_000  # more would only cost memory and time; 10,000 is the rule
 
 
 def _as_values(name: str, values: Sequence[float] | np.ndarray) -> np.ndarray:
@@ -66,17 +71,26 @@ def _index_dtype(size: int) -> type:
     return np.uint16 if size <= np.iinfo(np.uint16).max else np.int64
 
 
-def bootstrap_samples(values: Sequence[float] | np.ndarray, *, strata: Sequence[Any] | np.ndarray | None = None,
-                      n_resamples: int = 10_000, seed: int, statistic: Statistic = np.mean) -> np.ndarray:
+def bootstrap_samples(values: Sequence[float] | np.ndarray, *, clusters: Sequence[Any] | np.ndarray | None = None,
+                      strata: Sequence[Any] | np.ndarray | None = None, n_resamples: int = 10_000, seed: int,
+                      statistic: Statistic = np.mean) -> np.ndarray:
     """The statistic on ``n_resamples`` resamples of ``values`` (units drawn with replacement).
 
     With ``strata``, each resample draws exactly as many units from each stratum as
     it holds, so per-stratum counts stay fixed. ``statistic(x, axis=-1)`` must
-    reduce the last axis. Deterministic for a given ``seed``.
+    reduce the last axis. With ``clusters`` the resampling is two-stage (see
+    :func:`two_stage_means`) and the statistic must be the mean. Deterministic for
+    a given ``seed``.
     """
     x = _as_values("values", values)
-    if not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
+    if not isinstance(n_resamples, (int, np.integer)) or isinstance(n_resamples, bool) or n_resamples < 1:
         raise ParamsError(f"n_resamples: must be a positive integer, got {n_resamples!r}")
+    if n_resamples > MAX_RESAMPLES:
+        raise ParamsError(f"n_resamples: at most {MAX_RESAMPLES:,} (got {n_resamples:,})")
+    if clusters is not None:
+        if statistic is not np.mean:
+            raise ParamsError("statistic: the two-stage (clustered) bootstrap supports the mean only")
+        return two_stage_means(x, clusters=clusters, strata=strata, n_resamples=n_resamples, seed=seed)
     groups = [(x[g], _index_dtype(g.size)) for g in _strata_groups(strata, x.size)]
     rng = np.random.default_rng(seed)
     block = max(1, _BLOCK_ELEMENTS // x.size)
@@ -92,6 +106,76 @@ def bootstrap_samples(values: Sequence[float] | np.ndarray, *, strata: Sequence[
     return out
 
 
+def _labels(name: str, labels: Sequence[Any] | np.ndarray | None, n: int) -> np.ndarray:
+    """Integer codes 0..k-1 of one label per unit (all zeros when ``labels`` is None)."""
+    if labels is None:
+        return np.zeros(n, dtype=np.int64)
+    arr = np.asarray(labels)
+    if arr.shape != (n,):
+        raise DataError(f"{name}: {arr.size} labels but {n} units; give one {name[:-1]} label per unit")
+    return np.unique(arr, return_inverse=True)[1].reshape(n)
+
+
+def cluster_design(clusters: Sequence[Any] | np.ndarray, strata: Sequence[Any] | np.ndarray | None,
+                   n: int) -> str:
+    """``"crossed"`` when every stratum holds the same clusters (one seed's model seen in every stratum),
+    else ``"nested"`` (each stratum draws its own clusters)."""
+    c, s = _labels("clusters", clusters, n), _labels("strata", strata, n)
+    sets = {k: frozenset(c[s == k].tolist()) for k in np.unique(s).tolist()}
+    return "crossed" if len(set(sets.values())) == 1 else "nested"
+
+
+def _cells(x: np.ndarray, c: np.ndarray, members: np.ndarray, n_clusters: int) -> tuple[np.ndarray, np.ndarray]:
+    """(values padded to a (clusters, max size) matrix, size of each cluster's cell) for one stratum."""
+    sizes = np.bincount(c[members], minlength=n_clusters)
+    pad = np.zeros((n_clusters, max(1, int(sizes.max()))), dtype=float)
+    for k in np.flatnonzero(sizes):
+        pad[k, :sizes[k]] = x[members[c[members] == k]]
+    return pad, sizes
+
+
+def two_stage_means(values: Sequence[float] | np.ndarray, *, clusters: Sequence[Any] | np.ndarray,
+                    strata: Sequence[Any] | np.ndarray | None = None, n_resamples: int = 10_000,
+                    seed: int) -> np.ndarray:
+    """Means of ``n_resamples`` two-stage resamples: clusters with replacement, then units within each drawn cluster.
+
+    Crossed designs (every stratum holds the same clusters) draw one multiset of
+    clusters per resample for all strata, so a seed's shared effect moves every
+    stratum together; nested designs draw clusters within each stratum. Each
+    stratum's resampled mean enters with its fixed share of the units.
+    """
+    x = _as_values("values", values)
+    c, s = _labels("clusters", clusters, x.size), _labels("strata", strata, x.size)
+    crossed = cluster_design(c, s, x.size) == "crossed"
+    rng = np.random.default_rng(seed)
+    strata_ids = np.unique(s)
+    cells = []
+    for k in strata_ids.tolist():
+        members = np.flatnonzero(s == k)
+        present = np.unique(c[members])
+        local = np.searchsorted(present, c)  # cluster codes local to this stratum
+        pad, sizes = _cells(x, local, members, present.size)
+        cells.append((pad, sizes, members.size / x.size))
+    n_global = int(c.max()) + 1
+    width = sum(p.size for p, _, _ in cells)
+    block = max(1, _BLOCK_ELEMENTS // width)
+    out = np.empty(n_resamples, dtype=float)
+    for start in range(0, n_resamples, block):
+        rows = min(block, n_resamples - start)
+        shared = rng.integers(0, n_global, size=(rows, n_global)) if crossed else None
+        total = np.zeros(rows)
+        for pad, sizes, weight in cells:  # fixed order: same seed, same resamples
+            k = shared if crossed else rng.integers(0, sizes.size, size=(rows, sizes.size))
+            sz = sizes[k]  # (rows, clusters drawn): units to draw from each drawn cluster
+            pos = (rng.random((rows, k.shape[1], pad.shape[1]), dtype=np.float32) * sz[..., None]).astype(np.int64)
+            np.minimum(pos, np.maximum(sz[..., None] - 1, 0), out=pos)  # float32 rounding guard
+            valid = np.arange(pad.shape[1]) < sz[..., None]
+            drawn = np.where(valid, pad[k[..., None], pos], 0.0)
+            total += weight * drawn.sum(axis=(1, 2)) / sz.sum(axis=1)
+        out[start:start + rows] = total
+    return out
+
+
 def percentile_ci(samples: Sequence[float] | np.ndarray, level: float = 0.95) -> tuple[float, float]:
     """Percentile interval (lo, hi) holding ``level`` of the bootstrap ``samples``."""
     if not 0.0 < level < 1.0:
@@ -103,17 +187,20 @@ def percentile_ci(samples: Sequence[float] | np.ndarray, level: float = 0.95) ->
 
 def paired_bootstrap_ci(method_values: Sequence[float] | np.ndarray,
                         baseline_values: Sequence[float] | np.ndarray | None = None, *,
+                        clusters: Sequence[Any] | np.ndarray | None = None,
                         strata: Sequence[Any] | np.ndarray | None = None, n_resamples: int = 10_000,
                         level: float = 0.95, seed: int, statistic: Statistic = np.mean) -> tuple[float, float, float]:
     """(point, lo, hi): the statistic of method - baseline and its percentile bootstrap CI.
 
-    Units are paired by position; with ``strata`` (usually the seed of each unit)
-    units are resampled within their stratum, as the standard rule asks.
+    Units are paired by position. ``clusters`` labels the top-level independent
+    unit of each paired unit (the seed where a trained model is involved): the
+    resampling is then two-stage. ``strata`` are groups fixed by design.
     """
     diffs = paired_differences(method_values, baseline_values)
     if not 0.0 < level < 1.0:  # checked before the resampling work
         raise ParamsError(f"level: must be in (0, 1), got {level}")
-    samples = bootstrap_samples(diffs, strata=strata, n_resamples=n_resamples, seed=seed, statistic=statistic)
+    samples = bootstrap_samples(diffs, clusters=clusters, strata=strata, n_resamples=n_resamples, seed=seed,
+                                statistic=statistic)
     lo, hi = percentile_ci(samples, level)
     return float(statistic(diffs, axis=-1)), lo, hi
 

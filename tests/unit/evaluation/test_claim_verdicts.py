@@ -130,11 +130,11 @@ def test_combine_all_needs_every_part():
     assert combine_all(["reproduced", "not reproduced", "inconclusive"]) == "not reproduced"
 
 
-def test_units_that_are_seeds_are_not_stratified_and_signs_are_per_seed():
+def test_units_that_are_seeds_are_resampled_as_clusters_and_signs_are_per_seed():
     r = evaluate_standard("C2", "s", method_values=[2.0, 3.0, 1.5, 2.5, -0.5], baseline_values=None,
                           seeds=[11, 12, 13, 14, 15], direction="greater", delta=0.0, metric="m", method="m",
                           baseline=None, unit="seeds", seed=0, n_resamples=2000)
-    assert r.details["stratified"] is False
+    assert r.details["resampling"] == "two-stage (clusters, then units)"
     assert r.ci_low < r.ci_high  # a stratum per unit would have collapsed the CI to a point
     assert r.per_seed_signs == [1, 1, 1, 1, -1] and r.n_seeds == 5
 
@@ -191,7 +191,8 @@ def test_probability_and_composite_claims_validate():
     base = run(5.0, 2.0).to_dict()
     prob = {**base, "id": "C3", "rule": "probability", "direction": None, "effect": 0.97, "ci_low": None,
             "ci_high": None, "verdict": "reproduced", "details": {"p_hi": 0.95, "p_lo": 0.05}}
-    comp = {**base, "id": "C4", "rule": "composite", "verdict": "inconclusive"}
+    comp = {**base, "id": "C4", "rule": "composite", "verdict": "inconclusive", "combine": "all",
+            "parts": [base, {**base, "id": "C4b", "ci_low": -1.0, "verdict": "inconclusive"}]}
     doc = claims_document("qualitypajama", "smoke", [prob, comp])
     assert doc["summary"] == {"reproduced": 1, "not reproduced": 0, "inconclusive": 1}
     with pytest.raises(DataError, match="claims\\[0\\].verdict"):
@@ -209,4 +210,5 @@ def test_combine_any_needs_one_reproduced_or_all_rejected():
     assert combine_any(["inconclusive", "reproduced"]) == "reproduced"
     assert combine_any(["not reproduced", "not reproduced"]) == "not reproduced"
     assert combine_any(["not reproduced", "inconclusive"]) == "inconclusive"
-    assert combine_any([]) == "inconclusive"
+    with pytest.raises(ParamsError, match="combine"):  # no parts is no verdict (a composite needs parts)
+        combine_any([])
