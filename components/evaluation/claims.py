@@ -170,35 +170,44 @@ def _ci_verdict(c: Mapping, lo: float, hi: float) -> str:
     return decide_excludes(lo, hi, threshold=c["threshold"], delta=c["delta"] or 0.0, null=c["null"])
 
 
-def derive_verdict(c: Mapping) -> str:
-    """The verdict that ``c``'s rule gives on its stored numbers (parts and preconditions as stored).
-
-    Raises DataError when the rule cannot be applied (a missing number, no parts).
-    """
+def _rule_verdict(c: Mapping) -> str:
     rule, d = c["rule"], c["details"]
-    try:
-        if rule == "composite":
-            if not c["parts"] or c["combine"] not in COMBINES:
-                raise DataError("a composite needs its parts and how they combine ('all' or 'any')")
-            if any(pre["verdict"] != REPRODUCED for pre in c["preconditions"]):
-                return INCONCLUSIVE
-            return combine([part["verdict"] for part in c["parts"]], c["combine"])
-        if rule == "probability":
-            return decide_probability(c["effect"], d.get("p_hi", 0.95), d.get("p_lo", 0.05))
-        if rule == "p-value":
-            return decide_pvalue(d.get("p_value"), c["effect"], alpha=d.get("alpha"), direction=c["direction"])
-        if rule == "point":
-            return decide_point(c["effect"], direction=c["direction"], threshold=c["threshold"])
-        if rule == "check":
-            return decide_check(d.get("passed"))
-        verdict = _ci_verdict(c, c["ci_low"], c["ci_high"])
-    except (DataError, ParamsError, TypeError) as exc:
-        raise DataError(f"rule {rule!r} cannot be applied: {exc}") from None
-    if c["cluster_unit"] and c["n_seeds"] < 2:
-        return INCONCLUSIVE
+    if rule == "composite":
+        if not c["parts"] or c["combine"] not in COMBINES:
+            raise DataError("a composite needs its parts and how they combine ('all' or 'any')")
+        if any(pre["verdict"] != REPRODUCED for pre in c["preconditions"]):
+            return INCONCLUSIVE
+        return combine([part["verdict"] for part in c["parts"]], c["combine"])
+    if rule == "probability":
+        return decide_probability(c["effect"], d.get("p_hi", 0.95), d.get("p_lo", 0.05))
+    if rule == "p-value":
+        return decide_pvalue(d.get("p_value"), c["effect"], alpha=d.get("alpha"), direction=c["direction"])
+    if rule == "point":
+        return decide_point(c["effect"], direction=c["direction"], threshold=c["threshold"])
+    if rule == "check":
+        return decide_check(d.get("passed"))
+    if c["ci_low"] is None or c["ci_high"] is None:
+        return INCONCLUSIVE  # no finite CI could be computed (e.g. every refit failed)
+    verdict = _ci_verdict(c, c["ci_low"], c["ci_high"])
     if c["n_censored"]:
         u = c["uncensored"]
         return censored_verdict(verdict, None if u is None else _ci_verdict(c, u["ci_low"], u["ci_high"]))
+    return verdict
+
+
+def derive_verdict(c: Mapping) -> str:
+    """The verdict that ``c``'s rule gives on its stored numbers (parts and preconditions as stored).
+
+    A sampled claim (any rule but composite, point and check) about a trained model
+    (``cluster_unit`` set) with fewer than two clusters is inconclusive. Raises
+    DataError when the rule cannot be applied (a missing number, no parts).
+    """
+    try:
+        verdict = _rule_verdict(c)
+    except (DataError, ParamsError, TypeError) as exc:
+        raise DataError(f"rule {c['rule']!r} cannot be applied: {exc}") from None
+    if c["rule"] not in ("composite", "point", "check") and c["cluster_unit"] and c["n_seeds"] < 2:
+        return INCONCLUSIVE
     return verdict
 
 
@@ -366,10 +375,34 @@ def composite(claim_id: str, statement: str, parts: Sequence[ClaimResult | Mappi
     return finish(record)
 
 
+def from_ci(claim_id: str, statement: str, *, effect: float | None, ci_low: float | None, ci_high: float | None,
+            rule: str = "standard", direction: str, threshold: float = 0.0, delta: float | None = None,
+            null: float = 0.0, metric: str, method: str, baseline: str | None, unit: str, n_units: int,
+            n_seeds: int, cluster_unit: str | None = "seed", ci_level: float = 0.95,
+            per_seed_signs: list[int] | None = None, n_censored: int = 0, uncensored: Mapping | None = None,
+            details: Mapping | None = None, scale_note: str = "", paper_value: str | None = None) -> ClaimResult:
+    """A CI-rule record from a CI computed elsewhere (a bootstrap over refits, a custom statistic).
+
+    A null or non-finite CI gives an inconclusive verdict; ``n_seeds`` counts the
+    clusters the CI resampled (below 2 with ``cluster_unit`` set: inconclusive).
+    """
+    if rule not in CI_RULES:
+        raise ParamsError(f"rule: expected one of {CI_RULES}, got {rule!r}")
+    fin = [None if v is None or not math.isfinite(v) else float(v) for v in (effect, ci_low, ci_high)]
+    record = ClaimResult(id=claim_id, statement=statement, metric=metric, method=method, baseline=baseline,
+                         direction=direction, threshold=float(threshold), delta=None if delta is None else float(delta),
+                         null=float(null), effect=fin[0], ci_low=fin[1], ci_high=fin[2], ci_level=ci_level,
+                         n_seeds=n_seeds, n_units=n_units, unit=unit, per_seed_signs=per_seed_signs, rule=rule,
+                         verdict=INCONCLUSIVE, scale_note=scale_note, details=dict(details or {}),
+                         paper_value=paper_value, cluster_unit=cluster_unit, n_censored=n_censored,
+                         uncensored=None if uncensored is None else dict(uncensored))
+    return finish(record)
+
+
 def simple(claim_id: str, statement: str, *, rule: str, effect: float | None, metric: str, method: str,
            baseline: str | None, unit: str, n_units: int, n_seeds: int = 0, direction: str | None = None,
            threshold: float | None = None, details: Mapping | None = None, scale_note: str = "",
-           paper_value: str | None = None) -> ClaimResult:
+           paper_value: str | None = None, cluster_unit: str | None = None) -> ClaimResult:
     """A record for a rule without a CI: 'probability' (details p_hi/p_lo), 'p-value' (details p_value/alpha),
     'point' (a deterministic guard on ``effect``) or 'check' (details passed)."""
     if rule not in ("probability", "p-value", "point", "check"):
@@ -378,5 +411,5 @@ def simple(claim_id: str, statement: str, *, rule: str, effect: float | None, me
                          direction=direction, threshold=threshold, delta=None, effect=effect, ci_low=None,
                          ci_high=None, ci_level=None, n_seeds=n_seeds, n_units=n_units, unit=unit,
                          per_seed_signs=None, rule=rule, verdict=INCONCLUSIVE, scale_note=scale_note,
-                         details=dict(details or {}), paper_value=paper_value)
+                         details=dict(details or {}), paper_value=paper_value, cluster_unit=cluster_unit)
     return finish(record)

@@ -13,123 +13,124 @@ import math
 
 import numpy as np
 
+from components.evaluation import claims as CL
 from components.evaluation import scaling_claims as S
-from components.evaluation.claims import (
-    INCONCLUSIVE,
-    NOT_REPRODUCED,
-    REPRODUCED,
-    ClaimResult,
-    combine_any,
-    decide_excludes,
-    decide_probability,
-)
 
 
-def _decisive(subs: list[dict], verdict: str) -> dict:
+def _decisive(subs: list[CL.ClaimResult], verdict: str) -> CL.ClaimResult:
     """The comparison that stands for the claim: one with the claim's verdict, furthest from 0 in CI widths."""
-    same = [s for s in subs if s["verdict"] == verdict] or subs
+    same = [s for s in subs if s.verdict == verdict] or subs
 
-    def strength(s: dict) -> float:
-        z = abs(s["effect"]) / max(s["ci_high"] - s["ci_low"], 1e-12)
+    def strength(s: CL.ClaimResult) -> float:
+        if not _finite(s.effect, s.ci_low, s.ci_high):
+            return -math.inf
+        z = abs(s.effect) / max(s.ci_high - s.ci_low, 1e-12)
         return z if math.isfinite(z) else -math.inf
 
     return max(same, key=strength)
 
 
-def _finite(*xs: float) -> bool:
+def _finite(*xs: float | None) -> bool:
     return all(x is not None and math.isfinite(x) for x in xs)
 
 
-def _base(cid: str, statement: str, metric: str, n_units: int, note: str, **kw) -> ClaimResult:
-    return ClaimResult(id=cid, statement=statement, metric=metric, n_seeds=1, n_units=n_units, unit="bootstrap refits",
-                       per_seed_signs=None, ci_level=kw.pop("level"), scale_note=note, **kw)
+def _part(cid: str, d: dict, *, n_units: int, n_seeds: int, note: str, level: float, **kw) -> CL.ClaimResult:
+    """One comparison of fitted parameters: its refit-bootstrap CI under a CI rule.
+
+    The refits resample grid points within one set of trained models, so ``n_seeds``
+    clusters are what the bootstrap saw (1 today: such a claim is inconclusive).
+    """
+    return CL.from_ci(cid, kw.pop("statement", ""), effect=d["effect"], ci_low=d["ci_low"], ci_high=d["ci_high"],
+                      unit="bootstrap refits", n_units=n_units, n_seeds=n_seeds, ci_level=level, scale_note=note, **kw)
 
 
-def claim_exponents(fits, samples, baseline, targets, *, delta, level, note) -> ClaimResult:
+def claim_exponents(fits, samples, baseline, targets, *, delta, level, note, n_seeds: int = 1) -> CL.ClaimResult:
     subs = []
     for name in targets:
         deltas = S.param_deltas(samples[name], samples[baseline], fits[name]["full"], fits[baseline]["full"], level=level)
         for exp in ("alpha", "beta"):
-            d = deltas[exp]
-            ok = _finite(d["ci_low"], d["ci_high"])
-            verdict = decide_excludes(d["ci_low"], d["ci_high"], delta=delta) if ok else INCONCLUSIVE
-            subs.append({"intervention": name, "parameter": exp, **d, "verdict": verdict, "usable_fits": ok})
-    verdict = combine_any([s["verdict"] for s in subs])
+            subs.append(_part(f"C1/{name}/{exp}", deltas[exp], rule="ci-excludes", direction="two-sided", delta=delta,
+                              metric=f"Δ{exp} ({name} − {baseline})", method=name, baseline=baseline,
+                              n_units=len(samples[baseline]), n_seeds=n_seeds, note=note, level=level))
+    verdict = CL.combine_any(s.verdict for s in subs)
     pick = _decisive(subs, verdict)
-    rule = "ci-excludes" if _finite(pick["effect"], pick["ci_low"], pick["ci_high"]) else "composite"
-    return _base(
-        "C1", "Exponents move: for MinHash dedup or the QA mix vs raw, the CI of Δalpha or Δbeta excludes 0.",
-        f"Δ{pick['parameter']} ({pick['intervention']} − {baseline})", len(samples[baseline]), note,
-        method=pick["intervention"], baseline=baseline, direction="two-sided", threshold=0.0, delta=delta,
-        effect=pick["effect"], ci_low=pick["ci_low"], ci_high=pick["ci_high"], rule=rule, verdict=verdict,
-        level=level, details={"comparisons": subs, "combination": "any comparison"},
-    )
+    return CL.composite("C1", "Exponents move: for MinHash dedup or the QA mix vs raw, the CI of Δalpha or Δbeta "
+                        "excludes 0.", subs, how="any", headline=subs.index(pick), metric=pick.metric,
+                        method=pick.method, baseline=baseline, unit="bootstrap refits", ci_level=level,
+                        scale_note=note)
 
 
-def _opposing(deltas: dict, d_exp: float, d_log: float) -> tuple[str, dict]:
-    classes = {k: S.classify(v, k) for k, v in deltas.items()}
-    inside = all(
-        -(d_log if k in S.LOG_PARAMS else d_exp) < v["ci_low"] and v["ci_high"] < (d_log if k in S.LOG_PARAMS else d_exp)
-        for k, v in deltas.items()
-    )
-    found = set(classes.values())
-    if {"improved", "worsened"} <= found:
-        return REPRODUCED, classes
-    if inside or (len(found) == 1 and "unclear" not in found):
-        return NOT_REPRODUCED, classes
-    return INCONCLUSIVE, classes
+def _change_parts(name: str, baseline: str, deltas: dict, direction_of: str, *, d_exp, d_log, n_units, n_seeds,
+                  note, level) -> list[CL.ClaimResult]:
+    """Per component, "it moved the ``direction_of`` way (improved / worsened)" under the standard rule."""
+    out = []
+    for k, d in deltas.items():
+        better = "greater" if S.IMPROVES[k] > 0 else "less"
+        direction = better if direction_of == "improved" else ("less" if better == "greater" else "greater")
+        out.append(_part(f"C2/{name}/{k}/{direction_of}", d, rule="standard", direction=direction,
+                         delta=d_log if k in S.LOG_PARAMS else d_exp, metric=f"Δ{k} ({name} − {baseline})",
+                         method=name, baseline=baseline, n_units=n_units, n_seeds=n_seeds, note=note, level=level))
+    return out
 
 
-def claim_opposing(fits, samples, baseline, others, *, d_exp, d_log, level, note) -> ClaimResult:
+def claim_opposing(fits, samples, baseline, others, *, d_exp, d_log, level, note, n_seeds: int = 1) -> CL.ClaimResult:
     subs = []
     for name in others:
         deltas = S.param_deltas(samples[name], samples[baseline], fits[name]["full"], fits[baseline]["full"], level=level)
-        verdict, classes = _opposing(deltas, d_exp, d_log)
-        subs.append({"intervention": name, "verdict": verdict, "classes": classes, "deltas": deltas})
-    verdict = combine_any([s["verdict"] for s in subs])
-    hits = [s["intervention"] for s in subs if s["verdict"] == REPRODUCED]
-    return _base(
-        "C2", "Opposing forces: for at least one intervention one scaling-law component improves while another worsens (both CIs exclude 0).",
-        "components improved and worsened vs baseline", len(samples[baseline]), note,
-        method=", ".join(hits) or ", ".join(others), baseline=baseline, direction=None, threshold=None, delta=d_exp,
-        effect=float(len(hits)), ci_low=None, ci_high=None, rule="composite", verdict=verdict, level=level,
-        details={"comparisons": subs, "effect_is": "number of interventions with opposing significant changes",
-                 "delta_log_coefficients": d_log},
-    )
+        kw = dict(d_exp=d_exp, d_log=d_log, n_units=len(samples[baseline]), n_seeds=n_seeds, note=note, level=level)
+        sides = [CL.composite(f"C2/{name}/{side}", f"some component {side}", _change_parts(
+                     name, baseline, deltas, side, **kw), how="any", headline=None, metric="components",
+                     method=name, baseline=baseline, unit="bootstrap refits", scale_note=note)
+                 for side in ("improved", "worsened")]
+        subs.append(CL.composite(f"C2/{name}", f"{name}: one component improves while another worsens", sides,
+                                 how="all", headline=None, metric="components", method=name, baseline=baseline,
+                                 unit="bootstrap refits", scale_note=note,
+                                 details={"classes": {k: S.classify(v, k) for k, v in deltas.items()}}))
+    hits = [s.method for s in subs if s.verdict == CL.REPRODUCED]
+    return CL.composite(
+        "C2", "Opposing forces: for at least one intervention one scaling-law component improves while another "
+        "worsens (both CIs exclude 0).", subs, how="any", headline=None,
+        metric="components improved and worsened vs baseline", method=", ".join(hits) or ", ".join(others),
+        baseline=baseline, unit="bootstrap refits", scale_note=note,
+        details={"delta_exponents": d_exp, "delta_log_coefficients": d_log})
 
 
-def claim_reversal(samples, names, c_small, c_big, *, level, note) -> ClaimResult:
-    subs = [{"pair": [a, b], **S.reversal_probability(samples[a], samples[b], c_small, c_big)} for a, b in S.pairs(names)]
-    pick = max(subs, key=lambda s: s["p"] if math.isfinite(s["p"]) else -1.0)
-    verdict = decide_probability(pick["p"]) if math.isfinite(pick["p"]) else INCONCLUSIVE
-    return _base(
-        "C3", "Rank reversal: two interventions' loss order at the smallest trained compute differs from their order projected at the target compute.",
-        f"P(reversal) between {c_small:.2e} and {c_big:.2e} FLOPs", pick["draws"], note,
-        method=pick["pair"][0], baseline=pick["pair"][1], direction=None, threshold=0.95, delta=None,
-        effect=pick["p"], ci_low=None, ci_high=None, rule="probability" if math.isfinite(pick["p"]) else "composite", verdict=verdict, level=level,
-        details={"pairs": subs, "note": "the pair with the highest reversal probability stands for the claim"},
-    )
+def claim_reversal(samples, names, c_small, c_big, *, level, note, n_seeds: int = 1) -> CL.ClaimResult:
+    subs = []
+    for a, b in S.pairs(names):
+        r = S.reversal_probability(samples[a], samples[b], c_small, c_big)
+        pair = {k: v for k, v in r.items() if k != "p"}
+        if math.isfinite(r["p"]):
+            subs.append(CL.simple(f"C3/{a}/{b}", "", rule="probability", effect=r["p"], metric="P(reversal)",
+                                  method=a, baseline=b, unit="bootstrap draws", n_units=int(r["draws"]),
+                                  n_seeds=n_seeds, details=pair, scale_note=note, cluster_unit="seed"))
+        else:
+            subs.append(CL.simple(f"C3/{a}/{b}", "", rule="check", effect=None, metric="P(reversal)", method=a,
+                                  baseline=b, unit="bootstrap draws", n_units=int(r["draws"]), scale_note=note,
+                                  details={**pair, "passed": False, "what": "a reversal probability is defined"}))
+    pick = max(subs, key=lambda s: s.effect if s.effect is not None else -1.0)
+    return CL.composite(
+        "C3", "Rank reversal: two interventions' loss order at the smallest trained compute differs from their order "
+        f"projected at the target compute (between {c_small:.2e} and {c_big:.2e} FLOPs).", subs, how="any",
+        headline=subs.index(pick), metric="P(reversal)", method=pick.method, baseline=pick.baseline,
+        unit="bootstrap draws", ci_level=None, scale_note=note,
+        details={"note": "the pair with the highest reversal probability is shown"})
 
 
-def claim_allocation(fits, samples, names, c_target, *, ratio, level, note) -> ClaimResult:
+def claim_allocation(fits, samples, names, c_target, *, ratio, level, note, n_seeds: int = 1) -> CL.ClaimResult:
     log_r = math.log(ratio)
     subs = []
     for a, b in S.pairs(names):
         r = S.log_allocation_ratio(samples[a], samples[b], fits[a]["full"], fits[b]["full"], c_target, level=level)
         if r["effect"] < 0:  # orient so the larger D/N is first
             a, b, r = b, a, {**r, "effect": -r["effect"], "ci_low": -r["ci_high"], "ci_high": -r["ci_low"]}
-        lo, hi = r["ci_low"], r["ci_high"]
-        if not _finite(lo, hi):
-            verdict = INCONCLUSIVE
-        else:
-            verdict = REPRODUCED if lo > log_r else NOT_REPRODUCED if (-log_r < lo and hi < log_r) else INCONCLUSIVE
-        subs.append({"pair": [a, b], **r, "ratio": float(np.exp(r["effect"])), "verdict": verdict})
-    verdict = combine_any([s["verdict"] for s in subs])
+        subs.append(_part(f"C4/{a}/{b}", r, rule="ci-excludes", direction="two-sided", threshold=log_r, delta=log_r,
+                          metric=f"log[(D/N)_{a} / (D/N)_{b}] at {c_target:.2e} FLOPs", method=a, baseline=b,
+                          n_units=int(r["draws"]), n_seeds=n_seeds, note=note, level=level,
+                          details={"ratio": float(np.exp(r["effect"])) if _finite(r["effect"]) else None}))
+    verdict = CL.combine_any(s.verdict for s in subs)
     pick = _decisive(subs, verdict)
-    return _base(
-        "C4", f"Different allocation: the compute-optimal D/N of two interventions differs by ≥{ratio:g}× (CI of the log ratio excludes log {ratio:g}).",
-        f"log[(D/N)_{pick['pair'][0]} / (D/N)_{pick['pair'][1]}] at {c_target:.2e} FLOPs", pick["draws"], note,
-        method=pick["pair"][0], baseline=pick["pair"][1], direction="greater", threshold=log_r, delta=None,
-        effect=pick["effect"], ci_low=pick["ci_low"], ci_high=pick["ci_high"], rule="composite", verdict=verdict, level=level,
-        details={"pairs": subs, "combination": "any pair"},
-    )
+    return CL.composite(
+        "C4", f"Different allocation: the compute-optimal D/N of two interventions differs by ≥{ratio:g}× (CI of the "
+        f"log ratio above log {ratio:g}).", subs, how="any", headline=subs.index(pick), metric=pick.metric,
+        method=pick.method, baseline=pick.baseline, unit="bootstrap refits", ci_level=level, scale_note=note)

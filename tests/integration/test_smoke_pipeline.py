@@ -46,7 +46,7 @@ def test_claims_json_has_a_computed_verdict_per_claim(smoke_run):
     assert [c["id"] for c in doc["claims"]] == ["C1", "C2", "C3", "C4"]
     for claim in doc["claims"]:
         assert claim["verdict"] in ("reproduced", "not reproduced", "inconclusive")
-        assert claim["details"], "every verdict carries the comparisons it was computed from"
+        assert claim["parts"], "every verdict carries the comparisons it was computed from"
         assert "Mini scale" in claim["scale_note"]
 
 

@@ -1,0 +1,63 @@
+"""Checks every pipeline's smoke test applies to its claims.json (one helper instead of a copy per pipeline)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from components.errors import DataError
+from components.evaluation.claims import VERDICTS, validate_claims_document
+
+
+def verdict_paths(record: dict, path: tuple = ()) -> Iterator[tuple]:
+    """The path of every verdict in a claim: the claim's own, then its parts' and preconditions' (recursively)."""
+    yield path
+    for key in ("parts", "preconditions"):
+        for i, sub in enumerate(record.get(key) or []):
+            yield from verdict_paths(sub, (*path, key, i))
+
+
+def _node(doc: dict, i: int, path: tuple) -> dict:
+    node = doc["claims"][i]
+    for key in path:
+        node = node[key]
+    return node
+
+
+def assert_every_verdict_flip_is_caught(doc: dict) -> int:
+    """Flip each verdict anywhere in ``doc`` to each other verdict; validation must reject every flip.
+
+    Returns the number of flips tried (so a caller can assert the document had something to flip).
+    """
+    validate_claims_document(doc)
+    tried = 0
+    for i, claim in enumerate(doc["claims"]):
+        for path in verdict_paths(claim):
+            for new in VERDICTS:
+                if _node(doc, i, path)["verdict"] == new:
+                    continue
+                edited = copy.deepcopy(doc)
+                _node(edited, i, path)["verdict"] = new
+                edited["summary"] = {v: sum(c["verdict"] == v for c in edited["claims"]) for v in VERDICTS}
+                with pytest.raises(DataError, match="verdict"):
+                    validate_claims_document(edited)
+                tried += 1
+    return tried
+
+
+def check_smoke_claims(path: Path, ids: list[str]) -> dict:
+    """The smoke test's claims.json checks shared by every pipeline: schema and verdicts re-derived, the claim ids,
+    a reason and a scale note per claim, the smoke profile, and every hand-flipped verdict caught."""
+    doc = json.loads(Path(path).read_text())
+    validate_claims_document(doc)
+    assert doc["profile"] == "smoke"
+    assert [c["id"] for c in doc["claims"]] == ids
+    for claim in doc["claims"]:
+        assert claim["reason"], f"{claim['id']}: no reason in words"
+        assert claim["scale_note"], f"{claim['id']}: no scale note"
+    assert assert_every_verdict_flip_is_caught(doc) >= 2 * len(ids)
+    return doc
