@@ -1,8 +1,9 @@
 """Graph sources: an attributed stochastic block model, the Minnesota road graph (pygsp), PyGOD/BOND files.
 
 The PyGOD benchmark graphs (``inj_cora``, ``weibo``, ...) are downloaded by PyGOD from GitHub; they are
-used only online (the ``full`` profile). :func:`load_pyg_file` reads the same ``.pt`` format from disk,
-so the loader is tested offline on a small fixture.
+used only online (the ``full`` profile) and cached as plain ``.npz`` arrays. :func:`load_pyg_file` reads
+``.npz``, ``.safetensors`` or a ``.pt`` tensor dict (``weights_only=True``: nothing is unpickled), so the
+loader is tested offline on a small fixture.
 """
 
 from __future__ import annotations
@@ -92,34 +93,71 @@ def graph_from_tensors(name: str, x, edge_index, y) -> Graph:
     return from_pairs(name, x, ei.T, kind)
 
 
-def load_pyg_file(path: str | Path, name: str | None = None) -> Graph:
-    """Read a PyGOD/BOND ``.pt`` file (a PyG ``Data`` or a dict with x, edge_index, y)."""
+def _read_tensors(path: Path) -> dict:
+    """The arrays of a graph file, never unpickling: ``.npz`` (no pickle), ``.safetensors``, or a ``.pt``
+    tensor dict read with ``torch.load(weights_only=True)`` (a pickled PyG ``Data`` object is refused)."""
+    if path.suffix == ".npz":
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                return {k: z[k] for k in z.files}
+        except (OSError, ValueError) as exc:
+            raise DataError(f"{path}: not a readable npz file ({exc.__class__.__name__})") from None
+    if path.suffix == ".safetensors":
+        from safetensors.numpy import load_file
+
+        try:
+            return load_file(str(path))
+        except Exception as exc:  # safetensors raises its own SafetensorError
+            raise DataError(f"{path}: not a readable safetensors file ({exc.__class__.__name__})") from None
     import torch
 
+    try:
+        obj = torch.load(path, weights_only=True)
+    except Exception as exc:  # torch raises many types for a corrupt file or a refused pickled class
+        hint = "; a pickled PyG Data object is refused: save x, edge_index, y with save_graph_npz" \
+            if "weights_only" in str(exc) or "Unsupported global" in str(exc) else ""
+        raise DataError(f"{path}: not a readable torch file ({exc.__class__.__name__}){hint}") from None
+    if not isinstance(obj, dict):
+        raise DataError(f"{path}: expected a dict of tensors (x, edge_index, y), got {type(obj).__name__}")
+    return obj
+
+
+def load_pyg_file(path: str | Path, name: str | None = None) -> Graph:
+    """Read a PyGOD/BOND graph file (``.npz``, ``.safetensors`` or a ``.pt`` tensor dict with x, edge_index, y)."""
     path = Path(path)
     if not path.is_file():
         raise DataError(f"{path}: graph file not found")
+    arrays = _read_tensors(path)
     try:
-        obj = torch.load(path, weights_only=False)
-    except Exception as exc:  # torch raises many types for a corrupt file
-        raise DataError(f"{path}: not a readable torch file ({exc.__class__.__name__})") from None
-    get = (lambda k: obj[k]) if isinstance(obj, dict) else (lambda k: getattr(obj, k))
-    try:
-        return graph_from_tensors(name or path.stem, get("x"), get("edge_index"), get("y"))
-    except (KeyError, AttributeError) as exc:
+        return graph_from_tensors(name or path.stem, arrays["x"], arrays["edge_index"], arrays["y"])
+    except KeyError as exc:
         raise DataError(f"{path}: missing field {exc}") from None
+
+
+def save_graph_npz(path: str | Path, x, edge_index, y) -> Path:
+    """Write a graph's x, edge_index and y as an ``.npz`` (plain arrays: loading it runs no code)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp.npz")
+    np.savez(tmp, x=np.asarray(x, dtype=np.float32), edge_index=np.asarray(edge_index, dtype=np.int64),
+             y=np.asarray(y, dtype=np.int64))
+    tmp.replace(path)
+    return path
 
 
 def pygod_benchmark(name: str, cache_dir: str | Path, *, online: bool) -> Graph:
     """A PyGOD/BOND benchmark graph by name (downloaded by ``pygod.utils.load_data``; online only)."""
     if name not in PYGOD_NAMES:
         raise ParamsError(f"pygod dataset {name!r}: use one of {list(PYGOD_NAMES)}")
-    cached = Path(cache_dir) / f"{name}.pt"
-    if cached.is_file():
-        return load_pyg_file(cached, name)
+    cached = Path(cache_dir) / f"{name}.npz"
+    for candidate in (cached, cached.with_suffix(".pt")):
+        if candidate.is_file():
+            return load_pyg_file(candidate, name)
     if not online:
         raise OfflineError(f"pygod dataset {name!r} needs the network: set PAPERLINE_ONLINE=1 or place {cached}")
     from pygod.utils import load_data  # noqa: PLC0415 (optional dependency, online path only)
 
+    # PyGOD downloads and unpickles its own file (third-party code, online only); we keep plain arrays.
     data = load_data(name, cache_dir=str(cache_dir))
-    return graph_from_tensors(name, data.x, data.edge_index, data.y)
+    save_graph_npz(cached, data.x, data.edge_index, data.y)
+    return load_pyg_file(cached, name)

@@ -38,7 +38,7 @@ from flows.runtime.stages import StageContext
 TRAINER_CODE = ("components/training", "components/models/tiny_lm.py")
 
 
-@task(cache_policy=INPUTS + TASK_SOURCE, persist_result=True, name="train-lm")
+@task(cache_policy=INPUTS + TASK_SOURCE, persist_result=True, result_serializer=runners.json_results(), name="train-lm")
 def train_run(
     intervention: str,
     size: int,

@@ -42,15 +42,20 @@ def champion(client, paper: str, alias: str) -> Champion:
 
 
 def reevaluate(champ: Champion, root: Path) -> dict[str, float]:
-    """Load the champion through the registry (``models:/paper@alias``) and compute its metrics now."""
-    import mlflow.pyfunc
+    """Load the champion's safetensors folder from the registry (``models:/paper/version``) and compute its metrics now.
+
+    Nothing is unpickled: the MLmodel file is read with ``yaml.safe_load`` and the folder goes
+    to the allow-listed loader it names (``flows.runtime.mlflow_model``).
+    """
+    import tempfile
 
     from components.registry_eval.lm_eval import lm_losses
+    from flows.runtime.mlflow_model import load_folder_model
 
     spec = champ.eval_spec
     if spec.get("kind") != "lm-loss":
         raise DataError(f"{champ.paper}: no evaluator for kind {spec.get('kind')!r} (known: lm-loss)")
-    loaded = mlflow.pyfunc.load_model(f"models:/{champ.paper}/{champ.version}")
-    model = loaded.unwrap_python_model().model
+    with tempfile.TemporaryDirectory(prefix="paperline-champion-") as tmp:
+        model = load_folder_model(f"models:/{champ.paper}/{champ.version}", Path(tmp))
     files = {name: str(root / rel) for name, rel in spec["data"].items()}
     return lm_losses(model, files, seq_len=int(spec["seq_len"]), windows=int(spec["windows"]))

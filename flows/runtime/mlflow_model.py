@@ -1,61 +1,113 @@
-"""Log a saved model folder (config + safetensors) as an MLflow pyfunc model.
+"""Log a saved model folder (config + safetensors) as an MLflow pyfunc model, and load it back without pickle.
 
-``FolderModel.load_context`` imports the ``loader`` ("module:function") that the
-logging side named, so any component model with a ``load_model(folder)`` can be
-served with ``mlflow.pyfunc.load_model`` without pickling torch objects.
+The model is logged *from code* (``python_model`` is the path of ``folder_pyfunc.py``),
+so MLflow stores no pickled Python object: the MLmodel file names the folder and the
+``loader`` ("module:function") in its ``model_config``. Loaders are checked against
+:data:`ALLOWED_LOADERS` before ``importlib`` sees them, on logging and on loading.
+
+Our own re-evaluation (:func:`load_folder_model`) downloads the artifact, reads MLmodel
+with ``yaml.safe_load`` and calls the allowed loader on the safetensors folder: nothing
+stored in the artifact store is executed. ``mlflow.pyfunc.load_model`` still works for
+serving (it imports the logged copy of ``folder_pyfunc.py``).
 """
 
 from __future__ import annotations
 
 import importlib
+import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import mlflow.pyfunc
 
+from components.errors import DataError, ParamsError
 
-class FolderModel(mlflow.pyfunc.PythonModel):
-    """Loads a model folder with a named loader; ``predict`` returns next-token logits' argmax."""
+# Every loader a logged model may name; one reason each: importing it must run only our own code.
+ALLOWED_LOADERS = frozenset({
+    "components.models.tiny_lm:load_model",  # TinyLM from config.json + model.safetensors (no pickle)
+})
+CODE_FILE = Path(__file__).with_name("folder_pyfunc.py")
 
-    def __init__(self, loader: str):
-        self.loader = loader
-        self.model = None
 
-    def load_context(self, context: Any) -> None:
-        module, func = self.loader.split(":")
-        self.model = getattr(importlib.import_module(module), func)(context.artifacts["model"])
+def resolve_loader(loader: object) -> Callable[[str | Path], Any]:
+    """The function named by ``loader`` if it is on the allow-list; else a ParamsError naming it."""
+    if not isinstance(loader, str) or loader not in ALLOWED_LOADERS:
+        raise ParamsError(f"model loader {loader!r}: not one of the allowed loaders {sorted(ALLOWED_LOADERS)}")
+    module, func = loader.split(":")
+    return getattr(importlib.import_module(module), func)
 
-    def predict(self, context: Any, model_input: Any, params: dict | None = None) -> Any:
-        import numpy as np
-        import torch
 
-        idx = torch.as_tensor(np.asarray(model_input, dtype="int64"))
-        with torch.no_grad():
-            logits, _ = self.model(idx)
-        return logits[:, -1, :].argmax(-1).numpy()
+# MLflow warns at class creation that predict has no type hints (it would infer a schema from them;
+# we log an explicit signature instead).
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", UserWarning)
+
+    class FolderModel(mlflow.pyfunc.PythonModel):
+        """Loads a model folder with an allowed loader; ``predict`` returns next-token logits' argmax."""
+
+        def __init__(self) -> None:
+            self.model = None
+
+        def load_context(self, context: Any) -> None:
+            loader = (context.model_config or {}).get("loader")
+            self.model = resolve_loader(loader)(context.artifacts["model"])
+
+        def predict(self, context, model_input, params=None):  # no type hints: MLflow would try to infer a schema from them
+            import numpy as np
+            import torch
+
+            idx = torch.as_tensor(np.asarray(model_input, dtype="int64"))
+            with torch.no_grad():
+                logits, _ = self.model(idx)
+            return logits[:, -1, :].argmax(-1).numpy()
 
 
 def log_folder_model(model_dir: Path, *, loader: str, signature: Any) -> None:
-    """Log ``model_dir`` under artifact path ``model`` with explicit requirements (no inference)."""
+    """Log ``model_dir`` under artifact path ``model`` with explicit requirements (no inference, no pickle)."""
     import logging
-    import warnings
 
     import torch
 
-    logging.getLogger("mlflow.pyfunc").setLevel(logging.ERROR)  # the CloudPickle notice: our model holds no code but a loader name
+    resolve_loader(loader)
+    logging.getLogger("mlflow.pyfunc").setLevel(logging.ERROR)
     with warnings.catch_warnings():
         # We pass an explicit signature and requirements; MLflow's hints about input examples and
         # type-hint inference do not apply to a folder model.
         warnings.simplefilter("ignore", UserWarning)
-        _log(model_dir, loader, signature, torch.__version__.split("+")[0])
+        mlflow.pyfunc.log_model(
+            name="model",
+            python_model=str(CODE_FILE),
+            artifacts={"model": str(model_dir)},
+            model_config={"loader": loader},
+            signature=signature,
+            pip_requirements=[f"torch=={torch.__version__.split('+')[0]}", "safetensors", "numpy"],
+        )
 
 
-def _log(model_dir: Path, loader: str, signature: Any, torch_version: str) -> None:
-    mlflow.pyfunc.log_model(
-        name="model",
-        python_model=FolderModel(loader),
-        artifacts={"model": str(model_dir)},
-        signature=signature,
-        pip_requirements=[f"torch=={torch_version}", "safetensors", "numpy"],
-        code_paths=None,
-    )
+def folder_of(local: Path) -> tuple[Path, str]:
+    """The model folder and loader recorded in a downloaded pyfunc model's MLmodel file."""
+    import yaml
+
+    mlmodel = local / "MLmodel"
+    if not mlmodel.is_file():
+        raise DataError(f"{mlmodel}: not an MLflow model (no MLmodel file)")
+    flavor = (yaml.safe_load(mlmodel.read_text()) or {}).get("flavors", {}).get("python_function", {})
+    loader = (flavor.get("config") or {}).get("loader")  # MLflow writes model_config here
+    if loader is None:
+        raise DataError(f"{mlmodel}: no config.loader (logged in the old pickled format; rerun the pipeline "
+                        "to register a new version)")
+    rel = ((flavor.get("artifacts") or {}).get("model") or {}).get("path")
+    folder = (local / str(rel)).resolve() if rel else None
+    if folder is None or not folder.is_dir() or not folder.is_relative_to(local.resolve()):
+        raise DataError(f"{mlmodel}: artifacts.model.path {rel!r} is not a folder inside the model")
+    return folder, loader
+
+
+def load_folder_model(model_uri: str, dst: Path) -> Any:
+    """Download ``model_uri`` (``models:/name/version``, ``runs:/id/model``) into ``dst`` and load its folder."""
+    import mlflow.artifacts
+
+    local = Path(mlflow.artifacts.download_artifacts(artifact_uri=model_uri, dst_path=str(dst)))
+    folder, loader = folder_of(local)
+    return resolve_loader(loader)(folder)

@@ -97,6 +97,19 @@ def build(spec: RunnerSpec) -> Any:
     return RayTaskRunner(address=spec.address) if spec.address else RayTaskRunner()
 
 
+def json_results() -> Any:
+    """The serializer for persisted task results: plain JSON, never pickle.
+
+    Prefect's default serializer is cloudpickle, so a shared result volume would be a
+    code-execution path. ``object_decoder=None`` also keeps Prefect's JSON decoder from
+    importing a class named in a stored record; a task whose result is not plain JSON
+    (dicts, lists, strings, numbers) fails when its result is written, not later.
+    """
+    from prefect.serializers import JSONSerializer
+
+    return JSONSerializer(object_encoder=None, object_decoder=None)
+
+
 def _probe(seconds: float = 0.0, tag: int = 0, busy: bool = False) -> str:
     """Wait ``seconds`` (sleeping, or spinning the CPU if ``busy``); return ``host:pid`` of the process that ran it.
 

@@ -2,7 +2,7 @@
 
 The embedded default is a SQLite store under ``.paperline/`` (set by
 ``settings.apply_env_defaults``); ``MLFLOW_TRACKING_URI`` points elsewhere at scale.
-Models are logged as a state_dict + config with a pyfunc wrapper and an explicit
+Models are logged as a state_dict + config folder with a pyfunc model-from-code (no pickle) and an explicit
 signature and requirements, which takes well under a second; the default
 ``mlflow.pytorch.log_model`` path takes 24-40 s here (pt2 export, requirement
 inference, and importing Lightning).

@@ -93,10 +93,9 @@ def _plant_regression(client, tmp_path) -> None:
     import numpy as np
 
     from components.models.tiny_lm import save_model
-    from flows.runtime.mlflow_model import log_folder_model
+    from flows.runtime.mlflow_model import load_folder_model, log_folder_model
 
-    loaded = mlflow.pyfunc.load_model("models:/qualitypajama@champion")
-    model = loaded.unwrap_python_model().model
+    model = load_folder_model("models:/qualitypajama@champion", tmp_path / "champion")
     gen = torch.Generator().manual_seed(0)
     with torch.no_grad():
         for p in model.parameters():
