@@ -5,6 +5,10 @@ server (17-29 s here). ``paperline repro`` (and ``paperline server start``) star
 one server on 127.0.0.1 instead and records it in ``.paperline/prefect-server.json``;
 stage processes find it there, which brings a stage's orchestration overhead to a
 few seconds (see ``benchmarks/orchestration.py``).
+
+No server outlives a killed parent that owns it: a server started ``owned`` runs
+under ``orphan_guard.py run`` and ends when that process dies, and a process left to Prefect's
+own temporary server gets an ``orphan_guard.py watch`` that ends it if the process is killed.
 """
 
 from __future__ import annotations
@@ -22,6 +26,9 @@ from pathlib import Path
 from components.errors import PaperlineError
 from components.io import write_json
 from flows.runtime.settings import Paths
+
+GUARD = Path(__file__).with_name("orphan_guard.py")
+EPHEMERAL_APP = "prefect.server.api.server:create_app"  # what Prefect's temporary server runs (uvicorn --factory)
 
 
 def _record(paths: Paths) -> Path:
@@ -49,13 +56,29 @@ def running(paths: Paths) -> str | None:
 
 
 def use_running(paths: Paths) -> str | None:
-    """Point this process at a server: the user's PREFECT_API_URL, or the recorded local one."""
+    """Point this process at a server: the user's PREFECT_API_URL, or the recorded local one.
+
+    With neither, Prefect starts a temporary server for this process when the flow runs; a
+    watchdog is started so that server ends if this process is killed (see ``watch_temporary``).
+    """
     if os.environ.get("PREFECT_API_URL"):
         return os.environ["PREFECT_API_URL"]
     url = running(paths)
     if url:
         os.environ["PREFECT_API_URL"] = url
+    else:
+        watch_temporary()
     return url
+
+
+def watch_temporary(parent: int | None = None) -> subprocess.Popen | None:
+    """Start the watchdog that ends ``parent``'s (default: this process's) temporary Prefect server
+    when ``parent`` dies; it exits with ``parent``. Linux only (it reads /proc): elsewhere None."""
+    if not Path("/proc/self/stat").exists():
+        return None
+    cmd = [sys.executable, str(GUARD), "watch", "--parent", str(parent or os.getpid()), "--match", EPHEMERAL_APP]
+    return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
 
 
 def _free_port() -> int:
@@ -64,8 +87,13 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def start(paths: Paths, *, port: int | None = None, timeout: float = 120.0) -> str:
-    """Start a server on 127.0.0.1 (if none runs) and wait until it is healthy; returns its API URL."""
+def start(paths: Paths, *, port: int | None = None, timeout: float = 120.0, owned: bool = False) -> str:
+    """Start a server on 127.0.0.1 (if none runs) and wait until it is healthy; returns its API URL.
+
+    An ``owned`` server belongs to this process (what ``paperline repro`` wants): it runs under
+    the orphan guard and ends when this process dies, killed or not. Otherwise it stays up
+    until ``stop`` (``paperline server start``).
+    """
     url = running(paths)
     if url:
         return url
@@ -74,12 +102,14 @@ def start(paths: Paths, *, port: int | None = None, timeout: float = 120.0) -> s
     log_path = paths.state / "prefect-server.log"
     env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
     cmd = [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port)]
+    if owned:
+        cmd = [sys.executable, str(GUARD), "run", "--parent", str(os.getpid()), "--", *cmd]
     with open(log_path, "ab") as log:
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if healthy(url):
-            write_json(_record(paths), {"url": url, "pid": proc.pid})
+            write_json(_record(paths), {"url": url, "pid": proc.pid, "owner_pid": os.getpid() if owned else None})
             return url
         if proc.poll() is not None:
             raise PaperlineError(f"prefect server exited with code {proc.returncode}; see {log_path}")

@@ -56,16 +56,24 @@ def experiment_id(client, name: str) -> str:
 
 
 class Tracker:
-    """A thin, batch-logging wrapper around one MLflow parent run."""
+    """A thin, batch-logging wrapper around one MLflow parent run.
 
-    def __init__(self, experiment: str, run_name: str, tags: Mapping[str, str]):
+    Its runs carry the owning process (host, PID, start time) and checkout; starting one first
+    marks this checkout's runs whose process was killed as KILLED (``flows.runtime.stale_runs``).
+    """
+
+    def __init__(self, experiment: str, run_name: str, tags: Mapping[str, str], checkout: Path | None = None):
         import mlflow
         from mlflow.tracking import MlflowClient
+
+        from flows.runtime.stale_runs import CHECKOUT, mark_stale_runs, owner_tags
 
         self._mlflow = mlflow
         self.client = MlflowClient()
         self.experiment_id = experiment_id(self.client, experiment)
-        self.tags = dict(tags)
+        owner = owner_tags(checkout)
+        mark_stale_runs(self.client, self.experiment_id, owner[CHECKOUT])  # runs left RUNNING by a killed process
+        self.tags = {**tags, **owner}
         self.run = self.client.create_run(self.experiment_id, run_name=run_name, tags=self.tags)
         self.run_id = self.run.info.run_id
 
