@@ -4,11 +4,16 @@ Same services as ``infra/compose/compose.yml``: PostgreSQL (databases ``prefect`
 ``mlflow``), an S3 server (moto, standing in for MinIO), a Prefect server on
 Postgres with a process work pool and worker, an MLflow server on Postgres with
 artifacts on S3, and a Dask scheduler with two worker processes. Every port is
-picked free at start; the database password is random and lives only in the
-stack folder (mode 0600). ``start`` writes ``<dir>/stack.json`` (URLs, pids) and
+picked free at start. ``start`` writes ``<dir>/stack.json`` (URLs, pids) and
 ``<dir>/stack.env`` (variables to export); ``stop`` ends every process it started.
 
-    python scripts/services/native_stack.py start --dir /tmp/stack [--root .]
+Secured by default: Prefect's API needs basic auth (``PREFECT_API_AUTH_STRING``), Dask
+speaks TLS only (a private CA in ``<dir>/tls``), passwords are random, travel by
+environment or file (never on a command line) and every credential file is created
+mode 0600. MLflow's ``basic-auth`` app is on with ``--mlflow-auth`` where Flask-WTF is
+installed (``mlflow[auth]``); it is not in this venv, so it is off by default.
+
+    python scripts/services/native_stack.py start --dir /tmp/stack [--root .] [--insecure] [--mlflow-auth]
     source /tmp/stack/stack.env
     python scripts/services/native_stack.py stop --dir /tmp/stack
 """
@@ -20,71 +25,35 @@ import json
 import os
 import secrets
 import shutil
-import signal
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
-BIN = Path(sys.executable).parent
-PG_BIN_DIRS = sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)
+# run as a script (its folder is on sys.path) or loaded from the checkout (tests: the root is on sys.path)
+try:
+    import stack_security as sec
+except ImportError:
+    from scripts.services import stack_security as sec
+
+try:
+    from stack_procs import BIN, _http_ok, _kill_group, _port_open, _wait, _world_traversable_tmp, free_port, missing_binaries, pg_binary
+except ImportError:
+    from scripts.services.stack_procs import (BIN, _http_ok, _kill_group, _port_open, _wait, _world_traversable_tmp, free_port,
+                                              missing_binaries, pg_binary)
+
 POOL = "paperline"
 S3_KEY = ("paperline-test", "paperline-test-secret")  # moto accepts any key; a real store reads them from env
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def pg_binary(name: str) -> str | None:
-    """A PostgreSQL server binary (initdb, pg_ctl): on PATH or in Debian's versioned folder."""
-    found = shutil.which(name)
-    if found:
-        return found
-    for folder in PG_BIN_DIRS:
-        if (folder / name).is_file():
-            return str(folder / name)
-    return None
-
-
-def missing_binaries() -> list[str]:
-    """What the stack needs and this machine lacks (the tests skip naming these)."""
-    missing = [n for n in ("initdb", "pg_ctl") if pg_binary(n) is None]
-    missing += [n for n in ("prefect", "mlflow", "dask", "moto_server") if not (BIN / n).exists()]
-    return missing
-
-
-def _wait(check, what: str, timeout: float, proc: subprocess.Popen | None = None, log: Path | None = None) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        if proc is not None and proc.poll() is not None:
-            tail = log.read_text()[-2000:] if log and log.exists() else ""
-            raise RuntimeError(f"{what} exited with code {proc.returncode}:\n{tail}")
-        time.sleep(0.5)
-    raise RuntimeError(f"{what} did not become healthy within {timeout:.0f} s; see {log}")
-
-
-def _http_ok(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as resp:
-            return resp.status < 500
-    except OSError:
-        return False
 
 
 class Stack:
     """The running services of one stack folder; ``state`` is what ``stack.json`` holds."""
 
-    def __init__(self, folder: Path, root: Path):
+    def __init__(self, folder: Path, root: Path, *, secure: bool = True, mlflow_auth: bool = False):
         self.dir = folder.resolve()
         self.root = root.resolve()
         self.dir.mkdir(parents=True, exist_ok=True)
+        self.dir.chmod(0o700)
+        self.secure, self.mlflow_auth, self.pg_password = secure, mlflow_auth, ""
         results = self.dir / "results"  # shared result storage: every worker process sees this path
         self.state: dict = {"pids": {}, "env": {
             "PREFECT_LOCAL_STORAGE_PATH": str(results / "prefect"),
@@ -101,11 +70,9 @@ class Stack:
         return proc
 
     def _save(self) -> None:
-        (self.dir / "stack.json").write_text(json.dumps(self.state, indent=1))
+        sec.write_private(self.dir / "stack.json", json.dumps(self.state, indent=1))
         lines = [f"export {k}={json.dumps(v)}" for k, v in self.state["env"].items()]
-        env_file = self.dir / "stack.env"
-        env_file.write_text("\n".join(lines) + "\n")
-        env_file.chmod(0o600)
+        sec.write_private(self.dir / "stack.env", "\n".join(lines) + "\n")
 
     def base_env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if k not in ("PREFECT_API_URL", "MLFLOW_TRACKING_URI")}
@@ -119,26 +86,23 @@ class Stack:
         """initdb + pg_ctl as the ``postgres`` user when root (postgres refuses root), password auth."""
         pg = Path(os.environ.get("PAPERLINE_PG_DIR") or _world_traversable_tmp("paperline-pg-"))
         data, port, password = pg / "data", free_port(), secrets.token_urlsafe(16)
-        pwfile = pg / "pwfile"
-        pwfile.write_text(password + "\n")
+        pwfile = sec.write_private(pg / "pwfile", password + "\n")
         run_as = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
         if run_as:
             shutil.chown(pg, "postgres")
             shutil.chown(pwfile, "postgres")
-        pwfile.chmod(0o600)
         subprocess.run([*run_as, pg_binary("initdb"), "-D", str(data), "-U", "paperline", f"--pwfile={pwfile}",
                         "--auth=scram-sha-256", "-E", "UTF8"], check=True, capture_output=True)
         opts = f"-p {port} -c listen_addresses=127.0.0.1 -k {pg} -c fsync=off"
         subprocess.run([*run_as, pg_binary("pg_ctl"), "-D", str(data), "-l", str(pg / "postgres.log"), "-o", opts, "-w", "start"],
                        check=True, capture_output=True)
         self.state.update(pg_dir=str(pg), pg_data=str(data), pg_port=port, pg_as_postgres=bool(run_as))
-        (self.dir / "pg-password").write_text(password)
-        (self.dir / "pg-password").chmod(0o600)
+        sec.write_private(self.dir / "pg-password", password)
+        self.pg_password = password  # in memory and the 0600 file only; processes get it by environment
         env = {**os.environ, "PGPASSWORD": password}
         for db in ("prefect", "mlflow"):
             subprocess.run(["psql", "-h", "127.0.0.1", "-p", str(port), "-U", "paperline", "-d", "postgres", "-qc",
                             f"CREATE DATABASE {db}"], check=True, capture_output=True, env=env)
-        self.state["pg_url"] = f"paperline:{password}@127.0.0.1:{port}"
         self._save()
 
     def s3(self) -> None:
@@ -160,12 +124,17 @@ class Stack:
     def prefect(self) -> subprocess.Popen:
         port = free_port()
         url = f"http://127.0.0.1:{port}/api"
+        if self.secure:  # clients (this stack's env) send it; the server requires it on every route but /health
+            self.state["env"]["PREFECT_API_AUTH_STRING"] = f"paperline:{sec.token()}"
         env = self.base_env()
-        env["PREFECT_API_DATABASE_CONNECTION_URL"] = f"postgresql+asyncpg://{self.state['pg_url']}/prefect"
+        env["PREFECT_API_DATABASE_CONNECTION_URL"] = f"postgresql+asyncpg://paperline:{self.pg_password}@127.0.0.1:{self.state['pg_port']}/prefect"
         env["PREFECT_HOME"] = str(self.dir / "prefect-server-home")
+        if self.secure:
+            env["PREFECT_SERVER_API_AUTH_STRING"] = self.state["env"]["PREFECT_API_AUTH_STRING"]
         cmd = [str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port)]
         proc = self._spawn("prefect-server", cmd, env)
         self.state["env"].update({"PREFECT_API_URL": url, "PREFECT_SERVER_ANALYTICS_ENABLED": "false"})
+        self.state["prefect_auth"] = self.secure
         self._save()
         return proc
 
@@ -173,26 +142,58 @@ class Stack:
         port = free_port()
         env = self.base_env()
         env["MLFLOW_SERVER_ENABLE_JOB_EXECUTION"] = "false"
+        # by environment, not on the command line (visible in `ps`): the store URI holds the password
+        env["MLFLOW_BACKEND_STORE_URI"] = f"postgresql+psycopg2://paperline:{self.pg_password}@127.0.0.1:{self.state['pg_port']}/mlflow"
         cmd = [str(BIN / "mlflow"), "server", "--host", "127.0.0.1", "--port", str(port), "--workers", "2",
-               "--backend-store-uri", f"postgresql+psycopg2://{self.state['pg_url']}/mlflow",
                "--artifacts-destination", "s3://mlflow/artifacts"]
+        self.state["mlflow_auth"] = self._mlflow_auth(env, cmd)
         proc = self._spawn("mlflow", cmd, env)
         self.state["env"]["MLFLOW_TRACKING_URI"] = f"http://127.0.0.1:{port}"
         self._save()
         return proc
 
+    def _mlflow_auth(self, env: dict[str, str], cmd: list[str]) -> str:
+        """Turn on MLflow's basic-auth app when asked (admin password by environment); returns what was done."""
+        if not self.mlflow_auth:
+            return "off: " + (sec.mlflow_auth_available() or "not asked for (--mlflow-auth)")
+        missing = sec.mlflow_auth_available()
+        if missing:
+            raise RuntimeError(f"--mlflow-auth: {missing}")
+        password = sec.token()
+        env.update(MLFLOW_AUTH_CONFIG_PATH=str(sec.mlflow_auth_config(self.dir)), MLFLOW_AUTH_ADMIN_PASSWORD=password)
+        cmd += ["--app-name", "basic-auth"]
+        self.state["env"].update(MLFLOW_TRACKING_USERNAME="admin", MLFLOW_TRACKING_PASSWORD=password)
+        return "on"
+
     def dask(self, workers: int = 2) -> None:
         port = free_port()
-        address = f"tcp://127.0.0.1:{port}"
+        tls: list[str] = []
+        if self.secure:  # TLS only: a private CA; clients get the CA and a client certificate by Dask config
+            files = sec.make_tls(self.dir / "tls")
+            tls = sec.dask_tls_args(files)
+            self.state["env"].update(sec.dask_tls_env(files))
+        address = f"{'tls' if self.secure else 'tcp'}://127.0.0.1:{port}"
         env = self.base_env()
         sched = self._spawn("dask-scheduler", [str(BIN / "dask"), "scheduler", "--host", "127.0.0.1", "--port", str(port),
-                                               "--no-dashboard"], env)
+                                               "--protocol", address.split(":")[0], "--no-dashboard", *tls], env)
         _wait(lambda: _port_open(port), "dask scheduler", 60, sched, self.dir / "dask-scheduler.log")
         self._spawn("dask-workers", [str(BIN / "dask"), "worker", address, "--nworkers", str(workers), "--nthreads", "1",
-                                     "--host", "127.0.0.1", "--no-dashboard", "--local-directory", str(self.dir / "dask")], env)
+                                     "--host", "127.0.0.1", "--no-dashboard", "--local-directory", str(self.dir / "dask"),
+                                     *tls], env)
         self.state["env"].update({"PAPERLINE_DASK_ADDRESS": address, "PAPERLINE_RUNNER": address})
         self.state["dask_workers"] = workers
         self._save()
+
+    def dask_security(self):
+        """The client Security of this stack's Dask (TLS with the stack's CA), or None without TLS."""
+        from distributed.security import Security
+
+        env = self.state["env"]
+        if "DASK_DISTRIBUTED__COMM__TLS__CA_FILE" not in env:
+            return None
+        return Security(tls_ca_file=env["DASK_DISTRIBUTED__COMM__TLS__CA_FILE"], require_encryption=True,
+                        tls_client_cert=env["DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT"],
+                        tls_client_key=env["DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY"])
 
     def worker(self) -> None:
         env = self.base_env()
@@ -206,27 +207,17 @@ class Stack:
     def wait_dask_workers(self, timeout: float = 90) -> None:
         from distributed import Client
 
-        with Client(self.state["env"]["PAPERLINE_DASK_ADDRESS"], timeout=timeout) as client:
+        with Client(self.state["env"]["PAPERLINE_DASK_ADDRESS"], timeout=timeout, security=self.dask_security()) as client:
             client.wait_for_workers(self.state["dask_workers"], timeout=timeout)
 
 
-def _port_open(port: int) -> bool:
-    with socket.socket() as s:
-        return s.connect_ex(("127.0.0.1", port)) == 0
+def start(folder: Path, root: Path, *, dask_workers: int = 2, timeout: float = 180, secure: bool = True,
+          mlflow_auth: bool = False) -> Stack:
+    """Start every service (slow ones overlap), wait until each is healthy, return the stack.
 
-
-def _world_traversable_tmp(prefix: str) -> Path:
-    """A fresh folder under /tmp that the ``postgres`` user may enter (pytest's tmp folders are 0700)."""
-    import tempfile
-
-    folder = Path(tempfile.mkdtemp(prefix=prefix))
-    folder.chmod(0o755)
-    return folder
-
-
-def start(folder: Path, root: Path, *, dask_workers: int = 2, timeout: float = 180) -> Stack:
-    """Start every service (slow ones overlap), wait until each is healthy, return the stack."""
-    stack = Stack(folder, root)
+    ``secure`` (the default) turns on Prefect basic auth and Dask TLS; ``mlflow_auth`` MLflow's basic-auth app.
+    """
+    stack = Stack(folder, root, secure=secure, mlflow_auth=mlflow_auth)
     try:
         stack.postgres()
         stack.s3()
@@ -259,29 +250,14 @@ def stop(folder: Path) -> None:
     record.unlink()
 
 
-def _kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGTERM)
-    except (ProcessLookupError, PermissionError):
-        return
-    for _ in range(40):
-        try:
-            os.killpg(pid, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.25)
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("action", choices=("start", "stop", "check"))
     parser.add_argument("--dir", type=Path, default=Path(".paperline/stack"), help="stack folder (logs, stack.json, stack.env)")
     parser.add_argument("--root", type=Path, default=Path.cwd(), help="paperline checkout the workers run")
     parser.add_argument("--dask-workers", type=int, default=2)
+    parser.add_argument("--insecure", action="store_true", help="no Prefect auth, no Dask TLS (a throwaway local stack)")
+    parser.add_argument("--mlflow-auth", action="store_true", help="MLflow's basic-auth app (needs mlflow[auth])")
     args = parser.parse_args()
     if args.action == "check":
         missing = missing_binaries()
@@ -291,10 +267,10 @@ def main() -> None:
         stop(args.dir)
         print("stopped")
         return
-    stack = start(args.dir, args.root, dask_workers=args.dask_workers)
+    stack = start(args.dir, args.root, dask_workers=args.dask_workers, secure=not args.insecure, mlflow_auth=args.mlflow_auth)
     print(f"stack up; variables in {stack.dir / 'stack.env'}")
     for key, value in stack.state["env"].items():
-        if "SECRET" not in key:
+        if not any(word in key for word in ("SECRET", "PASSWORD", "AUTH_STRING")):
             print(f"  {key}={value}")
 
 

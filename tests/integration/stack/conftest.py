@@ -3,7 +3,8 @@
 PostgreSQL (Debian's server binaries; run as the `postgres` user when root), a Prefect
 server on it with a process pool and worker, an MLflow server on it with artifacts on a
 moto S3 server, and a Dask scheduler with two worker processes: the services of
-infra/compose/compose.yml, started by scripts/services/native_stack.py.
+infra/compose/compose.yml, started by scripts/services/native_stack.py with its defaults:
+Prefect basic auth and Dask TLS on (the tests check that both refuse a client without them).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ def stack(tmp_path_factory):
     running = native.start(folder, ROOT)
     old = {k: os.environ.get(k) for k in running.state["env"]}
     os.environ.update(running.state["env"])
+    _refresh_dask_config()  # Dask TLS (the stack's CA and client certificate) comes by DASK_* variables
     try:
         with _prefect_settings(running.state["env"]):
             yield running.state
@@ -53,6 +55,17 @@ def stack(tmp_path_factory):
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+        _refresh_dask_config()
+
+
+def _refresh_dask_config() -> None:
+    """Dask reads DASK_* variables when imported; re-read them if it already was."""
+    import sys
+
+    if "dask" in sys.modules:
+        import dask.config
+
+        dask.config.refresh()
 
 
 @contextlib.contextmanager

@@ -5,7 +5,9 @@
    `dvc pull` into a fresh clone restore its outputs;
 2. a scheduled recurring evaluation records its metrics; a planted regression fails it by name;
 3. two flow runs logging to MLflow at the same time both complete, nothing lost;
-4. killing a Dask worker in the middle of a grid does not lose the run.
+4. killing a Dask worker in the middle of a grid does not lose the run;
+0. (first) the stack runs secured: Prefect refuses a client without its auth string, Dask a client
+   without TLS, no password is on a command line, the credential files are mode 0600.
 The tests run in file order and share the session's stack (tests 2 and 3 use test 1's run).
 """
 
@@ -41,6 +43,58 @@ def _s3_keys(stack, bucket: str) -> list[str]:
 
     s3 = boto3.client("s3", endpoint_url=stack["env"]["PAPERLINE_S3_ENDPOINT"])
     return [o["Key"] for o in s3.list_objects_v2(Bucket=bucket).get("Contents", [])]
+
+
+def _session_cmdlines(leader: int) -> list[str]:
+    """Command lines of every process in the session ``leader`` started (a service and its workers)."""
+    from pathlib import Path
+
+    out = []
+    for proc in Path("/proc").iterdir():
+        try:
+            stat = (proc / "stat").read_text()
+            if proc.name.isdigit() and int(stat[stat.rindex(")") + 2:].split()[3]) == leader:
+                out.append((proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
+        except (OSError, ValueError, IndexError):
+            continue
+    return out
+
+
+def test_0_the_stack_runs_with_authentication_and_tls(stack, tmp_path):
+    import stat
+    import urllib.error
+    import urllib.request
+    from pathlib import Path
+
+    url = stack["env"]["PREFECT_API_URL"]
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(urllib.request.Request(f"{url}/flows/filter", data=b"{}", method="POST"), timeout=10)
+    assert refused.value.code == 401
+    assert stack["prefect_auth"] is True and stack["env"]["PREFECT_API_AUTH_STRING"].startswith("paperline:")
+    from prefect.client.orchestration import get_client
+
+    with get_client(sync_client=True) as client:  # the exported auth string gets in
+        assert client.read_flows(limit=1) is not None
+
+    address = stack["env"]["PAPERLINE_DASK_ADDRESS"]
+    assert address.startswith("tls://")
+    from distributed import Client
+    from distributed.security import Security
+
+    with pytest.raises((OSError, TimeoutError)):  # a plain-TCP client gets nowhere: the scheduler speaks TLS only
+        Client(address.replace("tls://", "tcp://"), timeout=5, security=Security(require_encryption=False))
+    with Client(address, timeout=30) as client:  # the stack's CA and client certificate (DASK_* variables)
+        assert client.scheduler_info()["workers"]
+
+    folder = Path(stack["env"]["PAPERLINE_SHARED_DIR"]).parents[1]
+    for name in ("stack.json", "stack.env", "pg-password", "tls/dask-key.pem"):
+        assert stat.S_IMODE((folder / name).stat().st_mode) == 0o600, f"{name} is readable by others"
+    password = (folder / "pg-password").read_text().strip()
+    assert password not in (folder / "stack.json").read_text()
+    for service in ("mlflow", "prefect-server", "prefect-worker", "dask-workers"):
+        lines = _session_cmdlines(stack["pids"][service])
+        assert lines and not any(password in line for line in lines), f"the database password is on {service}'s command line"
+    assert stack["mlflow_auth"].startswith("off: ") or stack["mlflow_auth"] == "on"
 
 
 def test_1_deployment_on_worker_fans_out_to_dask_logs_to_mlflow_and_dvc_s3(stack, stack_project, tmp_path):
