@@ -16,12 +16,14 @@ from typing import Any
 
 from components.errors import DataError
 from components.evaluation.claims import VERDICTS  # one list of verdicts for the rule and the reports
+from components.evaluation.explain import rule_text
 from components.io import read_json
 
 REQUIRED_FIELDS: tuple[str, ...] = ("id", "statement", "verdict")
 NUMERIC_FIELDS: tuple[str, ...] = (
-    "threshold", "delta", "effect", "ci_low", "ci_high", "ci_level", "n_seeds", "n_units",
+    "threshold", "delta", "effect", "ci_low", "ci_high", "ci_level", "n_seeds", "n_units", "n_censored",
 )
+SMOKE_BANNER = "Smoke profile: a wiring check at tiny scale, not a verdict about the paper."
 MISSING = "n/a"
 
 
@@ -101,14 +103,36 @@ def fmt_effect(claim: Mapping) -> str:
 
 
 def fmt_n(claim: Mapping) -> str:
-    """Sample sizes, e.g. ``3 seeds · 2000 refits``; ``n/a`` when none is given."""
+    """Sample sizes, e.g. ``5 seeds · 2,000 items · 3 censored``; ``n/a`` when none is given."""
     parts = []
     if claim.get("n_seeds") is not None:
         n = claim["n_seeds"]
-        parts.append(f"{_fmt_count(n)} seed{'s' if n != 1 else ''}")
+        unit = claim.get("cluster_unit") or "seed"
+        parts.append(f"{_fmt_count(n)} {unit}{'s' if n != 1 else ''}")
     if claim.get("n_units") is not None:
         parts.append(f"{_fmt_count(claim['n_units'])} {claim.get('unit') or 'units'}")
+    if claim.get("n_censored"):
+        parts.append(f"{_fmt_count(claim['n_censored'])} censored")
     return " · ".join(parts) or MISSING
+
+
+def fmt_signs(claim: Mapping) -> str:
+    """Per-seed signs of the effect, e.g. ``4+ 1− (+ + − + +)``; empty when not recorded."""
+    signs = claim.get("per_seed_signs")
+    if not signs:
+        return ""
+    sym = {1: "+", -1: "−", 0: "0"}
+    counts = " ".join(f"{sum(s == k for s in signs)}{sym[k]}" for k in (1, -1, 0) if k in signs)
+    return f"{counts} ({' '.join(sym[s] for s in signs)})" if len(signs) <= 12 else counts
+
+
+def fmt_delta(claim: Mapping) -> str:
+    """The no-effect band (``±0.01 around 0``) or a non-inferiority margin; empty when the rule has none."""
+    if claim.get("rule") == "non-inferiority" and claim.get("threshold") is not None:
+        return f"margin {fmt_num(abs(claim['threshold']))}"
+    if claim.get("delta") is None:
+        return ""
+    return f"±{fmt_num(claim['delta'])} around {fmt_num(claim.get('null') or 0.0)}"
 
 
 def _fmt_count(n: float) -> str:
@@ -134,19 +158,52 @@ def fmt_rule(claim: Mapping) -> str:
 
 
 def claim_row(claim: Mapping) -> dict[str, str]:
-    """One claim as display strings keyed by column name (see :data:`CLAIM_COLUMNS`)."""
+    """One claim as display strings keyed by column name."""
     return {
         "id": str(claim["id"]),
         "statement": str(claim["statement"]),
         "comparison": fmt_comparison(claim),
         "metric": str(claim.get("metric") or ""),
+        "paper": str(claim.get("paper_value") or ""),
         "effect": fmt_effect(claim),
         "ci_level": fmt_ci_level(claim.get("ci_level")),
+        "delta": fmt_delta(claim),
         "n": fmt_n(claim),
+        "signs": fmt_signs(claim),
         "rule": fmt_rule(claim),
+        "rule_text": rule_text(claim) if claim.get("rule") else "",
         "verdict": str(claim["verdict"]),
+        "reason": str(claim.get("reason") or ""),
         "scale_note": str(claim.get("scale_note") or ""),
     }
+
+
+def part_rows(claim: Mapping, depth: int = 0) -> list[dict[str, str]]:
+    """Display rows of a composite's preconditions and parts (recursively, ``depth`` levels indented)."""
+    rows = []
+    for kind in ("preconditions", "parts"):
+        for sub in claim.get(kind) or []:
+            row = claim_row(sub)
+            row["id"] = "  " * depth + ("precondition " if kind == "preconditions" else "") + row["id"]
+            rows.append(row)
+            rows += part_rows(sub, depth + 1)
+    return rows
+
+
+def fmt_provenance(prov: Mapping) -> list[str]:
+    """The report footer's facts, one string each: commit, date, profile, params hash, MLflow run, stage times."""
+    if not prov:
+        return []
+    dirty = {"true": " (dirty tree)", "false": ""}.get(str(prov.get("git_dirty")), " (tree state unknown)")
+    out = [f"git commit {str(prov.get('git_commit', 'none'))[:12]}{dirty}", f"date {prov.get('date', MISSING)}",
+           f"profile {prov.get('profile', MISSING)}", f"params hash {str(prov.get('params_hash', MISSING))[:12]}",
+           f"MLflow run {prov.get('mlflow_run_id') or 'none (tracking off)'}"]
+    stages = prov.get("stages") or {}
+    times = [f"{name} {fmt_num(t.get('wall_s'))} s wall / {fmt_num(t.get('cpu_s'))} s CPU"
+             for name, t in stages.items()]
+    if times:
+        out.append("stages: " + "; ".join(times))
+    return out
 
 
 def flatten_metrics(metrics: Mapping, prefix: str = "") -> dict[str, Any]:

@@ -57,6 +57,8 @@ figure { margin: 1.2rem 0; text-align: center; }
 figure img { max-width: 100%; height: auto; border: 1px solid var(--line); border-radius: 4px; }
 figcaption { font-size: .85rem; color: var(--muted); margin-top: .4rem; }
 details { margin: .4rem 0; }
+.banner { margin: .8rem 0 1rem; padding: .6rem .9rem; border: 1px solid #e6c95a; background: #fff8c5;
+  color: #7d4e00; border-radius: 6px; font-family: system-ui, sans-serif; font-size: .92rem; }
 details summary { cursor: pointer; font-family: system-ui, sans-serif; font-size: .88rem; }
 pre { background: var(--bg-alt); padding: .7rem .9rem; border-radius: 4px; overflow-x: auto; font-size: .82rem; }
 .paper { margin-bottom: 2.4rem; }
@@ -141,7 +143,7 @@ def table_html(
 
 
 def claims_table_html(claims: Sequence[Mapping], *, show_rule: bool = True) -> str:
-    """The claims table: statement, comparison, effect with CI, n, rule and a verdict badge.
+    """The claims table: statement, the paper's number, ours with its CI and δ, counts, signs, verdict and reason.
 
     Every verdict gets the same badge shape and size, so a claim that was not
     reproduced is as visible as one that was.
@@ -153,19 +155,28 @@ def claims_table_html(claims: Sequence[Mapping], *, show_rule: bool = True) -> s
         scale = f'<span class="note">{esc(r["scale_note"])}</span>' if r["scale_note"] else ""
         has_ci = claim.get("ci_low") is not None or claim.get("ci_high") is not None
         ci_note = f'<span class="note">{esc(r["ci_level"])}</span>' if has_ci else ""
+        delta = f'<span class="note">{esc(r["delta"])}</span>' if r["delta"] else ""
+        signs = f'<span class="note">per seed: {esc(r["signs"])}</span>' if r["signs"] else ""
+        reason = f'<span class="note">{esc(r["reason"])}</span>' if r["reason"] else ""
         rows.append({
             "id": f"<strong>{esc(r['id'])}</strong>",
             "statement": esc(r["statement"]) + scale,
             "comparison": esc(r["comparison"]) + metric,
-            "effect": esc(r["effect"]) + ci_note,
-            "n": esc(r["n"]),
-            "rule": esc(r["rule"]),
-            "verdict": badge(r["verdict"]),
+            "paper": esc(r["paper"] or "—"),
+            "effect": esc(r["effect"]) + ci_note + delta,
+            "n": esc(r["n"]) + signs,
+            "rule": esc(r["rule_text"] or r["rule"]),
+            "verdict": badge(r["verdict"]) + reason,
         })
-    columns = ["id", "statement", "comparison", "effect", "n"] + (["rule"] if show_rule else []) + ["verdict"]
-    headers = {"id": "ID", "statement": "Claim", "comparison": "Method vs baseline",
-               "effect": "Effect [CI]", "n": "n", "rule": "Rule", "verdict": "Verdict"}
+    columns = ["id", "statement", "comparison", "paper", "effect", "n"] + (["rule"] if show_rule else []) + ["verdict"]
+    headers = {"id": "ID", "statement": "Claim", "comparison": "Method vs baseline", "paper": "Paper",
+               "effect": "Ours [CI]", "n": "n", "rule": "Rule", "verdict": "Verdict"}
     return table_html(rows, columns, headers=headers, numeric=["effect"], raw=columns, cls="claims")
+
+
+def banner(text: str) -> str:
+    """A visible warning strip (smoke-profile reports, degenerate fits)."""
+    return f'<div class="banner">{esc(text)}</div>'
 
 
 def summary_badges(counts: Mapping[str, int]) -> str:

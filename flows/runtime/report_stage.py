@@ -1,9 +1,17 @@
-"""What every paper's ``report`` stage does last: write the report into its declared outputs."""
+"""What every paper's ``report`` stage does last: write the report into its declared outputs.
+
+The claims document gets the run's provenance (git commit and dirty flag, date,
+profile, params hash, wall and CPU time of each upstream stage from its marker,
+the MLflow parent run id), which the report prints in its footer.
+"""
 
 from __future__ import annotations
 
 import csv
+import datetime as dt
+import hashlib
 import io
+import json
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -11,7 +19,23 @@ from typing import Any
 
 from components.io import write_text
 from components.reporting import Section, write_paper_report
+from flows.runtime import publish as pub
+from flows.runtime.gitinfo import git_state
 from flows.runtime.stages import StageContext
+
+
+def provenance(ctx: StageContext) -> dict[str, Any]:
+    """Where this report's numbers come from: commit, date, profile, params, stage times, MLflow run."""
+    params = json.dumps(ctx.params.model_dump(mode="json"), sort_keys=True)
+    stages = {}
+    for st in ctx.paper.stages:
+        record = pub.read_marker(ctx.paths, ctx.slug, st.name) if st.name != ctx.stage.name else None
+        if record:
+            stages[st.name] = {"wall_s": record.get("run_seconds"), "cpu_s": record.get("cpu_seconds")}
+    tracker = ctx.tracker
+    return {**git_state(ctx.paths.root), "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "profile": ctx.profile, "params_hash": hashlib.md5(params.encode()).hexdigest(),
+            "mlflow_run_id": getattr(tracker, "run_id", None), "stages": stages}
 
 
 def write_report_outputs(
@@ -23,6 +47,7 @@ def write_report_outputs(
     output with the same name, so the usual publish step renames them into place together.
     """
     staged = {rel: ctx.output(rel) for rel in (*ctx.stage.outs, *ctx.stage.metrics)}
+    claims_doc = {**claims_doc, "provenance": provenance(ctx)}
     with tempfile.TemporaryDirectory(dir=ctx.paths.reports, prefix=".tmp-report-") as tmp:
         written = write_paper_report(tmp, slug=ctx.slug, title=ctx.paper.title, claims_doc=claims_doc,
                                      metrics=metrics, sections=sections, readme_link=readme_link)

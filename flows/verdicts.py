@@ -1,0 +1,84 @@
+"""The README's papers table, generated from recorded default-profile claims (like dvc.yaml from the specs).
+
+Reports are DVC outputs, not in git, so the verdicts a README may quote are
+recorded: ``paperline verdicts --record <paper>`` copies a default-profile
+``reports/<slug>/claims.json`` (validated: every verdict re-derived from its
+numbers) to ``docs/verdicts/<slug>.json``. The table between the README's
+markers is rendered from those files; ``--check`` (and a test) fails when the
+committed README differs, so nobody types a verdict by hand.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from components.errors import DataError, PaperlineError
+from components.evaluation.claims import validate_claims_document
+from components.io import read_json, write_json
+from flows.registry import SHARED, papers
+
+START, END = "<!-- papers-table:start -->", "<!-- papers-table:end -->"
+RECORDED_PROFILE = "default"
+
+
+def record_path(root: Path, slug: str) -> Path:
+    return root / "docs" / "verdicts" / f"{slug}.json"
+
+
+def record(root: Path, slug: str) -> Path:
+    """Copy ``reports/<slug>/claims.json`` (a default-profile run) into ``docs/verdicts/``; return the path."""
+    src = root / "reports" / slug / "claims.json"
+    if not src.is_file():
+        raise DataError(f"{src}: no claims.json; run `paperline run {slug} --profile default` first")
+    doc = validate_claims_document(read_json(src), str(src))
+    if doc["profile"] != RECORDED_PROFILE:
+        raise DataError(f"{src}: profile {doc['profile']!r}; only {RECORDED_PROFILE}-profile verdicts are recorded")
+    dest = record_path(root, slug)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    write_json(dest, doc)
+    return dest
+
+
+def summary(doc: dict) -> str:
+    """``C2, C3 reproduced; C1 not reproduced; C4 inconclusive`` (verdicts in a fixed order)."""
+    groups = []
+    for verdict in ("reproduced", "not reproduced", "inconclusive"):
+        ids = [c["id"] for c in doc["claims"] if c["verdict"] == verdict]
+        if ids:
+            groups.append(f"{', '.join(ids)} {verdict}")
+    return "; ".join(groups) or "no claims"
+
+
+def _when(doc: dict) -> str:
+    prov = doc.get("provenance") or {}
+    commit = str(prov.get("git_commit") or "?")[:7]
+    return f"{str(prov.get('date') or '?')[:10]}, {commit}"
+
+
+def table(root: Path) -> str:
+    """The Markdown papers table: one row per implemented pipeline, then the others."""
+    rows = ["| # | paper | pipeline | default-profile verdicts | recorded |", "|---|---|---|---|---|"]
+    for slug, spec in papers().items():
+        if slug == SHARED or not spec.implemented:
+            continue
+        package = slug.replace("-", "_")
+        path = record_path(root, slug)
+        if path.is_file():
+            doc = validate_claims_document(read_json(path), str(path))
+            verdicts, when = summary(doc), _when(doc)
+        else:
+            verdicts, when = "not recorded yet under the current rules", "—"
+        rows.append(f"| {spec.number:02d} | {spec.title} | [flows/{package}](flows/{package}/README.md) | "
+                    f"{verdicts} | {when} |")
+    rows.append("| others | the other cards in `../shared/papers/` | not implemented yet (`paperline list`) | | |")
+    return "\n".join(rows) + "\n"
+
+
+def render_readme(root: Path) -> str:
+    """README.md with the table between its markers replaced by :func:`table`."""
+    text = (root / "README.md").read_text(encoding="utf-8")
+    pattern = re.compile(re.escape(START) + r".*?" + re.escape(END), re.S)
+    if not pattern.search(text):
+        raise PaperlineError(f"README.md: no {START} ... {END} markers around the papers table")
+    return pattern.sub(lambda _m: f"{START}\n{table(root)}{END}", text, count=1)
