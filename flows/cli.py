@@ -29,6 +29,10 @@ RunnerOpt = Annotated[
     str | None,
     typer.Option("--runner", help="Task runner for fan-out: local | process[:N] | dask[:N] | tcp://HOST:PORT | ray[:ADDRESS] (env PAPERLINE_RUNNER)"),
 ]
+WaitOpt = Annotated[
+    bool,
+    typer.Option("--wait/--no-wait", help="If another process is writing this paper: wait for it (--wait) or stop at once (default)"),
+]
 SetOpt = Annotated[list[str] | None, typer.Option("--set", "-s", help="Override a param: KEY=VALUE (repeatable), e.g. training.lr=3e-4")]
 
 
@@ -63,6 +67,7 @@ def run_cmd(
     force: Annotated[bool, typer.Option(help="Rerun stages even when up to date")] = False,
     no_track: Annotated[bool, typer.Option("--no-track", help="Do not log to MLflow")] = False,
     runner: RunnerOpt = None,
+    wait: WaitOpt = False,
 ) -> None:
     """Run a paper's pipeline end to end as one Prefect flow run; report in reports/<paper>/."""
     paths = apply_env_defaults()
@@ -71,7 +76,8 @@ def run_cmd(
     from flows.runtime import pipeline, prefect_server
 
     prefect_server.use_running(paths)
-    results = pipeline.run(paper, paths, profile=profile, overrides=set_ or (), stages=stage, force=force, track=not no_track)
+    results = pipeline.run(paper, paths, profile=profile, overrides=set_ or (), stages=stage, force=force,
+                           track=not no_track, wait=wait)
     _write_index(paths)
     for name, summary in results.items():
         state = "skipped (up to date)" if summary.get("skipped") else f"done in {summary.get('seconds', 0):.1f} s"
@@ -85,6 +91,7 @@ def stage(
     name: str,
     profile: ProfileOpt = None,
     force: Annotated[bool, typer.Option(help="Rerun even when up to date")] = False,
+    wait: WaitOpt = False,
 ) -> None:
     """Run one stage (what dvc.yaml calls); reads params.yaml, no overrides."""
     paths = apply_env_defaults()
@@ -92,11 +99,14 @@ def stage(
     from flows.runtime import pipeline, prefect_server
 
     prefect_server.use_running(paths)
-    pipeline.run(owner, paths, profile=profile, stages=[name], with_upstream=False, force=force)
+    pipeline.run(owner, paths, profile=profile, stages=[name], with_upstream=False, force=force, wait=wait)
 
 
 @app.command()
-def report(paper: Annotated[str | None, typer.Argument(help="Rebuild this paper's report stage first")] = None) -> None:
+def report(
+    paper: Annotated[str | None, typer.Argument(help="Rebuild this paper's report stage first")] = None,
+    wait: WaitOpt = False,
+) -> None:
     """Rebuild reports/index.html (and one paper's report from its existing outputs)."""
     paths = apply_env_defaults()
     _setup_logging()
@@ -104,7 +114,7 @@ def report(paper: Annotated[str | None, typer.Argument(help="Rebuild this paper'
         from flows.runtime import pipeline, prefect_server
 
         prefect_server.use_running(paths)
-        pipeline.run(paper, paths, stages=["report"], with_upstream=False, force=True)
+        pipeline.run(paper, paths, stages=["report"], with_upstream=False, force=True, wait=wait)
     typer.echo(str(_write_index(paths)))
 
 
@@ -112,13 +122,14 @@ def report(paper: Annotated[str | None, typer.Argument(help="Rebuild this paper'
 def repro(
     paper: Annotated[str | None, typer.Argument(help="Only this paper's stages (default: every pipeline)")] = None,
     keep_server: Annotated[bool, typer.Option(help="Leave the Prefect server running afterwards")] = False,
+    wait: WaitOpt = False,
 ) -> None:
     """The main job: `dvc repro` with one shared local Prefect server, then reports/index.html."""
     paths = apply_env_defaults()
     _setup_logging()
     from flows.runtime.repro import reproduce
 
-    index = reproduce(paths, paper, keep_server=keep_server)
+    index = reproduce(paths, paper, keep_server=keep_server, wait=wait)
     typer.echo(f"reports: {index}")
 
 
@@ -156,6 +167,23 @@ def dvc_yaml(
     from flows.dvcgen import render
 
     sync_generated(apply_env_defaults().root / "dvc.yaml", render(), write=write, check=check)
+
+
+@app.command("verdicts")
+def verdicts_cmd(
+    record: Annotated[list[str], typer.Option(help="Record this paper's default-profile claims.json (repeatable)")] = [],
+    write: Annotated[bool, typer.Option(help="Write the README's papers table")] = False,
+    check: Annotated[bool, typer.Option(help="Fail if the README's papers table differs from the records")] = False,
+) -> None:
+    """Record default-profile verdicts (docs/verdicts/) and print, write or check the README's papers table."""
+    from flows.cli_views import sync_generated
+    from flows.verdicts import record as record_verdicts
+    from flows.verdicts import render_readme
+
+    root = apply_env_defaults().root
+    for slug in record:
+        typer.echo(f"recorded {record_verdicts(root, slug)}")
+    sync_generated(root / "README.md", render_readme(root), write=write, check=check)
 
 
 @app.command("params")

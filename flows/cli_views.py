@@ -16,8 +16,21 @@ from flows.runtime.params import PROFILES, deep_merge, load_params_file, null_te
 from flows.runtime.settings import Paths
 
 
+def report_problem(paths: Paths, slug: str) -> str | None:
+    """Why the paper's report folder must not be shown (a publish into it was interrupted), or None."""
+    from flows.runtime.publish import IncompleteOutputs, check_published
+
+    try:
+        check_published(paths, f"reports/{slug}")
+    except IncompleteOutputs as exc:
+        return str(exc)
+    return None
+
+
 def last_claims(paths: Paths, slug: str) -> dict[str, Any] | None:
-    """The paper's last claims.json, or None (missing or unreadable)."""
+    """The paper's last claims.json, or None (missing, unreadable, or from an interrupted publish)."""
+    if report_problem(paths, slug):
+        return None
     path = paths.report(slug) / "claims.json"
     try:
         return json.loads(path.read_text(encoding="utf-8"))
@@ -41,7 +54,8 @@ def print_list(paths: Paths) -> None:
     for slug in paper_slugs():
         spec = get_paper(slug)
         stages = " → ".join(s.name for s in spec.stages) if spec.implemented else "(not implemented yet)"
-        table.add_row(f"{spec.number:02d}", slug, stages, _verdicts(last_claims(paths, slug)))
+        verdicts = "(incomplete report: rerun it)" if report_problem(paths, slug) else _verdicts(last_claims(paths, slug))
+        table.add_row(f"{spec.number:02d}", slug, stages, verdicts)
     Console(width=160).print(table)
 
 
@@ -62,6 +76,10 @@ def print_show(paths: Paths, slug: str) -> None:
     for profile in PROFILES:
         merged = deep_merge(module.PRESETS[profile], explicit, skip_none=True)
         typer.echo(f"  [{profile}] " + json.dumps(merged, sort_keys=False))
+    problem = report_problem(paths, spec.slug)
+    if problem:
+        typer.echo(f"last claims: not shown: {problem}")
+        return
     doc = last_claims(paths, spec.slug)
     typer.echo(f"last claims ({doc.get('profile') if doc else '-'}):")
     for claim in (doc or {}).get("claims", []):
@@ -112,15 +130,22 @@ def sync_generated(path: Path, text: str, *, write: bool, check: bool) -> None:
 
 
 def _cmd(path: Path) -> str:
-    return "dvc-yaml" if path.name == "dvc.yaml" else "params"
+    return {"dvc.yaml": "dvc-yaml", "README.md": "verdicts"}.get(path.name, "params")
 
 
 def write_index(paths: Paths) -> Path:
     """reports/index.html over every paper."""
-    from components.reporting.index import write_index as render_index
+    from components.io import write_text
+    from components.reporting.index import load_entry, render_index
 
-    entries = [
-        {"slug": s, "title": get_paper(s).title, "stages": [st.name for st in get_paper(s).stages]}
-        for s in paper_slugs()
-    ]
-    return render_index(paths.reports, entries)
+    out = paths.reports / "index.html"
+    entries = []
+    for i, s in enumerate(paper_slugs()):
+        paper = {"slug": s, "title": get_paper(s).title, "stages": [st.name for st in get_paper(s).stages]}
+        entry = load_entry(paths.reports, paper, out.parent, i)
+        problem = report_problem(paths, s)
+        if problem:  # an interrupted publish: a mix of two runs is never listed
+            entry.status, entry.error, entry.claims, entry.report_href = "error", problem, [], None
+        entries.append(entry)
+    write_text(out, render_index(entries))
+    return out

@@ -1,12 +1,14 @@
 """Running one stage: its context, staged (atomic) outputs, and the completion marker.
 
-A stage writes each declared output into a staging path beside the target;
-only when the stage returns are the staged outputs renamed into place, and only
-then is the stage's marker written. A killed stage therefore leaves no partial
-output at an output path, and ``paperline run`` skips a stage whose marker
-fingerprint (code, data and params hashes, as DVC computes them) still matches
-and whose outputs are intact. Under ``dvc repro`` DVC makes the same decision
-from ``dvc.lock``.
+A stage writes each declared output into a staging path beside the target
+(``.tmp-<name>-<pid>-<random>``); only when the stage returns are the staged
+outputs published as one set (``flows.runtime.publish``: marker set to
+``publishing``, renames, marker ``complete``). A killed stage therefore leaves
+no partial output at an output path and never a mixed set that a reader trusts,
+and ``paperline run`` skips a stage whose marker fingerprint (code, data and
+params hashes, as DVC computes them) still matches and whose outputs are intact.
+Under ``dvc repro`` DVC makes the same decision from ``dvc.lock``. Every input
+and output path is checked to stay inside the checkout (``flows.runtime.paths``).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import importlib
 import json
 import logging
 import os
-import shutil
+import resource
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,8 +28,10 @@ from pydantic import BaseModel
 
 from components.errors import PaperlineError
 from components.faults import crash_point
-from components.io import TMP_PREFIX, path_md5, read_json, write_json
+from components.io import path_md5
 from flows.registry import PaperSpec, StageSpec
+from flows.runtime import publish as pub
+from flows.runtime.paths import allowed_roots, inside
 from flows.runtime.settings import Paths
 
 log = logging.getLogger("paperline")
@@ -57,61 +61,42 @@ class StageContext:
         return self.paper.slug
 
     def input(self, rel: str) -> Path:
-        """An input path (relative to the root); it must exist."""
-        path = self.paths.root / rel
+        """An input path (relative to the root); it must exist, stay inside the checkout and be fully published."""
+        path = inside(self.paths.root / rel, allowed_roots(self.paths.root), rel)
         if not path.exists():
             raise PaperlineError(f"{rel}: missing input of stage {self.paper.slug}:{self.stage.name}; run its upstream stage first")
+        pub.check_published(self.paths, rel, exclude=(self.paper.slug, self.stage.name))
         return path
 
     def output(self, rel: str) -> Path:
         """The staging path to write the declared output ``rel`` to (renamed into place on success)."""
-        declared = (*self.stage.outs, *self.stage.metrics, *self.stage.plots)
-        if rel not in declared:
+        if rel not in declared_outputs(self.stage):
             raise PaperlineError(f"{self.paper.slug}:{self.stage.name} writes {rel!r}, which is not a declared output")
         if rel not in self.staged:
-            target = self.paths.root / rel
+            target = inside(self.paths.root / rel, allowed_roots(self.paths.root), rel)
             target.parent.mkdir(parents=True, exist_ok=True)
-            staging = target.with_name(f"{TMP_PREFIX}{target.name}-{os.getpid()}")
-            _remove(staging)
-            self.staged[rel] = staging
+            self.staged[rel] = pub.unique_name(target)
         return self.staged[rel]
 
     def params_dict(self) -> dict[str, Any]:
         return self.params.model_dump(mode="json")
 
 
-def _remove(path: Path) -> None:
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path)
-    elif path.exists() or path.is_symlink():
-        path.unlink()
+def declared_outputs(stage: StageSpec) -> tuple[str, ...]:
+    return (*stage.outs, *stage.metrics, *stage.plots)
 
 
-def publish(ctx: StageContext) -> None:
-    """Rename every staged output onto its target (each rename is atomic)."""
-    for rel, staging in ctx.staged.items():
-        if not staging.exists():
-            raise PaperlineError(f"{ctx.paper.slug}:{ctx.stage.name} declared {rel} but did not write it")
-        target = ctx.paths.root / rel
-        if staging.is_dir() and target.exists():
-            old = target.with_name(f"{TMP_PREFIX}{target.name}-old-{os.getpid()}")
-            os.replace(target, old)
-            os.replace(staging, target)
-            _remove(old)
-        else:
-            if target.is_dir():
-                _remove(target)
-            os.replace(staging, target)
+def publish(ctx: StageContext, fp: str | None = None, run_seconds: float | None = None,
+            cpu_seconds: float | None = None) -> None:
+    """Publish every staged output as one set and write the stage's marker (see ``flows.runtime.publish``)."""
+    record = {"fingerprint": fp, "run_seconds": run_seconds, "cpu_seconds": cpu_seconds}
+    pub.publish_set(ctx.paths, ctx.paper.slug, ctx.stage.name, ctx.staged, record, declared_outputs(ctx.stage))
     ctx.staged.clear()
 
 
 def clean_stale_staging(paths: Paths, stage: StageSpec) -> None:
-    """Remove staging leftovers of a killed earlier run of this stage."""
-    for rel in (*stage.outs, *stage.metrics, *stage.plots):
-        target = paths.root / rel
-        if target.parent.is_dir():
-            for leftover in target.parent.glob(f"{TMP_PREFIX}{target.name}-*"):
-                _remove(leftover)
+    """Remove staging leftovers of killed earlier runs of this stage (never a live process's)."""
+    pub.clean_stale_staging(paths, declared_outputs(stage))
 
 
 def stage_params(stage: StageSpec, owner: str, profile: str, params: BaseModel) -> dict[str, Any]:
@@ -138,20 +123,10 @@ def fingerprint(ctx: StageContext) -> str:
     return h.hexdigest()
 
 
-def _marker(ctx: StageContext) -> Path:
-    return ctx.paths.markers / ctx.paper.slug / f"{ctx.stage.name}.json"
-
-
 def is_fresh(ctx: StageContext, fp: str) -> bool:
-    """True when the marker matches ``fp`` and every output still has its recorded hash."""
-    marker = _marker(ctx)
-    if not marker.is_file():
-        return False
-    try:
-        record = read_json(marker)
-    except PaperlineError:
-        return False
-    if record.get("fingerprint") != fp:
+    """True when the marker is complete, matches ``fp`` and every output still has its recorded hash."""
+    record = pub.read_marker(ctx.paths, ctx.paper.slug, ctx.stage.name)
+    if not pub.is_complete(record) or record.get("fingerprint") != fp:
         return False
     for rel, md5 in record.get("outs", {}).items():
         path = ctx.paths.root / rel
@@ -160,13 +135,27 @@ def is_fresh(ctx: StageContext, fp: str) -> bool:
     return True
 
 
-def write_marker(ctx: StageContext, fp: str, run_seconds: float) -> None:
-    outs = {rel: path_md5(ctx.paths.root / rel) for rel in (*ctx.stage.outs, *ctx.stage.metrics, *ctx.stage.plots)}
-    write_json(_marker(ctx), {"fingerprint": fp, "outs": outs, "run_seconds": run_seconds})
+def cpu_time() -> float:
+    """User + system CPU seconds of this process and its finished children (a stage's process pools)."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def pause_point(name: str) -> None:
+    """Test seam for race tests: at ``PAPERLINE_PAUSE_AT=<point>`` write ``<PAPERLINE_PAUSE_FILE>.reached``
+    and wait until ``PAPERLINE_PAUSE_FILE`` exists. Unset, it costs one dict lookup."""
+    if os.environ.get("PAPERLINE_PAUSE_AT") != name:
+        return
+    go = Path(os.environ["PAPERLINE_PAUSE_FILE"])
+    Path(f"{go}.reached").write_text(f"{os.getpid()}\n")
+    while not go.exists():
+        time.sleep(0.05)
 
 
 def execute(ctx: StageContext, *, force: bool = False) -> dict[str, Any]:
     """Run the stage unless fresh; publish outputs; write the marker. Returns the stage's summary."""
+    for dep in ctx.stage.deps:  # an upstream stage interrupted while publishing: refuse its outputs
+        pub.check_published(ctx.paths, dep, exclude=(ctx.paper.slug, ctx.stage.name))
     fp = fingerprint(ctx)
     if not force and is_fresh(ctx, fp):
         log.info("%s:%s is up to date (skipped)", ctx.paper.slug, ctx.stage.name)
@@ -174,19 +163,19 @@ def execute(ctx: StageContext, *, force: bool = False) -> dict[str, Any]:
     clean_stale_staging(ctx.paths, ctx.stage)
     log.info("%s:%s running", ctx.paper.slug, ctx.stage.name)
     point = f"{ctx.paper.slug}:{ctx.stage.name}"
-    t0 = time.perf_counter()  # the stage's own imports count as its work, not as orchestration
+    t0, c0 = time.perf_counter(), cpu_time()  # the stage's own imports count as its work, not as orchestration
     module = importlib.import_module(ctx.stage.module)
     try:
         crash_point(f"stage-start:{point}")
         summary = module.run(ctx) or {}
-        run_seconds = round(time.perf_counter() - t0, 3)
+        run_seconds, cpu_seconds = round(time.perf_counter() - t0, 3), round(cpu_time() - c0, 3)
         crash_point(f"stage-end:{point}")
+        pause_point(f"stage-end:{point}")
     except BaseException:
         for staging in ctx.staged.values():
-            _remove(staging)
+            pub.remove(staging)
         ctx.staged.clear()
         raise
-    publish(ctx)
-    write_marker(ctx, fp, run_seconds)
+    publish(ctx, fp, run_seconds, cpu_seconds)
     crash_point(f"between:{point}")
     return {"skipped": False, "fingerprint": fp, "run_seconds": run_seconds, **summary}
