@@ -9,6 +9,7 @@ from components.io import read_json, read_jsonl
 from components.reporting import Section
 from components.reporting.plots import bar_plot, errorbar_plot, line_plot
 from components.scaling.allocation import optimal_loss
+from components.scaling.sanity import fit_flags
 from flows.qualitypajama import claims as C
 from flows.qualitypajama.common import CURATED, FITS, GRID, REPORT, REWRITE, kind
 from flows.runtime.report_stage import write_plot_csv, write_report_outputs
@@ -109,7 +110,8 @@ def run(ctx: StageContext) -> dict:
     fits = read_json(ctx.input(f"{FITS}/fits.json"))
     samples = {n: np.load(ctx.input(f"{FITS}/bootstrap-{n}.npy")) for n in p.interventions}
     claims = evaluate_claims(ctx, fits, samples, rows)
-    doc = claims_document(ctx.slug, ctx.profile, claims)
+    flags = [flag for n, f in fits["fits"].items() for flag in fit_flags(n, f["full"])]
+    doc = claims_document(ctx.slug, ctx.profile, claims, extra={"flags": flags})
     curated = read_json(ctx.input(f"{CURATED}/metrics.json"))
     rewrite = read_json(ctx.input(f"{REWRITE}/summary.json"))
     metrics = {

@@ -71,7 +71,7 @@ STAGES = (
     _qp(
         "report",
         (f"{QP}/fits", f"{QP}/grid", f"{QP}/curated", f"{QP}/rewrite", "components/reporting", "components/evaluation",
-         "flows/runtime/report_stage.py"),
+         "components/scaling/sanity.py", "flows/runtime/report_stage.py"),
         ("qualitypajama.claims",),
         (
             "reports/qualitypajama/report.md",

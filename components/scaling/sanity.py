@@ -1,0 +1,38 @@
+"""Sanity flags for a fitted scaling law L = E + A/N^alpha + B/D^beta.
+
+A fit can minimise its loss and still say nothing: an exponent of 101 with a
+coefficient of 1e229 fits a narrow grid as well as a sensible law, and E at 0
+means the data never saw the loss flatten. Such a fit is kept and reported, but
+flagged, and the report puts the flag in its headline. The bounds are wide on
+purpose (published laws have exponents of 0.05-1 and coefficients of 1e1-1e5);
+they catch non-identified fits, not unusual ones.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+MAX_EXPONENT = 3.0
+MAX_LOG10_COEFFICIENT = 12.0
+MIN_E = 1e-3
+
+
+def fit_flags(name: str, law: Mapping[str, float]) -> list[str]:
+    """Why the fit called ``name`` cannot be read as a scaling law (empty when it can)."""
+    flags = []
+    for k in ("alpha", "beta"):
+        v = law.get(k)
+        if v is None or not math.isfinite(v) or v <= 0 or v > MAX_EXPONENT:
+            flags.append(f"{name}: {k} = {v:.4g} outside (0, {MAX_EXPONENT:g}]: exponent not identified"
+                         if v is not None and math.isfinite(v) else f"{name}: {k} is not finite")
+    for k in ("A", "B"):
+        v = law.get(k)
+        if v is None or not math.isfinite(v) or v <= 0 or abs(math.log10(v)) > MAX_LOG10_COEFFICIENT:
+            flags.append(f"{name}: {k} = {v:.3g} beyond 1e±{MAX_LOG10_COEFFICIENT:g}: coefficient not identified"
+                         if v is not None and math.isfinite(v) else f"{name}: {k} is not finite")
+    e = law.get("E")
+    if e is None or not math.isfinite(e) or e < MIN_E:
+        flags.append(f"{name}: E = {e:.3g} at its lower bound: the loss never flattened on this grid, E is not "
+                     "identified" if e is not None and math.isfinite(e) else f"{name}: E is not finite")
+    return flags
