@@ -8,9 +8,9 @@ import re
 import numpy as np
 import pytest
 
-from components.evaluation.claims import validate_claims_document
 from components.graph.graph import Graph, check_graph
 from components.io import read_jsonl
+from tests.claims_checks import check_smoke_claims
 from tests.conftest import paperline
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
@@ -35,12 +35,13 @@ def test_smoke_profile_end_to_end(project):
     metrics = read_jsonl(data / "eval/metrics.jsonl")
     assert len(metrics) == len(runs) and all(0 <= m["auc"] <= 1 for m in metrics)
 
-    doc = json.loads((project / "reports/cer-god/claims.json").read_text())
-    validate_claims_document(doc)
-    assert doc["profile"] == "smoke" and [c["id"] for c in doc["claims"]] == ["C1", "C2", "C3", "C4"]
+    doc = check_smoke_claims(project / "reports/cer-god/claims.json", ["C1", "C2", "C3", "C4"])
     assert set(doc["leakage"]) == {"sbm"} and "degree_probe_auc" in doc["leakage"]["sbm"]
-    for claim in doc["claims"]:
-        assert claim["verdict"] in ("reproduced", "not reproduced", "inconclusive") and claim["details"]
+    for claim in doc["claims"][:2]:  # claims 1-2: one part per graph, guarded by the leakage probe
+        assert [g["id"] for g in claim["parts"]] == [f"{claim['id']}/sbm"]
+        assert claim["parts"][0]["preconditions"][0]["id"] == f"{claim['id']}/sbm/leakage-guard"
+    assert [x["rule"] for x in doc["claims"][2]["parts"]] == ["p-value", "standard"]
+    assert doc["claims"][3]["rule"] == "non-inferiority"
 
     html = (project / "reports/cer-god/report.html").read_text()
     assert not re.search(r"""(src|href)=["']https?://""", html)
