@@ -1,6 +1,10 @@
 """Claims 1-4 of the AssoMem card, decided from the test questions' metrics of this run.
 
-Units are test questions pooled over generator seeds (the bootstrap is stratified by seed).
+Units are test questions pooled over generator seeds. Each seed's memory is a random draw that every method (and the
+CMI weights fitted on it) is evaluated on, so seeds are the clusters (the bootstrap draws seeds, then questions
+within them); question types are strata (fixed by design: resampled within, never across; crossed with the seeds,
+since every seed's memory is asked every type). A real source (LongMemEval, MeetingQA) is one fixed dataset: its
+questions are resampled directly. Retrieval has no budget cap or time-out, so no unit is censored.
 """
 
 from __future__ import annotations
@@ -8,10 +12,12 @@ from __future__ import annotations
 import numpy as np
 
 from components.evaluation import claims as CL
-from components.evaluation.stats import bootstrap_samples, percentile_ci
+from components.evaluation.stats import paired_bootstrap_ci
 
 NOTE = ("Procedural, similarity-dense meeting memories with an offline clue tagger (nearest keyphrase with MiniLM) "
         "instead of an LLM; 1k-10k utterances instead of LongMemEval-m/MeetingQA.")
+PAPER_C1 = "R@10 84.96 (AssoMem) vs 70.18 (flat retrieval) on LongMemEval-m (secondary, unverified)"
+PAPER_C3 = "R@6 80.87 with MI-weighted fusion vs 76.79 without it on LongMemEval-m (secondary, unverified)"
 
 
 def table(rows: list[dict]) -> dict:
@@ -24,50 +30,60 @@ def table(rows: list[dict]) -> dict:
 
 
 def _paired(tab, size_a, method_a, size_b, method_b, metric):
+    """(values of a, values of b, seed of each question, question type of each, question keys) on shared questions."""
     a, b = tab.get((size_a, method_a), {}), tab.get((size_b, method_b), {})
     keys = sorted(set(a) & set(b))
     return (np.array([a[k][metric] for k in keys]), np.array([b[k][metric] for k in keys]),
-            np.array([k[0] for k in keys]), keys)
+            np.array([k[0] for k in keys]), np.array([a[k]["type"] for k in keys]), keys)
+
+
+def _design(p, seeds: np.ndarray) -> dict:
+    """Clusters for the bootstrap: the generator's seeds; none for a real source (one fixed dataset, one CMI fit)."""
+    if p.data.source == "generator":
+        return {"clusters": seeds, "cluster_unit": "seed"}
+    return {"clusters": None, "cluster_unit": None}
+
+
+def _std(p, cid, statement, m, b, seeds, types, *, seed, **kw) -> CL.ClaimResult:
+    return CL.evaluate_standard(cid, statement, method_values=m, baseline_values=b, strata=types, direction="greater",
+                                delta=p.claims.delta, unit="test questions", seed=seed,
+                                n_resamples=p.claims.n_resamples, level=p.claims.level, scale_note=NOTE,
+                                **_design(p, seeds), **kw)
 
 
 def claim1(p, tab, sizes) -> CL.ClaimResult:
     k, big = p.claims.k_accuracy, max(sizes)
-    m, b, seeds, _ = _paired(tab, big, "assomem", big, "dense", f"R@{k}")
-    return CL.evaluate_standard(
-        "C1", f"At {big} utterances AssoMem's R@{k} is higher than dense flat retrieval's", method_values=m,
-        baseline_values=b, seeds=seeds, direction="greater", delta=p.claims.delta, metric=f"R@{k}",
-        method="assomem", baseline="dense", unit="test questions", seed=p.seed, n_resamples=p.claims.n_resamples,
-        level=p.claims.level, scale_note=NOTE,
-        details={"size": big, "mean_assomem": float(m.mean()), "mean_dense": float(b.mean())})
+    m, b, seeds, types, _ = _paired(tab, big, "assomem", big, "dense", f"R@{k}")
+    return _std(p, "C1", f"At {big} utterances AssoMem's R@{k} is higher than dense flat retrieval's", m, b, seeds,
+                types, seed=p.seed, metric=f"R@{k}", method="assomem", baseline="dense", paper_value=PAPER_C1,
+                details={"size": big, "mean_assomem": float(m.mean()), "mean_dense": float(b.mean())})
 
 
-def not_applicable(claim_id: str, statement: str, metric: str, reason: str) -> CL.ClaimResult:
-    """An inconclusive claim that the data cannot test (e.g. no memory-size axis); no numbers, the reason in details."""
-    return CL.ClaimResult(id=claim_id, statement=statement, metric=metric, method="assomem", baseline=None,
-                          direction=None, threshold=None, delta=None, effect=None, ci_low=None, ci_high=None,
-                          ci_level=None, n_seeds=0, n_units=0, unit="not applicable", per_seed_signs=None,
-                          rule="composite", verdict=CL.INCONCLUSIVE, scale_note=NOTE,
-                          details={"not_applicable": reason})
+def not_applicable(p, claim_id: str, statement: str, metric: str, reason: str) -> CL.ClaimResult:
+    """An inconclusive record for a claim the data cannot test (e.g. no memory-size axis): no CI, the reason in
+    ``details.not_applicable``."""
+    return CL.from_ci(claim_id, statement, effect=None, ci_low=None, ci_high=None, direction="greater",
+                      delta=p.claims.delta, metric=metric, method="assomem", baseline=None, unit="not applicable",
+                      n_units=0, n_seeds=0, cluster_unit=None, ci_level=p.claims.level, scale_note=NOTE,
+                      details={"not_applicable": reason})
 
 
 def claim2(p, tab, sizes) -> CL.ClaimResult:
     k, small, big = p.claims.k_accuracy, min(sizes), max(sizes)
     metric = f"R@{k}"
+    statement = f"AssoMem loses less R@{k} than dense flat retrieval when memory grows from {small} to {big} utterances"
     if small == big:
-        return not_applicable("C2", f"AssoMem loses less R@{k} than dense flat retrieval as memory grows",
+        return not_applicable(p, "C2", f"AssoMem loses less R@{k} than dense flat retrieval as memory grows",
                               f"change of R@{k}", f"not applicable: one memory size ({big}); the data source has no "
                               "size axis (use data.source=generator for 1k/3k/10k)")
-    a_big, a_small, seeds, keys = _paired(tab, big, "assomem", small, "assomem", metric)
-    d_big, d_small, _, keys_d = _paired(tab, big, "dense", small, "dense", metric)
+    a_big, a_small, seeds, types, keys = _paired(tab, big, "assomem", small, "assomem", metric)
+    d_big, d_small, _, _, keys_d = _paired(tab, big, "dense", small, "dense", metric)
     assert keys == keys_d, "assomem and dense must score the same questions"
     change_a, change_d = a_big - a_small, d_big - d_small  # negative = recall lost as memory grows
-    return CL.evaluate_standard(
-        "C2", f"AssoMem loses less R@{k} than dense flat retrieval when memory grows from {small} to {big} utterances",
-        method_values=change_a, baseline_values=change_d, seeds=seeds, direction="greater", delta=p.claims.delta,
-        metric=f"change of R@{k} ({small} -> {big})", method="assomem", baseline="dense", unit="test questions",
-        seed=p.seed + 1, n_resamples=p.claims.n_resamples, level=p.claims.level, scale_note=NOTE,
-        details={"drop_assomem": float(-change_a.mean()), "drop_dense": float(-change_d.mean()),
-                 "questions": len(keys), "sizes": [small, big]})
+    return _std(p, "C2", statement, change_a, change_d, seeds, types, seed=p.seed + 1,
+                metric=f"change of R@{k} ({small} -> {big})", method="assomem", baseline="dense",
+                details={"drop_assomem": float(-change_a.mean()), "drop_dense": float(-change_d.mean()),
+                         "questions": len(keys), "sizes": [small, big]})
 
 
 def mean_weights(weights: dict, units: list[dict], size: int) -> dict:
@@ -90,62 +106,87 @@ def _direction_holds(w: dict) -> bool:
         return False
 
 
-def claim3(p, tab, sizes, weights, units) -> CL.ClaimResult:
-    k, big = p.claims.k_fusion, max(sizes)
-    m, b, seeds, _ = _paired(tab, big, "assomem", big, "assomem-equal", f"R@{k}")
-    part_a = CL.evaluate_standard("C3a", "CMI weights beat equal weights", method_values=m, baseline_values=b,
-                                  seeds=seeds, direction="greater", delta=p.claims.delta, metric=f"R@{k}",
-                                  method="assomem", baseline="assomem-equal", unit="test questions", seed=p.seed + 2,
-                                  n_resamples=p.claims.n_resamples, level=p.claims.level)
+def _direction_part(p, weights, units, big) -> CL.ClaimResult:
+    """Part b of claim 3: the share of seeds whose weights point both ways the card names (probability rule)."""
     per_seed, present = {}, set()
     for u in units:
         if u["size"] == big:
             per_seed[u["seed"]] = _direction_holds(weights[u["unit"]]["weights"]["assomem"])
             present |= set(weights[u["unit"]]["weights"]["assomem"])
-    frac = float(np.mean(list(per_seed.values())))
+    statement = "w_T is highest for temporal questions and w_I(aggregate) > w_I(single-session)"
     absent = sorted({"temporal", "aggregate", "single-session"} - present)
-    # part b needs calibration questions of the three types; without them it is not applicable (inconclusive)
-    part_b = CL.INCONCLUSIVE if absent else CL.decide_probability(frac, 0.95, 0.05)
-    verdict = CL.combine_all([part_a.verdict, part_b])
-    return CL.ClaimResult(
-        id="C3", statement=f"Adaptive fusion: CMI weights beat fixed equal weights on R@{k}; w_T is highest for temporal "
-        "questions and w_I is higher for aggregate than for single-session questions", metric=f"R@{k} / weights",
-        method="assomem", baseline="assomem-equal", direction="greater", threshold=0.0, delta=p.claims.delta,
-        effect=part_a.effect, ci_low=part_a.ci_low, ci_high=part_a.ci_high, ci_level=p.claims.level,
-        n_seeds=part_a.n_seeds, n_units=part_a.n_units, unit="test questions", per_seed_signs=part_a.per_seed_signs,
-        rule="composite", verdict=verdict, scale_note=NOTE,
-        details={"cmi_vs_equal": part_a.to_dict(), "direction_verdict": part_b, "direction_holds_per_seed": per_seed,
-                 "fraction_of_seeds": frac, "mean_weights": mean_weights(weights, units, big),
-                 **({"part_b_not_applicable": f"no calibration questions of type(s) {absent}"} if absent else {})})
+    if absent:  # needs calibration questions of the three types
+        return not_applicable(p, "C3/weight-directions", statement, "share of seeds where both directions hold",
+                              f"not applicable: no calibration questions of type(s) {absent}")
+    frac = float(np.mean(list(per_seed.values())))
+    return CL.simple("C3/weight-directions", statement, rule="probability", effect=frac,
+                     metric="share of seeds where both directions hold", method="assomem", baseline=None,
+                     unit="seeds", n_units=len(per_seed), n_seeds=len(per_seed), scale_note=NOTE,
+                     cluster_unit="seed" if p.data.source == "generator" else None,
+                     details={"p_hi": 0.95, "p_lo": 0.05, "direction_holds_per_seed": per_seed,
+                              "mean_weights": mean_weights(weights, units, big)})
+
+
+def claim3(p, tab, sizes, weights, units) -> CL.ClaimResult:
+    k, big = p.claims.k_fusion, max(sizes)
+    m, b, seeds, types, _ = _paired(tab, big, "assomem", big, "assomem-equal", f"R@{k}")
+    part_a = _std(p, "C3/cmi-vs-equal", f"CMI weights beat equal weights on R@{k}", m, b, seeds, types,
+                  seed=p.seed + 2, metric=f"R@{k}", method="assomem", baseline="assomem-equal", paper_value=PAPER_C3)
+    part_b = _direction_part(p, weights, units, big)
+    return CL.composite(
+        "C3", f"Adaptive fusion: CMI weights beat fixed equal weights on R@{k}; w_T is highest for temporal "
+        "questions and w_I is higher for aggregate than for single-session questions", [part_a, part_b], how="all",
+        metric=f"R@{k} / weights", method="assomem", baseline="assomem-equal", unit="test questions", headline=0,
+        ci_level=p.claims.level, scale_note=NOTE, paper_value=PAPER_C3,
+        details={"mean_weights": mean_weights(weights, units, big)})
+
+
+def interaction_contributions(loss: np.ndarray, agg: np.ndarray, fact: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(per-question contributions, group labels) whose stratified mean is mean(loss | agg) - mean(loss | fact).
+
+    A question of a group of n_g (out of n in both) contributes +-loss * n / n_g; the bootstrap keeps each group's
+    share n_g / n fixed (groups are strata), so every resample's mean is that resample's interaction, and one
+    cluster draw (the seeds, shared by both groups) moves both groups together.
+    """
+    keep = agg | fact
+    n, n_agg, n_fact = int(keep.sum()), int(agg.sum()), int(fact.sum())
+    contrib = np.where(agg, loss * n / n_agg, -loss * n / n_fact)[keep]
+    return contrib, np.where(agg, "aggregate", "single-session")[keep]
 
 
 def claim4(p, tab, sizes) -> CL.ClaimResult:
-    """Interaction: (R@k loss from removing I on aggregate) - (the same on single-session), bootstrap per group."""
+    """Interaction: (R@k loss from removing I on aggregate) - (the same on single-session), one two-stage bootstrap."""
     k, big = p.claims.k_accuracy, max(sizes)
-    full, no_i, seeds, keys = _paired(tab, big, "assomem", big, "assomem-no-I", f"R@{k}")
+    statement = (f"Removing importance I hurts aggregate/preference questions more than single-session facts "
+                 f"(R@{k} at {big} utterances)")
+    full, no_i, seeds, types, _ = _paired(tab, big, "assomem", big, "assomem-no-I", f"R@{k}")
     loss = full - no_i
-    types = np.array([tab[(big, "assomem")][key]["type"] for key in keys])
     agg, fact = types == "aggregate", types == "single-session"
     if agg.sum() < 2 or fact.sum() < 2:
-        return not_applicable("C4", "Removing importance I hurts aggregate/preference questions more than "
-                              "single-session facts", f"interaction of R@{k} loss", "not applicable: fewer than 2 test "
+        return not_applicable(p, "C4", statement, f"interaction of R@{k} loss", "not applicable: fewer than 2 test "
                               f"questions of a group (aggregate {int(agg.sum())}, single-session {int(fact.sum())})")
-    n = p.claims.n_resamples
-    s_agg = bootstrap_samples(loss[agg], strata=seeds[agg], n_resamples=n, seed=p.seed + 3)
-    s_fact = bootstrap_samples(loss[fact], strata=seeds[fact], n_resamples=n, seed=p.seed + 4)
-    lo, hi = percentile_ci(s_agg - s_fact, p.claims.level)
-    effect = float(loss[agg].mean() - loss[fact].mean())
-    verdict = CL.decide(lo, hi, direction="greater", threshold=0.0, delta=p.claims.delta)
-    signs = [int(np.sign(loss[agg & (seeds == s)].mean() - loss[fact & (seeds == s)].mean())) for s in np.unique(seeds)]
-    return CL.ClaimResult(
-        id="C4", statement=f"Removing importance I hurts aggregate/preference questions more than single-session facts "
-        f"(R@{k} at {big} utterances)", metric=f"interaction of R@{k} loss", method="assomem",
-        baseline="assomem-no-I", direction="greater", threshold=0.0, delta=p.claims.delta, effect=effect, ci_low=lo,
-        ci_high=hi, ci_level=p.claims.level, n_seeds=len(signs), n_units=int(agg.sum() + fact.sum()),
-        unit="test questions (two groups)", per_seed_signs=signs, rule="standard", verdict=verdict, scale_note=NOTE,
+    contrib, groups = interaction_contributions(loss, agg, fact)
+    design = _design(p, seeds[agg | fact])
+    point, lo, hi = paired_bootstrap_ci(contrib, clusters=design["clusters"], strata=groups,
+                                        n_resamples=p.claims.n_resamples, level=p.claims.level, seed=p.seed + 3)
+    clustered = design["clusters"] is not None
+    ids = np.unique(seeds[agg | fact]) if clustered else []
+    both = [s for s in ids if (agg & (seeds == s)).any() and (fact & (seeds == s)).any()]
+    signs = [int(np.sign(loss[agg & (seeds == s)].mean() - loss[fact & (seeds == s)].mean())) for s in both]
+    return CL.from_ci(
+        "C4", statement, effect=point, ci_low=lo, ci_high=hi, direction="greater", delta=p.claims.delta,
+        metric=f"interaction of R@{k} loss", method="assomem", baseline="assomem-no-I",
+        unit="test questions (two groups)", n_units=int(contrib.size), n_seeds=len(ids),
+        cluster_unit=design["cluster_unit"], ci_level=p.claims.level, per_seed_signs=signs or None, scale_note=NOTE,
         details={"note": _c4_note(loss[agg].mean(), loss[fact].mean()),
                  "loss_aggregate": float(loss[agg].mean()), "loss_single_session": float(loss[fact].mean()),
-                 "n_aggregate": int(agg.sum()), "n_single_session": int(fact.sum())})
+                 "n_aggregate": int(agg.sum()), "n_single_session": int(fact.sum()),
+                 "seeds": [int(s) for s in both], "strata": ["aggregate", "single-session"],
+                 "n_resamples": p.claims.n_resamples, "bootstrap_seed": p.seed + 3,
+                 "resampling": ("two-stage (clusters, then units); the two groups share one seed draw"
+                                if clustered else "units, within each group"),
+                 "how": "one bootstrap of per-question contributions +-loss*n/n_group, groups as strata: each "
+                        "resample's mean is its interaction"})
 
 
 def _c4_note(loss_agg: float, loss_fact: float) -> str:
