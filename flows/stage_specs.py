@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 
-from flows.registry import SHARED, StageSpec, paper_slugs
+from flows.specs import SHARED, StageSpec, paper_slugs
 
 
 def _load(package: str) -> tuple[StageSpec, ...] | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flows.registry import StageSpec
+from flows.specs import StageSpec
 
 AM = "data/assomem"
 _CODE = ("flows/assomem/params.py", "flows/assomem/common.py", "flows/assomem/__init__.py")

@@ -13,16 +13,16 @@ from __future__ import annotations
 import logging
 
 import numpy as np
-import torch
 
 from components.data import validate as V
 from components.io import read_json, write_json, write_jsonl
 from components.rl import dataset as D
 from components.rl.evaluate import episode_returns, normalised_score, q_accuracy
 from components.rl.kitchen_lite import make_env
-from components.rl.trainer import TensorData, load_agent
+from components.rl.trainer import load_agent
 from flows.icql.common import DATASETS, EVAL, MODELS, task_dir
 from flows.icql.evaluate_external import evaluate_external
+from flows.icql.qvalues import predict_q, q_rows
 from flows.icql.train import context_for
 from flows.runtime.stages import StageContext
 
@@ -35,23 +35,6 @@ SUITE = [
     V.between("subtasks", min_value=0, max_value=4),
     V.row_count_between(min_value=1),
 ]
-
-
-def q_rows(p, data: D.Transitions) -> np.ndarray:
-    """Row indices of the Q-accuracy trajectories: ``eval.q_episodes`` dataset episodes drawn from the seed."""
-    rng = np.random.default_rng([p.seed, 41])
-    ids = np.unique(data.episode)
-    eps = np.sort(rng.choice(ids, size=min(p.eval.q_episodes, len(ids)), replace=False))
-    return np.flatnonzero(np.isin(data.episode, eps))
-
-
-def predict_q(agent, data: D.Transitions, ctx_idx, rows: np.ndarray, chunk: int = 1024) -> np.ndarray:
-    tdata = TensorData(data, ctx_idx)
-    out = []
-    with torch.no_grad():
-        for i in range(0, len(rows), chunk):
-            out.append(agent.q_values(tdata.batch(torch.as_tensor(rows[i:i + chunk]))).numpy())
-    return np.concatenate(out)
 
 
 def evaluate_task(p, task: int, runs: list[dict], models, datasets, out) -> tuple[list[dict], list[dict]]:

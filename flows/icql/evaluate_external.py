@@ -22,6 +22,8 @@ from components.rl.evaluate import episode_returns, normalised_score, q_accuracy
 from components.rl.external import make_gym_env
 from components.rl.loaders import open_minari, recover_minari_env
 from components.rl.trainer import load_agent
+from flows.icql.qvalues import predict_q, q_rows
+from flows.icql.train import context_for
 from flows.runtime.settings import online
 
 log = logging.getLogger("paperline")
@@ -44,9 +46,6 @@ def external_env(meta: dict):
 
 def evaluate_dataset(p, name: str, runs: list[dict], models: Path, datasets: Path) -> tuple[list, list]:
     """Episodes and per-run summaries of every run trained on external dataset ``name``."""
-    from flows.icql.evaluate import predict_q, q_rows
-    from flows.icql.train import context_for
-
     folder = datasets / name
     meta = read_json(folder / "meta.json")
     env = external_env(meta) if meta["evaluable"] else None

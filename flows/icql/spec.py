@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flows.registry import StageSpec
+from flows.specs import StageSpec
 
 IC = "data/icql"
 _CODE = ("flows/icql/params.py", "flows/icql/__init__.py", "flows/icql/common.py", "components/rl")
@@ -28,7 +28,7 @@ STAGES = (
     StageSpec(
         name="evaluate",
         module="flows.icql.evaluate",
-        deps=("flows/icql/evaluate.py", "flows/icql/evaluate_external.py", "flows/icql/train.py", *_CODE,
+        deps=("flows/icql/evaluate.py", "flows/icql/evaluate_external.py", "flows/icql/qvalues.py", "flows/icql/train.py", *_CODE,
               f"{IC}/datasets", f"{IC}/models", "components/data/validate.py"),
         params=("profile", "icql.seed", "icql.eval", "icql.data", "icql.agent.gamma"),
         outs=(f"{IC}/eval",),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flows.registry import SHARED, StageSpec
+from flows.specs import SHARED, StageSpec
 
 ND = "data/neuraldb"
 _CODE = ("flows/neuraldb/params.py", "flows/neuraldb/__init__.py")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flows.registry import StageSpec
+from flows.specs import StageSpec
 
 O2 = "data/optimistic-o2nc"
 _O2_CODE = ("flows/optimistic_o2nc/params.py", "flows/optimistic_o2nc/__init__.py", "components/optim")
@@ -20,8 +20,8 @@ STAGES = (
     StageSpec(
         name="report",
         module="flows.optimistic_o2nc.report",
-        deps=("flows/optimistic_o2nc/report.py", *_O2_CODE, f"{O2}/runs", "components/reporting",
-              "components/evaluation", "flows/runtime/report_stage.py"),
+        deps=("flows/optimistic_o2nc/report.py", "flows/optimistic_o2nc/claims.py", *_O2_CODE, f"{O2}/runs",
+              "components/reporting", "components/evaluation", "flows/runtime/report_stage.py"),
         params=("profile", "optimistic-o2nc.seed", "optimistic-o2nc.grid", "optimistic-o2nc.claims"),
         outs=(
             "reports/optimistic-o2nc/report.md",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flows.registry import SHARED, StageSpec
+from flows.specs import SHARED, StageSpec
 
 QP = "data/qualitypajama"
 

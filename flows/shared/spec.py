@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flows.registry import StageSpec
+from flows.specs import StageSpec
 
 STAGES = (
     StageSpec(
