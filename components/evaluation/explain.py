@@ -56,7 +56,8 @@ def _ci_reason(c: Mapping, verdict: str) -> str:
     null, delta = c.get("null") or 0.0, c.get("delta")
     ci = f"CI {_ci(lo, hi)}"
     if lo is None or hi is None:
-        return "no CI was computed"
+        why = (c.get("details") or {}).get("not_applicable")
+        return f"not testable here: {why}" if why else "no CI was computed"
     if delta is not None and c.get("rule") != "non-inferiority" and inside_band(lo, hi, null, delta):
         return f"{ci} lies inside {null:g} +- {delta:g}: no practical effect"
     if lo > t:
@@ -78,8 +79,8 @@ def reason(c: Mapping) -> str:
         counts = ", ".join(f"{len(ids)} {v} ({', '.join(ids)})" for v, ids in by.items() if ids)
         return f"{c.get('combine')} of {len(parts)} parts: {counts}"
     if rule not in ("composite", "point", "check") and c.get("cluster_unit") and c.get("n_seeds", 0) < 2:
-        return (f"only {c.get('n_seeds', 0)} {c.get('cluster_unit')}: the resampling covers items within one "
-                "trained model and cannot speak for the method")
+        return (f"only {c.get('n_seeds', 0)} {c.get('cluster_unit')}: the resampling cannot see how the result "
+                "moves from one trained model to another, so it cannot speak for the method")
     if rule in ("standard", "non-inferiority", "ci-excludes"):
         base = _ci_reason(c, str(verdict))
         n_c = c.get("n_censored") or 0
