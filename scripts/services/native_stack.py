@@ -10,8 +10,10 @@ picked free at start. ``start`` writes ``<dir>/stack.json`` (URLs, pids) and
 Secured by default: Prefect's API needs basic auth (``PREFECT_API_AUTH_STRING``), Dask
 speaks TLS only (a private CA in ``<dir>/tls``), passwords are random, travel by
 environment or file (never on a command line) and every credential file is created
-mode 0600. MLflow's ``basic-auth`` app is on with ``--mlflow-auth`` where Flask-WTF is
-installed (``mlflow[auth]``); it is not in this venv, so it is off by default.
+mode 0600. MLflow's ``basic-auth`` app is on with ``--mlflow-auth`` where Flask-WTF and
+WTForms are installed (``mlflow[auth]``); they are not in this venv, so it is off by default
+(checked by hand with both on PYTHONPATH: 401 without credentials, a client with
+MLFLOW_TRACKING_USERNAME/PASSWORD logs runs).
 
     python scripts/services/native_stack.py start --dir /tmp/stack [--root .] [--insecure] [--mlflow-auth]
     source /tmp/stack/stack.env
@@ -160,7 +162,9 @@ class Stack:
         if missing:
             raise RuntimeError(f"--mlflow-auth: {missing}")
         password = sec.token()
-        env.update(MLFLOW_AUTH_CONFIG_PATH=str(sec.mlflow_auth_config(self.dir)), MLFLOW_AUTH_ADMIN_PASSWORD=password)
+        # the app's CSRF protection needs a static Flask secret key (it refuses to start without one)
+        env.update(MLFLOW_AUTH_CONFIG_PATH=str(sec.mlflow_auth_config(self.dir)), MLFLOW_AUTH_ADMIN_PASSWORD=password,
+                   MLFLOW_FLASK_SERVER_SECRET_KEY=sec.token(24))
         cmd += ["--app-name", "basic-auth"]
         self.state["env"].update(MLFLOW_TRACKING_USERNAME="admin", MLFLOW_TRACKING_PASSWORD=password)
         return "on"

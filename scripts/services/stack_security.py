@@ -102,7 +102,7 @@ def mlflow_auth_available() -> str | None:
     try:
         import flask_wtf  # noqa: F401
     except ImportError:
-        return "MLflow's basic-auth app needs Flask-WTF (pip install 'mlflow[auth]'), which is not installed"
+        return "MLflow's basic-auth app needs Flask-WTF and WTForms (pip install 'mlflow[auth]'), which are not installed"
     return None
 
 
