@@ -86,6 +86,12 @@ def test_prefect_needs_basic_auth_and_dask_speaks_tls_only():
     assert SERVICES["dask-certs"]["restart"] == "no"
 
 
+def test_postgres_is_reached_only_by_its_two_clients():
+    assert COMPOSE["networks"]["db"]["internal"] is True and SERVICES["postgres"]["networks"] == ["db"]
+    on_db = {name for name, svc in SERVICES.items() if "db" in (svc.get("networks") or [])}
+    assert on_db == {"postgres", "prefect-server", "mlflow"}
+
+
 def test_a_network_policy_denies_ingress_by_default_and_covers_every_app():
     docs = list(yaml.safe_load_all((INFRA / "k8s/network-policy.yaml").read_text()))
     assert all(d["kind"] == "NetworkPolicy" and d["metadata"]["namespace"] == "paperline" for d in docs)
