@@ -24,7 +24,8 @@ import sys
 import time
 from pathlib import Path
 
-POLL = 0.5
+POLL = 0.5   # how often ``run`` checks its parent
+SCAN = 1.0   # how often ``watch`` checks its parent and, until it has found the server, scans /proc (~6 ms)
 GRACE = 5.0
 
 
@@ -81,7 +82,7 @@ def watch(parent: int, match: str) -> int:
         seen = {p: s for p, s in seen.items() if _alive(p, s)}
         if not seen:  # scan /proc only until the server is found (Prefect starts one per process)
             seen = _children(parent, match)
-        time.sleep(POLL)
+        time.sleep(SCAN)
     _end(seen)
     return 0
 

@@ -122,7 +122,7 @@ def _parent_then_kill(guard_line: str) -> int:
     parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env)
     server = int(parent.stdout.readline())
     assert not _gone(server, within=1.0)
-    time.sleep(1.5)  # let the watchdog see the server once (it polls every 0.5 s)
+    time.sleep(2.5)  # let the watchdog see the server once (it scans every second)
     os.kill(parent.pid, signal.SIGKILL)
     parent.wait()
     return server
