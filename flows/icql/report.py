@@ -29,7 +29,7 @@ VERSIONS = ("Paper-scale reference (secondary, unverified): the user's abstract 
 
 
 def score_table(p, episodes: list[dict], runs: list[dict]) -> list[dict]:
-    """Mean normalised score per (task, method) with a seed-stratified bootstrap CI over episodes."""
+    """Mean normalised score per (task, method) with a two-stage bootstrap CI (seeds, then episodes)."""
     groups: dict = defaultdict(list)
     for e in episodes:
         groups[(e["task"], e["method"])].append(e)
@@ -40,7 +40,7 @@ def score_table(p, episodes: list[dict], runs: list[dict]) -> list[dict]:
     rows = []
     for (task, method), es in sorted(groups.items()):
         vals = [e["score"] for e in es]
-        pt, lo, hi = paired_bootstrap_ci(vals, strata=[e["seed"] for e in es], n_resamples=2000,
+        pt, lo, hi = paired_bootstrap_ci(vals, clusters=[e["seed"] for e in es], n_resamples=p.claims.n_resamples,
                                          level=p.claims.level, seed=p.seed)
         qs = q.get((task, method))
         rows.append({"task": f"{task} subtask(s)", "method": method, "score": pt, "ci_low": lo, "ci_high": hi,
@@ -61,7 +61,8 @@ def sections(p, rows: list[dict], runs_meta: list[dict], data_meta: dict, claims
         speed[r["method"]].append(r["steps_per_s"])
     return [
         Section("Normalised scores", f"Mean over {len(p.train.seeds)} seed(s) x {p.eval.episodes} evaluation "
-                "episodes; CI: seed-stratified bootstrap over episodes. Policies act without retrieval.",
+                "episodes; CI: two-stage bootstrap (seeds with replacement, then episodes within each drawn seed; with "
+                "one seed it covers episodes of that one trained model only). Policies act without retrieval.",
                 figures=[("scores", fig, "normalised score per method and task")],
                 tables=[[{k: r[k] for k in ("task", "method", "score", "ci_low", "ci_high", "subtasks done",
                                              "episodes")} for r in rows]]),

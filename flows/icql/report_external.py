@@ -1,7 +1,8 @@
 """Report section for the ``data.external`` datasets: normalised score per method x dataset (no claims).
 
 The card's claims are about kitchen-lite; external datasets only get this table. The CI is
-a percentile bootstrap over seeds of the per-seed mean score (one seed: the CI is the point).
+a two-stage percentile bootstrap: seeds with replacement, then episodes within each drawn
+seed (one seed: the CI covers that one trained model's episodes only).
 """
 
 from __future__ import annotations
@@ -9,7 +10,6 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-import numpy as np
 
 from components.evaluation.stats import paired_bootstrap_ci
 from components.io import read_json, read_jsonl
@@ -22,16 +22,18 @@ RULE = ("Anchors per dataset: a value in the config (data.external[i].ref_min_sc
 
 
 def external_table(p, episodes: list[dict]) -> list[dict]:
-    """Mean normalised score per (dataset, method) with a bootstrap CI over seeds."""
+    """Mean normalised score per (dataset, method) with a two-stage bootstrap CI (seeds, then episodes)."""
     groups: dict = defaultdict(lambda: defaultdict(list))
     for e in episodes:
         groups[(e["dataset"], e["method"])][e["seed"]].append(e["score"])
     rows = []
     for (name, method), by_seed in sorted(groups.items()):
-        means = [float(np.mean(v)) for _, v in sorted(by_seed.items())]
-        pt, lo, hi = paired_bootstrap_ci(means, n_resamples=2000, level=p.claims.level, seed=p.seed)
+        vals = [v for _, vs in sorted(by_seed.items()) for v in vs]
+        seeds = [s for s, vs in sorted(by_seed.items()) for _ in vs]
+        pt, lo, hi = paired_bootstrap_ci(vals, clusters=seeds, n_resamples=p.claims.n_resamples,
+                                         level=p.claims.level, seed=p.seed)
         rows.append({"dataset": name, "method": method, "score": pt, "ci_low": lo, "ci_high": hi,
-                     "seeds": len(means), "episodes": sum(len(v) for v in by_seed.values())})
+                     "seeds": len(by_seed), "episodes": len(vals)})
     return rows
 
 
@@ -48,6 +50,7 @@ def external_outputs(p, ev: Path, datasets: Path) -> tuple[list[Section], dict]:
              "expert": (m["references"] or {}).get("expert"), "expert from": (m["references"] or {}).get("expert_from")}
             for k, m in metas.items()]
     section = Section("External datasets", "Normalised score (0 = random anchor, 100 = expert anchor) per method and "
-                      f"external dataset, mean over seeds x {p.eval.episodes} evaluation episodes; 95% CI: bootstrap "
-                      "over seeds. These datasets carry no claims. " + RULE, tables=[rows, refs])
+                      f"external dataset, mean over seeds x {p.eval.episodes} evaluation episodes; 95% CI: two-stage "
+                      "bootstrap (seeds, then episodes within each drawn seed). These datasets carry no claims. "
+                      + RULE, tables=[rows, refs])
     return [section], {"external_scores": {f"{r['dataset']}/{r['method']}": r["score"] for r in rows}}

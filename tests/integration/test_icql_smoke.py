@@ -8,9 +8,9 @@ import re
 import numpy as np
 import pytest
 
-from components.evaluation.claims import validate_claims_document
 from components.io import read_json, read_jsonl
 from components.rl.dataset import load
+from tests.claims_checks import check_smoke_claims
 from tests.conftest import paperline
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
@@ -38,13 +38,11 @@ def test_smoke_profile_end_to_end(project):
     assert len(episodes) == 5 * 5 and all(np.isfinite(e["score"]) for e in episodes)
     assert all(-1 <= r["q_spearman"] <= 1 for r in read_jsonl(ev / "runs.jsonl"))
 
-    doc = json.loads((project / "reports/icql/claims.json").read_text())
-    validate_claims_document(doc)
-    assert doc["profile"] == "smoke"
-    assert [c["id"] for c in doc["claims"]] == ["C1", "C2", "C3", "C4"]
+    doc = check_smoke_claims(project / "reports/icql/claims.json", ["C1", "C2", "C3", "C4"])
     for claim in doc["claims"]:
-        assert claim["verdict"] in ("reproduced", "not reproduced", "inconclusive")
         assert claim["rule"] == "standard" and claim["ci_low"] <= claim["ci_high"]
+        if claim["n_seeds"] < 2:  # the smoke profile trains one seed: no claim speaks beyond that one model
+            assert claim["verdict"] == "inconclusive" and "only 1 seed" in claim["reason"]
 
     html = (project / "reports/icql/report.html").read_text()
     assert not re.search(r"""(src|href)=["']https?://""", html)

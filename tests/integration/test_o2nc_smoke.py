@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from components.evaluation.claims import validate_claims_document
 from components.io import read_jsonl
+from tests.claims_checks import check_smoke_claims
 from tests.conftest import paperline
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
@@ -24,13 +24,11 @@ def test_smoke_profile_end_to_end(project):
     assert {r["grid"] for r in rows} == {"det", "stoch"}
     assert json.loads((runs / "_checks/runs.json").read_text())["success"] is True
 
-    doc = json.loads((project / "reports/optimistic-o2nc/claims.json").read_text())
-    validate_claims_document(doc)
-    assert doc["profile"] == "smoke"
-    assert [c["id"] for c in doc["claims"]] == ["C1", "C2", "C3"]
-    for claim in doc["claims"]:
-        assert claim["verdict"] in ("reproduced", "not reproduced", "inconclusive")
-        assert claim["details"]
+    doc = check_smoke_claims(project / "reports/optimistic-o2nc/claims.json", ["C1", "C2", "C3"])
+    c1, c2, c3 = doc["claims"]
+    assert c1["rule"] == c3["rule"] == "composite" and c2["rule"] == "standard"
+    assert [q["id"] for q in c3["parts"]] == ["C3/success", "C3/monotone", "C3/sigma0"]
+    assert c2["n_seeds"] == 3 and c2["details"]["strata"] == ["robust-synthetic"]
 
     html = (project / "reports/optimistic-o2nc/report.html").read_text()
     assert not re.search(r"""(src|href)=["']https?://""", html)
