@@ -39,3 +39,23 @@ def test_models_scored_on_different_questions_are_an_error():
     rng = np.random.default_rng(3)
     with pytest.raises(DataError, match="different questions"):
         utility_difference_ci([_splits(rng, n=40)], [_splits(rng, n=30)], n_resamples=10, level=0.95, seed=0)
+
+
+def test_resampling_seeds_widens_the_ci_when_seeds_disagree():
+    """Clusters (two-stage: seeds, then questions): a seed-level effect that flips sign shows in the CI."""
+    rng = np.random.default_rng(4)
+    base = [_splits(rng) for _ in range(3)]
+    shifts = (0.3, 0.3, -0.1)
+    moved = [{s: {**v, "prob": np.clip(v["prob"] + d, 0.01, 1)} for s, v in b.items()} for b, d in zip(base, shifts)]
+    pt, lo, hi, per_seed = utility_difference_ci(moved, base, n_resamples=2000, level=0.95, seed=0)
+    pt2, lo2, hi2, per_seed2 = utility_difference_ci(moved, base, n_resamples=2000, level=0.95, seed=0,
+                                                     clusters=[0, 1, 2])
+    assert pt == pt2 and per_seed == per_seed2 and [np.sign(x) for x in per_seed] == [1, 1, -1]
+    assert lo > 0  # seeds held fixed: the CI excludes 0
+    assert lo2 < 0 < hi2 and hi2 - lo2 > 2 * (hi - lo)
+
+
+def test_one_label_per_seed_is_required():
+    d = _splits(np.random.default_rng(5))
+    with pytest.raises(DataError, match="clusters"):
+        utility_difference_ci([d, d], [d, d], n_resamples=10, level=0.95, seed=0, clusters=[0])
