@@ -8,10 +8,8 @@ run) and ``edge_weights.npz`` (CER-GOD's learned weights, first seed, per graph)
 from __future__ import annotations
 
 import logging
-from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
-from tqdm import tqdm
 
 from components.data import validate as V
 from components.graph.detectors import CERGOD_VARIANTS, METHODS, edge_weight_summary, run_detector
@@ -19,6 +17,7 @@ from components.graph.graph import Graph
 from components.graph.recon import prepare
 from components.io import write_json, write_jsonl
 from flows.cer_god.common import GRAPHS, RUNS
+from flows.runtime import runners
 from flows.runtime.stages import StageContext
 
 log = logging.getLogger("paperline")
@@ -86,11 +85,7 @@ def run(ctx: StageContext) -> dict:
     p = ctx.params
     todo = tasks(ctx)
     log.info("cer-god: %d fits on %d worker(s)", len(todo), p.run.workers)
-    if p.run.workers > 1:
-        with ProcessPoolExecutor(p.run.workers) as pool:
-            results = list(tqdm(pool.map(run_one, todo), total=len(todo), desc="cer-god fits", disable=not p.run.progress))
-    else:
-        results = [run_one(t) for t in tqdm(todo, desc="cer-god fits", disable=not p.run.progress)]
+    results = runners.map_items(run_one, todo, workers=p.run.workers, desc="cer-god fits", progress=p.run.progress)
     out = ctx.output(RUNS)
     out.mkdir(parents=True, exist_ok=True)
     rows = [r for r, _ in results]

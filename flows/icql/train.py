@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import logging
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +19,7 @@ from components.io import write_json
 from components.rl import dataset as D
 from components.rl.trainer import TensorData, build_agent, method_config, save_agent, train_agent
 from flows.icql.common import DATASETS, MODELS, external_grid, grid, task_dir
+from flows.runtime import runners
 from flows.runtime.stages import StageContext
 
 log = logging.getLogger("paperline")
@@ -89,11 +89,7 @@ def run(ctx: StageContext) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     jobs = jobs_for(p, datasets, out)
     log.info("icql: %d training runs on %d worker(s)", len(jobs), p.train.workers)
-    if p.train.workers > 1:
-        with ProcessPoolExecutor(p.train.workers) as pool:
-            rows = list(pool.map(train_one, jobs))
-    else:
-        rows = [train_one(j) for j in jobs]
+    rows = runners.map_items(train_one, jobs, workers=p.train.workers, desc="icql training runs")
     for row, job in zip(rows, jobs):
         _track(ctx, row, job, out / row["name"])
     write_json(out / "runs.json", [r for r in rows if "task" in r])

@@ -7,7 +7,6 @@ reached, diverged) and its GX check results under ``_checks/``.
 from __future__ import annotations
 
 import logging
-from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
@@ -15,6 +14,7 @@ from components.data import validate as V
 from components.io import write_json, write_jsonl
 from components.optim.functions import make_function
 from components.optim.runner import build_method, run_method
+from flows.runtime import runners
 from flows.runtime.stages import StageContext
 
 log = logging.getLogger("paperline")
@@ -89,11 +89,8 @@ def run(ctx: StageContext) -> dict:
     p = ctx.params
     todo = tasks(p)
     log.info("optimistic-o2nc: %d runs on %d worker(s)", len(todo), p.grid.workers)
-    if p.grid.workers > 1:
-        with ProcessPoolExecutor(p.grid.workers) as pool:
-            rows = list(pool.map(run_one, todo, chunksize=8))
-    else:
-        rows = [run_one(t) for t in todo]
+    rows = runners.map_items(run_one, todo, workers=p.grid.workers, chunk=max(8, len(todo) // (4 * p.grid.workers)),
+                             desc="optimistic-o2nc runs")
     out = ctx.output(RUNS)
     out.mkdir(parents=True, exist_ok=True)
     check_rows(rows, result_path=out / "_checks" / "runs.json")
