@@ -104,17 +104,25 @@ def stage(
 
 @app.command()
 def report(
-    paper: Annotated[str | None, typer.Argument(help="Rebuild this paper's report stage first")] = None,
+    paper: Annotated[str | None, typer.Argument(help="Only this paper (default: every paper whose outputs exist)")] = None,
+    index_only: Annotated[bool, typer.Option(help="Only rebuild reports/index.html")] = False,
     wait: WaitOpt = False,
 ) -> None:
-    """Rebuild reports/index.html (and one paper's report from its existing outputs)."""
+    """Rebuild reports from stored outputs (no training is rerun), then reports/index.html."""
     paths = apply_env_defaults()
     _setup_logging()
-    if paper:
+    if not index_only:
+        from flows.cli_views import reportable
         from flows.runtime import pipeline, prefect_server
 
-        prefect_server.use_running(paths)
-        pipeline.run(paper, paths, stages=["report"], with_upstream=False, force=True, wait=wait)
+        todo, missing = reportable(paths, paper)
+        for slug, why in missing.items():
+            typer.echo(f"{slug}: skipped ({why})")
+        if todo:
+            prefect_server.use_running(paths)
+        for slug in todo:
+            pipeline.run(slug, paths, stages=["report"], with_upstream=False, force=True, wait=wait)
+            typer.echo(f"{slug}: report rebuilt")
     typer.echo(str(_write_index(paths)))
 
 

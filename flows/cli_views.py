@@ -149,3 +149,22 @@ def write_index(paths: Paths) -> Path:
         entries.append(entry)
     write_text(out, render_index(entries))
     return out
+
+
+def reportable(paths: Paths, only: str | None = None) -> tuple[list[str], dict[str, str]]:
+    """Papers whose report stage can be rebuilt from stored outputs, and why the others cannot.
+
+    A report stage can run when every data path it reads exists; nothing upstream is rerun.
+    """
+    from flows.registry import SHARED, get_paper, papers
+
+    slugs = [get_paper(only).slug] if only else [s for s, spec in papers().items() if spec.implemented and s != SHARED]
+    todo, missing = [], {}
+    for slug in slugs:
+        stage = get_paper(slug).stage("report")
+        absent = [d for d in stage.deps if d.startswith("data/") and not (paths.root / d).exists()]
+        if absent:
+            missing[slug] = f"not run yet: {absent[0]} is missing"
+        else:
+            todo.append(slug)
+    return todo, missing
