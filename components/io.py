@@ -9,10 +9,12 @@ the new one is complete.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import math
 import os
+import secrets
 import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -24,44 +26,182 @@ from components.faults import crash_point
 
 TMP_PREFIX = ".tmp-"
 
+# OSErrors that mean "this output cannot be written here" (full, read-only, over quota, too big,
+# no permission): reported as a DataError naming the output instead of a traceback.
+_WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG, errno.EACCES, errno.EPERM, errno.EIO,
+                 errno.EISDIR, errno.ENOTDIR, errno.ENAMETOOLONG, errno.EXDEV}
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or type(exc).__name__
+
+
+def check_output_path(target: str | os.PathLike, *, is_dir: bool = False) -> Path:
+    """Fail with a :class:`DataError` naming ``target`` if it cannot be an output path (before any work).
+
+    A file output must not be an existing directory (nor a directory output an existing
+    file), and the nearest existing folder above it must be a folder.
+    """
+    target = Path(target)
+    if not is_dir and target.is_dir():
+        raise DataError(f"{target}: is a directory; give a file path for this output")
+    if is_dir and target.exists() and not target.is_dir():
+        raise DataError(f"{target}: is a file; give a folder path for this output")
+    for parent in target.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise DataError(f"{target}: {parent} is not a folder")
+            break
+    return target
+
+
+def _stage(target: Path, is_dir: bool) -> Path:
+    """Create the temporary file (or folder) beside ``target`` that becomes it on commit."""
+    check_output_path(target, is_dir=is_dir)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DataError(f"{target}: cannot create its folder {target.parent} ({_reason(exc)})") from None
+    try:
+        if is_dir:
+            return Path(tempfile.mkdtemp(prefix=TMP_PREFIX + target.name + "-", dir=target.parent))
+        fd, name = tempfile.mkstemp(prefix=TMP_PREFIX + target.name + "-", dir=target.parent)
+        os.close(fd)
+        return Path(name)
+    except OSError as exc:
+        raise DataError(f"{target}: cannot write in {target.parent} ({_reason(exc)})") from None
+
+
+def _discard(tmp: Path, is_dir: bool) -> None:
+    if is_dir:
+        shutil.rmtree(tmp, ignore_errors=True)
+    else:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
+def _commit(tmp: Path, target: Path, is_dir: bool) -> None:
+    if is_dir:
+        if target.exists():
+            # unique per writer: a fixed "-old" name could collide between two writers
+            old = target.with_name(f"{TMP_PREFIX}{target.name}-old-{os.getpid()}-{secrets.token_hex(4)}")
+            os.replace(target, old)
+            os.replace(tmp, target)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, target)
+    else:
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+
+
+def _as_data_error(exc: OSError, target: Path, staged: Iterable[Path]) -> DataError | None:
+    """A DataError naming ``target`` for an OSError raised while writing or renaming its staging path, else None.
+
+    An OSError about some other file (an input the body reads, say) is not converted.
+    """
+    names = {str(t) for t in staged}
+    filename = None if exc.filename is None else str(exc.filename)
+    ours = filename is None or filename in names or any(filename.startswith(n + os.sep) for n in names)
+    if exc.errno in _WRITE_ERRNOS and ours:
+        return DataError(f"{target}: cannot write ({_reason(exc)}); the previous file, if any, is unchanged")
+    return None
+
 
 @contextlib.contextmanager
 def atomic_path(target: str | os.PathLike, *, is_dir: bool = False) -> Iterator[Path]:
     """Yield a temporary path beside ``target``; rename it onto ``target`` on success.
 
     On an exception the temporary file (or directory) is removed and ``target``
-    keeps its previous content.
+    keeps its previous content. An output that cannot be written (a directory in
+    its place, a read-only or full file system) raises a :class:`DataError` naming it.
     """
     target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if is_dir:
-        tmp = Path(tempfile.mkdtemp(prefix=TMP_PREFIX + target.name + "-", dir=target.parent))
-    else:
-        fd, name = tempfile.mkstemp(prefix=TMP_PREFIX + target.name + "-", dir=target.parent)
-        os.close(fd)
-        tmp = Path(name)
+    tmp = _stage(target, is_dir)
     try:
         yield tmp
         crash_point(f"write:{target.name}")
-        if is_dir:
+        _commit(tmp, target, is_dir)
+    except OSError as exc:
+        _discard(tmp, is_dir)
+        err = _as_data_error(exc, target, [tmp, target])
+        if err is None:
+            raise
+        raise err from None
+    except BaseException:
+        _discard(tmp, is_dir)
+        raise
+
+
+@contextlib.contextmanager
+def atomic_paths(*targets: str | os.PathLike | None) -> Iterator[list[Path | None]]:
+    """Stage several output files together: yield one temporary path per target (None stays None).
+
+    Nothing is renamed into place until the body has written every staging file;
+    then each is renamed onto its target. If any write or rename fails, every
+    target keeps its previous content (targets already replaced are restored from
+    a hard-linked backup) and the staging files are removed. Targets must be distinct.
+    """
+    paths = [None if t is None else Path(t) for t in targets]
+    real = [p for p in paths if p is not None]
+    seen: dict[str, Path] = {}
+    for p in real:
+        key = os.path.realpath(p)
+        if key in seen:
+            raise DataError(f"{p}: given for two outputs; give each output its own path")
+        seen[key] = p
+    for p in real:
+        check_output_path(p)
+    tmps: dict[Path, Path] = {}
+    try:
+        for p in real:
+            tmps[p] = _stage(p, False)
+        yield [None if p is None else tmps[p] for p in paths]
+        for p in real:
+            crash_point(f"write:{p.name}")
+        _commit_all(tmps)
+    except OSError as exc:
+        for tmp in tmps.values():
+            _discard(tmp, False)
+        names = {str(t): p for p, t in tmps.items()} | {str(p): p for p in tmps}
+        named = names.get(None if exc.filename is None else str(exc.filename))
+        label = named if named is not None else Path(", ".join(map(str, real))) if real else None
+        err = None if label is None else _as_data_error(exc, label, [*tmps.values(), *tmps])
+        if err is None:
+            raise
+        raise err from None
+    except BaseException:
+        for tmp in tmps.values():
+            _discard(tmp, False)
+        raise
+
+
+def _commit_all(tmps: dict[Path, Path]) -> None:
+    """Rename every staging file onto its target; on a failure put back the targets already replaced."""
+    backups: dict[Path, Path | None] = {}
+    try:
+        for target, tmp in tmps.items():
+            backup = None
             if target.exists():
-                old = target.with_name(TMP_PREFIX + target.name + "-old")
-                shutil.rmtree(old, ignore_errors=True)
-                os.replace(target, old)
-                os.replace(tmp, target)
-                shutil.rmtree(old, ignore_errors=True)
-            else:
-                os.replace(tmp, target)
-        else:
+                backup = target.with_name(f"{TMP_PREFIX}{target.name}-bak-{os.getpid()}-{secrets.token_hex(4)}")
+                try:
+                    os.link(target, backup)
+                except OSError:
+                    backup = None  # no hard links on this file system: this file cannot be rolled back
+            backups[target] = backup
             os.chmod(tmp, 0o644)
             os.replace(tmp, target)
     except BaseException:
-        if is_dir:
-            shutil.rmtree(tmp, ignore_errors=True)
-        else:
-            with contextlib.suppress(FileNotFoundError):
-                tmp.unlink()
+        for target, backup in backups.items():
+            if backup is not None:
+                with contextlib.suppress(OSError):
+                    os.replace(backup, target)
         raise
+    finally:
+        for backup in backups.values():
+            if backup is not None:
+                with contextlib.suppress(OSError):
+                    backup.unlink()
 
 
 def write_text(target: str | os.PathLike, text: str) -> Path:
@@ -86,21 +226,31 @@ def finite_json(obj: Any) -> Any:
     return obj
 
 
+def json_text(obj: Any) -> str:
+    """``obj`` as indented, strict JSON text (non-finite numbers become null), newline-terminated."""
+    return json.dumps(finite_json(obj), indent=2, sort_keys=False, default=_json_default, allow_nan=False) + "\n"
+
+
 def write_json(target: str | os.PathLike, obj: Any) -> Path:
     """Write ``obj`` as indented, strict JSON atomically (non-finite numbers become null)."""
-    text = json.dumps(finite_json(obj), indent=2, sort_keys=False, default=_json_default, allow_nan=False)
-    return write_text(target, text + "\n")
+    return write_text(target, json_text(obj))
 
 
-def write_jsonl(target: str | os.PathLike, records: Iterable[dict]) -> int:
-    """Write one JSON object per line atomically; return the number of records."""
+def dump_jsonl(path: str | os.PathLike, records: Iterable[dict]) -> int:
+    """Write one JSON object per line to ``path`` directly (a staging path from :func:`atomic_paths`)."""
     n = 0
-    with atomic_path(target) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+    with open(path, "w", encoding="utf-8") as fh:
         for rec in records:
             fh.write(json.dumps(rec, ensure_ascii=False, default=_json_default))
             fh.write("\n")
             n += 1
     return n
+
+
+def write_jsonl(target: str | os.PathLike, records: Iterable[dict]) -> int:
+    """Write one JSON object per line atomically; return the number of records."""
+    with atomic_path(target) as tmp:
+        return dump_jsonl(tmp, records)
 
 
 def _json_default(obj: Any) -> Any:
@@ -122,16 +272,22 @@ def iter_jsonl(path: str | os.PathLike, required: Iterable[str] = ()) -> Iterato
     """
     path = Path(path)
     required = tuple(required)
-    if not path.is_file():
-        raise DataError(f"{path}: file not found")
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
+    check_input_file(path)
+    try:
+        fh = open(path, "rb")
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read ({_reason(exc)})") from None
+    with fh:
+        for lineno, raw in enumerate(fh, 1):
+            line = _decode_line(path, lineno, raw)
             if not line.strip():
                 continue
             try:
                 rec = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise DataError(f"{path}:{lineno}: not valid JSON ({exc.msg}); the file may be truncated") from None
+            except RecursionError:
+                raise DataError(f"{path}:{lineno}: JSON nested too deeply") from None
             if not isinstance(rec, dict):
                 raise DataError(f"{path}:{lineno}: expected a JSON object, got {type(rec).__name__}")
             missing = [f for f in required if f not in rec]
@@ -148,15 +304,56 @@ def read_jsonl(path: str | os.PathLike, required: Iterable[str] = (), *, allow_e
     return rows
 
 
-def read_json(path: str | os.PathLike) -> Any:
-    """Read a JSON file, failing with the file name on a missing or corrupt file."""
+def check_input_file(path: str | os.PathLike) -> Path:
+    """``path`` if it is a file, else a :class:`DataError` saying what it is instead."""
     path = Path(path)
+    if path.is_dir():
+        raise DataError(f"{path}: is a directory, expected a file")
+    if not path.is_file():
+        raise DataError(f"{path}: file not found" if not path.exists() else f"{path}: not a regular file")
+    return path
+
+
+_BOMS = {b"\xff\xfe": "UTF-16 (little-endian byte-order mark)", b"\xfe\xff": "UTF-16 (big-endian byte-order mark)"}
+
+
+def _decode_line(path: Path, lineno: int, raw: bytes) -> str:
+    """One line of a text file as str; a DataError naming the file and line if it is not UTF-8 text."""
+    if lineno == 1:
+        for bom, what in _BOMS.items():
+            if raw.startswith(bom):
+                raise DataError(f"{path}: the file is {what}; convert it to UTF-8")
+        if raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]
+    if b"\x00" in raw:
+        raise DataError(f"{path}:{lineno}: contains NUL bytes (a binary or UTF-16 file); expected UTF-8 text")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DataError(f"{path}: file not found") from None
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}:{lineno}: not UTF-8 text (byte {raw[exc.start]:#04x} at column {exc.start + 1}; "
+                        "a binary file or another encoding)") from None
+
+
+def read_text_file(path: str | os.PathLike) -> str:
+    """A whole UTF-8 text file; a DataError naming it when missing, a directory, unreadable or not UTF-8."""
+    path = check_input_file(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read ({_reason(exc)})") from None
+    return "".join(_decode_line(path, i, raw) for i, raw in enumerate(data.splitlines(keepends=True), 1))
+
+
+def read_json(path: str | os.PathLike) -> Any:
+    """Read a JSON file, failing with the file name on a missing, unreadable or corrupt file."""
+    path = Path(path)
+    text = read_text_file(path)
+    try:
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise DataError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    except RecursionError:
+        raise DataError(f"{path}: JSON nested too deeply") from None
 
 
 def file_md5(path: str | os.PathLike, chunk: int = 1 << 20) -> str:

@@ -70,12 +70,21 @@ def minhash_dedup(
     return result
 
 
+# Upper bounds: signatures take 8 bytes per document and permutation (4096 permutations of a
+# million documents is 32 GB), and choosing bands x rows scans every split of num_perm; a
+# shingle of more than 1000 words matches only verbatim copies (use exact dedup for those).
+MAX_NUM_PERM = 4096
+MAX_SHINGLE_SIZE = 1000
+
+
 def _check_params(threshold: float, num_perm: int, shingle_size: int, unit: str, backend: str, seed: int) -> None:
     if not isinstance(threshold, (int, float)) or not 0.0 < threshold <= 1.0:
         raise ParamsError(f"threshold: expected a number in (0, 1], got {threshold!r}")
-    for name, value in (("num_perm", num_perm), ("shingle_size", shingle_size)):
+    for name, value, top in (("num_perm", num_perm, MAX_NUM_PERM), ("shingle_size", shingle_size, MAX_SHINGLE_SIZE)):
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise ParamsError(f"{name}: expected a positive integer, got {value!r}")
+        if value > top:
+            raise ParamsError(f"{name}: {value} is above the limit of {top}")
     if not isinstance(seed, int) or not 0 <= seed < 2**32:
         raise ParamsError(f"seed: expected an integer in [0, 2**32), got {seed!r}")
     if unit not in SHINGLE_UNITS:

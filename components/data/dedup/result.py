@@ -5,14 +5,13 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from components.errors import DataError
-from components.io import write_json, write_jsonl
+from components.io import atomic_paths, dump_jsonl, json_text
 
 
 @dataclass
@@ -114,18 +113,18 @@ def write_dedup(
 ) -> dict[str, int]:
     """Write the kept documents as JSONL and, optionally, clusters + removed ids as JSON.
 
-    Both files are written atomically; returns ``result.stats()``.
+    Both files are written to staging paths first and renamed into place only once
+    both are complete, so a failure (a directory at ``clusters_path``, a full disk)
+    leaves both previous files unchanged; returns ``result.stats()``.
     """
-    write_jsonl(Path(out_path), result.kept)
-    if clusters_path is not None:
-        write_json(
-            Path(clusters_path),
-            {
+    with atomic_paths(out_path, clusters_path) as (out_tmp, clusters_tmp):
+        dump_jsonl(out_tmp, result.kept)
+        if clusters_tmp is not None:
+            clusters_tmp.write_text(json_text({
                 "method": result.method,
                 "params": result.params,
                 "stats": result.stats(),
                 "clusters": result.clusters,
                 "removed_ids": result.removed_ids,
-            },
-        )
+            }), encoding="utf-8")
     return result.stats()
