@@ -26,6 +26,25 @@ log = logging.getLogger(__name__)
 
 PARAM_NAMES = ("A", "B", "E", "alpha", "beta")
 
+# Upper bounds on a bootstrap, so a typo fails at once instead of exhausting memory:
+# at most a million resamples (percentile CIs are stable long before), and at most
+# 1e8 resample-row cells: the (n_boot, n_points) count matrix takes 8 bytes a cell,
+# about four times that at its peak while drawn, so 1e8 cells is ~3 GB.
+MAX_RESAMPLES = 1_000_000
+MAX_BOOT_CELLS = 100_000_000
+
+
+def check_n_boot(n_boot, n_points: int, name: str = "n_boot") -> int:
+    """``n_boot`` as an int if it is a positive integer within the bounds above, else a ParamsError naming ``name``."""
+    if isinstance(n_boot, bool) or int(n_boot) != n_boot or n_boot < 1:
+        raise ParamsError(f"{name}: must be a positive integer, got {n_boot!r}")
+    if n_boot > MAX_RESAMPLES:
+        raise ParamsError(f"{name}: {n_boot} resamples is above the limit of {MAX_RESAMPLES:,}")
+    if n_boot * n_points > MAX_BOOT_CELLS:
+        raise ParamsError(f"{name}: {n_boot} resamples of {n_points} rows is {n_boot * n_points:,} cells, above the "
+                          f"memory limit of {MAX_BOOT_CELLS:,} (use at most {MAX_BOOT_CELLS // max(n_points, 1):,})")
+    return int(n_boot)
+
 
 @dataclass(frozen=True)
 class BootstrapFits:
@@ -81,11 +100,10 @@ def bootstrap_fits(
     Bit-for-bit repeatable for a given seed. See the module docstring for the
     starting points each refit uses.
     """
-    if int(n_boot) != n_boot or n_boot < 1:
-        raise ParamsError(f"n_boot: must be a positive integer, got {n_boot!r}")
     if extra_starts < 0:
         raise ParamsError(f"extra_starts: must be >= 0, got {extra_starts}")
     problem = make_problem(N, D, L, huber_delta)
+    check_n_boot(n_boot, problem.n_points)
     full, basins = fit_problem(problem, check_grid(grid), progress=progress)
     starts = basins[: 1 + extra_starts]
     weights = resample_counts(problem.n_points, int(n_boot), seed)

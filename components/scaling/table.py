@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from components.errors import DataError, ParamsError
+from components.io import check_input_file
 from components.scaling.chinchilla import MIN_POINTS
 
 log = logging.getLogger(__name__)
@@ -36,8 +37,7 @@ class ScalingTable:
 
 
 def _read_csv(path: Path) -> pd.DataFrame:
-    if not path.is_file():
-        raise DataError(f"{path}: file not found")
+    check_input_file(path)  # missing, a directory, not a regular file
     try:
         return pd.read_csv(path)
     except pd.errors.EmptyDataError:
