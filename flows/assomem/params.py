@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator, model_validator
 
-from flows.runtime.params import Section
+from flows.runtime.params import Count, Section, Seed, Seeds
 
 METHODS = ("dense", "bm25", "recency", "topic", "assomem", "assomem-equal", "assomem-no-I", "assomem-no-T")
 
@@ -18,15 +18,15 @@ class DataParams(Section):
                               "(longmemeval only)")
     topics_path: str | None = Field(None, description="MeetingQA reformatted_meetingqa_with_topics.json: session "
                                     "topics as clue keyphrases (else each session's opening line)")
-    limit: int | None = Field(None, ge=1, description="use only the first N LongMemEval entries")
+    limit: Count | None = Field(None, ge=1, description="use only the first N LongMemEval entries")
     n_projects: int = Field(20, ge=1, le=26, description="recurring projects (card: 20)")
     weeks: int = Field(34, ge=6, le=520, description="weekly sessions per project")
     min_utterances: int = Field(10, ge=6, le=100)
     max_utterances: int = Field(20, ge=6, le=200)
     max_facts_per_project: int = Field(8, ge=0, le=100, description="single-session questions per project")
     temporal_weeks: int = Field(4, ge=1, le=20, description="temporal questions per project ('k weeks ago', k = 1..n)")
-    seeds: list[int] = Field(min_length=1, description="generator seeds (card: 3)")
-    sizes: list[int] = Field(min_length=1, description="memory sizes in utterances (card: 1k, 3k, 10k)")
+    seeds: Seeds = Field(min_length=1, description="generator seeds (card: 3)")
+    sizes: list[Count] = Field(min_length=1, description="memory sizes in utterances (card: 1k, 3k, 10k; each at most 1e7)")
 
     @field_validator("sizes")
     @classmethod
@@ -98,7 +98,7 @@ class AssoMemParams(Section):
 
 
 class BaselineParams(Section):
-    topic_clusters: int = Field(0, ge=0, description="k-means clusters for topic grouping (0: sqrt(#utterances))")
+    topic_clusters: Count = Field(0, ge=0, description="k-means clusters for topic grouping (0: sqrt(#utterances))")
     topic_top_clusters: int = Field(2, ge=1, le=100)
     bm25_k1: float = Field(1.5, gt=0)
     bm25_b: float = Field(0.75, ge=0, le=1)
@@ -108,12 +108,12 @@ class ClaimsParams(Section):
     level: float = Field(0.95, gt=0.5, lt=1)
     n_resamples: int = Field(10_000, ge=100, le=100_000)
     delta: float = Field(0.01, ge=0, description="no-practical-effect band on recall differences")
-    k_accuracy: int = Field(10, description="claims 1-2 use R@k")
-    k_fusion: int = Field(6, description="claim 3 uses R@k")
+    k_accuracy: int = Field(10, ge=1, le=1000, description="claims 1-2 use R@k (k <= top_k <= 1000)")
+    k_fusion: int = Field(6, ge=1, le=1000, description="claim 3 uses R@k (k <= top_k <= 1000)")
 
 
 class Params(Section):
-    seed: int = Field(0, ge=0, description="seed of the calibration split, k-means and bootstrap")
+    seed: Seed = Field(0, description="seed of the calibration split, k-means and bootstrap")
     data: DataParams
     embedding: EmbeddingParams = Field(default_factory=EmbeddingParams)
     graph: GraphParams = Field(default_factory=GraphParams)

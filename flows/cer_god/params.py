@@ -11,14 +11,14 @@ from components.graph.detectors import CERGOD_VARIANTS, METHODS, NEURAL
 from components.graph.inject import MAX_RATE
 from components.graph.recon import TrainConfig
 from components.graph.sources import PYGOD_NAMES
-from flows.runtime.params import Section, check_known
+from flows.runtime.params import Count, Section, Seed, Seeds, Steps, Width, check_known
 
 
 class GraphParams(Section):
     name: str = Field(min_length=1, pattern=r"^[a-z0-9_-]+$", description="file stem under data/cer-god/")
     source: Literal["sbm", "minnesota", "pygod"]
-    n: int = Field(2000, ge=20, description="sbm: nodes")
-    communities: int = Field(5, ge=2, description="sbm: equal blocks")
+    n: Count = Field(2000, ge=20, description="sbm: nodes")
+    communities: Count = Field(5, ge=2, description="sbm: equal blocks")
     p_in: float = Field(0.02, gt=0, le=1, description="sbm: edge probability inside a block")
     p_out: float = Field(0.001, ge=0, le=1, description="sbm: edge probability between blocks")
     dim: int = Field(32, ge=1, le=1024, description="feature dimension (sbm, minnesota)")
@@ -38,9 +38,9 @@ class InjectionParams(Section):
     contextual_rate: float = Field(0.03, ge=0, le=MAX_RATE)
     structural_rate: float = Field(0.03, ge=0, le=MAX_RATE)
     trap_rate: float = Field(0.02, ge=0, le=MAX_RATE)
-    clique_size: int = Field(15, ge=2, description="PyGOD's m (nodes per injected clique)")
-    k: int = Field(50, ge=2, description="PyGOD's k (candidates for the farthest feature vector)")
-    trap_degree: int = Field(20, ge=1, description="edges from each trap outlier to random normal nodes")
+    clique_size: Count = Field(15, ge=2, description="PyGOD's m (nodes per injected clique)")
+    k: Count = Field(50, ge=2, description="PyGOD's k (candidates for the farthest feature vector)")
+    trap_degree: Count = Field(20, ge=1, description="edges from each trap outlier to random normal nodes")
 
     @model_validator(mode="after")
     def _total(self):
@@ -53,11 +53,11 @@ class InjectionParams(Section):
 class CerGodParams(Section):
     """Mirrors components.graph.cergod.CerGodConfig (checked there too)."""
 
-    epochs: int = Field(200, ge=1)
-    warmup: int = Field(50, ge=0, description="reconstruction-only epochs before k-means initialises the centres")
+    epochs: Steps = Field(200, ge=1)
+    warmup: Steps = Field(50, ge=0, description="reconstruction-only epochs before k-means initialises the centres")
     lr: float = Field(5e-3, gt=0)
     mask_lr: float = Field(5e-2, gt=0, description="Adam step of the spoiler's edge logits")
-    hid: int = Field(32, ge=2)
+    hid: Width = Field(32, ge=2)
     recon_weight: float = Field(0.5, ge=0, le=1, description="attribute share of l_r (DOMINANT's weight)")
     alpha: float = Field(1.0, ge=0, description="weight of l_c = KL(P||Q)")
     beta: float = Field(1.0, ge=0, description="weight of l_dr = -MMD^2")
@@ -65,7 +65,7 @@ class CerGodParams(Section):
     eps: float = Field(0.02, ge=0, lt=0.5, description="diversity threshold on mean cluster usage")
     sigma: float = Field(0.0, description="Chebyshev-kernel bandwidth; <= 0 uses the median heuristic")
     mask_init: float = Field(3.0, description="initial edge logit (sigmoid(3) = 0.95)")
-    mmd_max: int = Field(256, ge=2, description="nodes sampled per cluster for the MMD")
+    mmd_max: Count = Field(256, ge=2, description="nodes sampled per cluster for the MMD")
     cluster_input: Literal["embedding", "residual"] = Field(
         "embedding", description="what DEC clusters: the GCN embedding z (the card) or [x - x^, structure error]")
     dr_mask_only: bool = Field(True, description="l_dr's gradient reaches only the spoiler")
@@ -82,9 +82,9 @@ class CerGodParams(Section):
 
 
 class BaselineParams(Section):
-    epochs: int = Field(100, ge=1)
+    epochs: Steps = Field(100, ge=1)
     lr: float = Field(4e-3, gt=0)
-    hid: int = Field(64, ge=2)
+    hid: Width = Field(64, ge=2)
     weight: float = Field(0.5, ge=0, le=1, description="attribute share of the score")
 
     def config(self, progress: bool = False) -> TrainConfig:
@@ -96,12 +96,12 @@ _PYGOD_DEFAULTS = {"dominant": {}, "gae": {}, "anomalydae": {"epochs": 5}}  # Py
 
 class RunParams(Section):
     methods: list[str] = Field(min_length=1)
-    seeds: list[int] = Field(min_length=2, description="seeds of every method (claims 1, 2, 4)")
-    collapse_seeds: list[int] = Field(min_length=2, description="seeds of cer-god and cer-god-nodiv (claim 3)")
+    seeds: Seeds = Field(min_length=2, description="seeds of every method (claims 1, 2, 4)")
+    collapse_seeds: Seeds = Field(min_length=2, description="seeds of cer-god and cer-god-nodiv (claim 3)")
     workers: int = Field(2, ge=1, le=64)
     threads: int = Field(1, ge=1, le=64, description="torch threads per worker")
     progress: bool = False
-    dense_max_nodes: int = Field(5000, ge=0, description="AnomalyDAE's dense structure term up to this size")
+    dense_max_nodes: Count = Field(5000, ge=0, description="AnomalyDAE's dense structure term up to this size")
 
     @field_validator("methods")
     @classmethod
@@ -130,7 +130,7 @@ class ClaimsParams(Section):
 
 
 class Params(Section):
-    seed: int = Field(0, ge=0)
+    seed: Seed = 0
     graphs: list[GraphParams] = Field(min_length=1)
     injection: InjectionParams = Field(default_factory=InjectionParams)
     cergod: CerGodParams = Field(default_factory=CerGodParams)

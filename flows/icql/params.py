@@ -7,7 +7,7 @@ from pydantic import Field, field_validator, model_validator
 from components.rl.behaviour import MODES
 from components.rl.linear_attention import INITS
 from components.rl.trainer import METHODS
-from flows.runtime.params import Section, check_known
+from flows.runtime.params import Count, Section, Seed, Seeds, Steps, check_known
 
 
 class ExternalSource(Section):
@@ -15,8 +15,8 @@ class ExternalSource(Section):
 
     source: str = Field(description="minari (D4RL/Minari id) or sac (Gymnasium MuJoCo env id, SAC-collected)")
     id: str = Field(min_length=1, description="e.g. D4RL/kitchen/complete-v2 or HalfCheetah-v5")
-    train_steps: int = Field(100_000, ge=1, description="SAC training steps before collection (sac only)")
-    episodes: int = Field(100, ge=1, description="episodes collected from the SAC policy (sac only)")
+    train_steps: Steps = Field(100_000, ge=1, description="SAC training steps before collection (sac only)")
+    episodes: Count = Field(100, ge=1, description="episodes collected from the SAC policy (sac only)")
     ref_min_score: float | None = Field(None, description="random anchor of the normalised score; default: "
                                         "Minari's published value, else a uniform-random policy measured in the run")
     ref_max_score: float | None = Field(None, description="expert anchor of the normalised score; default: "
@@ -31,13 +31,13 @@ class ExternalSource(Section):
 
 class DataParams(Section):
     tasks: list[int] = Field(min_length=1, description="numbers of subtasks of the datasets (card: 1 and 4)")
-    episodes: int = Field(300, ge=2, description="behaviour episodes per dataset (card: 300)")
+    episodes: Count = Field(300, ge=2, description="behaviour episodes per dataset (card: 300)")
     max_steps: int = Field(100, ge=5, le=1000, description="episode length cap (card: 100)")
-    layout_seed: int = Field(0, ge=0, description="draws the targets and the region drift/friction")
+    layout_seed: Seed = Field(0, description="draws the targets and the region drift/friction")
     noise: float = Field(0.3, ge=0, le=2, description="Gaussian action noise of the scripted sub-controllers")
     mode_probs: dict[str, float] = Field(default_factory=lambda: {"ordered": 0.3, "partial": 0.4, "shuffled": 0.3},
                                          description="share of ordered / partial / out-of-order episodes")
-    reference_episodes: int = Field(50, ge=1, description="episodes of the random and expert reference policies")
+    reference_episodes: Count = Field(50, ge=1, description="episodes of the random and expert reference policies")
     external: list[ExternalSource] = Field(default_factory=list,
                                            description="paper-scale datasets (online only): validated, stored, "
                                            "trained on with train.external_methods and evaluated")
@@ -98,8 +98,8 @@ class AgentParams(Section):
 
 class TrainParams(Section):
     runs: dict[str, list[str]] = Field(description="methods per task (key: subtask count as a string)")
-    seeds: list[int] = Field(min_length=1)
-    steps: int = Field(ge=1, description="gradient steps per run (card: 8k default, 50k full)")
+    seeds: Seeds = Field(min_length=1)
+    steps: Steps = Field(ge=1, description="gradient steps per run (card: 8k default, 50k full)")
     batch_size: int = Field(ge=2, le=4096)
     workers: int = Field(2, ge=1, le=64, description="processes training runs in parallel")
     threads: int = Field(1, ge=1, le=64, description="torch threads per worker")
@@ -124,9 +124,9 @@ class TrainParams(Section):
 
 
 class EvalParams(Section):
-    episodes: int = Field(20, ge=2, description="evaluation episodes per policy (card: 20)")
-    seed: int = Field(10_000, ge=0, description="reset seeds seed..seed+episodes-1, shared by every method")
-    q_episodes: int = Field(40, ge=2, description="dataset trajectories for the Q-accuracy claim")
+    episodes: Count = Field(20, ge=2, description="evaluation episodes per policy (card: 20)")
+    seed: Seed = Field(10_000, description="reset seeds seed..seed+episodes-1, shared by every method")
+    q_episodes: Count = Field(40, ge=2, description="dataset trajectories for the Q-accuracy claim")
 
 
 class ClaimsParams(Section):
@@ -138,7 +138,7 @@ class ClaimsParams(Section):
 
 
 class Params(Section):
-    seed: int = Field(0, ge=0)
+    seed: Seed = 0
     data: DataParams
     retrieval: RetrievalParams = Field(default_factory=RetrievalParams)
     agent: AgentParams = Field(default_factory=AgentParams)

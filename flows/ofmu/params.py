@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
-from flows.runtime.params import Section
+from flows.runtime.params import Count, Section, Seed, Seeds, Steps, Width
 
 REQUIRED_LM = ("ga", "graddiff", "npo", "ofmu", "ofmu-beta0")
 REQUIRED_VISION = ("graddiff", "ofmu")
@@ -20,24 +21,24 @@ class DataParams(Section):
     n_templates: int = Field(2, ge=1, le=4, description="question templates per attribute")
     n_perturbed: int = Field(3, ge=1, le=9)
     forget_frac: float = Field(0.1, gt=0, lt=1, description="share of authors to forget (0.1 = forget10)")
-    n_general: int = Field(100, ge=4, description="WordNet world-knowledge questions")
-    n_eval_retain: int = Field(64, ge=2, description="retain questions evaluated")
+    n_general: Count = Field(100, ge=4, description="WordNet world-knowledge questions")
+    n_eval_retain: Count = Field(64, ge=2, description="retain questions evaluated")
     vocab_size: int = Field(1024, ge=300, le=65535, description="byte-level BPE trained on the QA text")
     sources_dir: str = Field(".paperline/sources")
-    seed: int = Field(0, ge=0)
+    seed: Seed = 0
 
 
 class ModelParams(Section):
     hf_model: str | None = Field(None, description="HF causal-LM id for the full profile (None: the tiny LM)")
-    d_model: int = Field(128, ge=8)
-    n_layers: int = Field(2, ge=1)
-    n_heads: int = Field(4, ge=1)
-    d_ff: int = Field(352, ge=8)
-    max_seq_len: int = Field(96, ge=16)
-    train_steps: int = Field(400, ge=10)
-    batch_size: int = Field(32, ge=1)
+    d_model: Width = Field(128, ge=8)
+    n_layers: Width = Field(2, ge=1)
+    n_heads: Width = Field(4, ge=1)
+    d_ff: Width = Field(352, ge=8)
+    max_seq_len: Width = Field(96, ge=16)
+    train_steps: Steps = Field(400, ge=10)
+    batch_size: Width = Field(32, ge=1)
     lr: float = Field(3e-3, gt=0)
-    seed: int = Field(0, ge=0)
+    seed: Seed = 0
     threads: int = Field(1, ge=1, le=64, description="torch threads (1: the machine is shared)")
 
 
@@ -49,6 +50,9 @@ class MethodSpec(Section):
     def _known(self):
         from components.unlearning import make_config
 
+        bad = [k for k, v in self.options.items() if isinstance(v, float) and not math.isfinite(v)]
+        if bad:
+            raise ValueError(f"options {bad}: must be finite numbers")
         make_config(self.kind, self.options)  # raises naming the unknown kind or option
         return self
 
@@ -63,11 +67,11 @@ def _check_budget(budget: int, methods: dict[str, MethodSpec]) -> None:
 
 
 class UnlearnParams(Section):
-    budget: int = Field(gt=0, description="gradient evaluations per method (matched); multiple of every step cost")
-    batch_size: int = Field(16, ge=1, description="forget and retain examples per batch")
-    seeds: list[int] = Field(min_length=1)
+    budget: Steps = Field(gt=0, description="gradient evaluations per method (matched); multiple of every step cost")
+    batch_size: Width = Field(16, ge=1, description="forget and retain examples per batch")
+    seeds: Seeds = Field(min_length=1)
     methods: dict[str, MethodSpec]
-    max_new: int = Field(16, ge=1, description="greedy tokens generated for ROUGE-L")
+    max_new: Width = Field(16, ge=1, description="greedy tokens generated for ROUGE-L")
 
     @model_validator(mode="after")
     def _consistent(self):
@@ -81,13 +85,13 @@ class UnlearnParams(Section):
 class VisionParams(Section):
     scenarios: list[str] = Field(min_length=1, description="'class-K' and/or 'random'")
     random_frac: float = Field(0.1, gt=0, lt=1)
-    seeds: list[int] = Field(min_length=1)
-    hidden: int = Field(128, ge=1)
-    epochs: int = Field(30, ge=1)
+    seeds: Seeds = Field(min_length=1)
+    hidden: Width = Field(128, ge=1)
+    epochs: Steps = Field(30, ge=1)
     lr: float = Field(1e-3, gt=0)
-    batch_size: int = Field(32, ge=1)
+    batch_size: Width = Field(32, ge=1)
     test_frac: float = Field(0.2, gt=0, lt=1)
-    budget: int = Field(gt=0)
+    budget: Steps = Field(gt=0)
     methods: dict[str, MethodSpec]
 
     @field_validator("scenarios")

@@ -6,15 +6,22 @@ from pydantic import Field, field_validator, model_validator
 
 from components.optim.functions import FUNCTIONS
 from components.optim.runner import METHODS
-from flows.runtime.params import Section, check_known
+from flows.runtime.params import MAX_COUNT, Count, Section, Seed, Seeds, Steps, Width, check_known
 
 
 class FunctionParams(Section):
     chain_dim: int = Field(50, ge=2, le=1000, description="dimension of the hard chain (card: 50)")
-    synthetic_m: int = Field(500, ge=10, description="rows of the synthetic robust-regression matrix")
-    synthetic_d: int = Field(100, ge=2, description="columns of the synthetic robust-regression matrix")
+    synthetic_m: Count = Field(500, ge=10, description="rows of the synthetic robust-regression matrix")
+    synthetic_d: Width = Field(100, ge=2, description="columns of the synthetic robust-regression matrix")
     digits_n: int = Field(200, ge=10, le=1797, description="digits used by the tanh network")
     hidden: int = Field(8, ge=1, le=256, description="hidden units of the tanh network")
+
+    @model_validator(mode="after")
+    def _matrix_fits(self):
+        cells = self.synthetic_m * self.synthetic_d
+        if cells > MAX_COUNT:
+            raise ValueError(f"synthetic_m * synthetic_d = {cells:,} matrix entries is above {MAX_COUNT:,}")
+        return self
 
 
 class MethodParams(Section):
@@ -24,8 +31,8 @@ class MethodParams(Section):
     adam_lr: float = Field(0.01, gt=0, description="Adam step (absolute)")
     eta: float = Field(1.0, gt=0, description="online-learner step, times 1/L1")
     radius: float = Field(1.0, gt=0, description="ball radius D, times ||grad F(x0)||/L1")
-    episode: int = Field(10, ge=1, description="episode length T (candidate = average of w_n over an episode)")
-    inner_steps: int = Field(2, ge=1, description="CMO23 fixed-point iterations per step")
+    episode: Steps = Field(10, ge=1, description="episode length T (candidate = average of w_n over an episode)")
+    inner_steps: Steps = Field(2, ge=1, description="CMO23 fixed-point iterations per step")
     gamma: float = Field(1.0, gt=0, description="adaptive-step scale (odog-adaptive)")
     restart: bool = Field(True, description="restart x at the episode average and reset the learner each episode")
 
@@ -37,9 +44,9 @@ class GridParams(Section):
     sigmas: list[float] = Field(min_length=2, description="gradient-noise std as multiples of ||grad F(x0)||")
     sigma_methods: list[str] = Field(default_factory=lambda: ["odog", "sgd"])
     sigma_eps: float = Field(gt=0, description="eps of the noise grid (must be in eps)")
-    seeds: list[int] = Field(min_length=1)
-    budget: int = Field(ge=1, description="cap on counted gradient calls per deterministic run")
-    stoch_budget: int = Field(ge=1, description="cap on counted gradient calls per noisy run (card: 1e6)")
+    seeds: Seeds = Field(min_length=1)
+    budget: Steps = Field(ge=1, description="cap on counted gradient calls per deterministic run")
+    stoch_budget: Steps = Field(ge=1, description="cap on counted gradient calls per noisy run (card: 1e6)")
     shared_noise: bool = Field(True, description="ODOG's two queries of an iteration share one noise sample")
     workers: int = Field(2, ge=1, le=64, description="processes running the grid")
 
@@ -89,7 +96,7 @@ class ClaimsParams(Section):
     delta_spearman: float = Field(0.05, ge=0, description="no-practical-effect band for Spearman(sigma, calls)")
     success_rate: float = Field(0.9, gt=0, le=1, description="claim 3: share of noisy runs that must reach eps")
     match_tol: float = Field(0.05, ge=0, description="claim 3: relative tolerance of N(sigma=0) vs deterministic")
-    min_functions: int = Field(2, ge=1, description="claim 1: functions on which ODOG must beat CMO23")
+    min_functions: Count = Field(2, ge=1, description="claim 1: functions on which ODOG must beat CMO23")
 
 
 _TUNED = {  # frozen from a grid search on a separate ill-conditioned quadratic (see README)
@@ -102,7 +109,7 @@ _TUNED = {  # frozen from a grid search on a separate ill-conditioned quadratic 
 
 
 class Params(Section):
-    seed: int = Field(0, ge=0)
+    seed: Seed = 0
     functions: FunctionParams = Field(default_factory=FunctionParams)
     grid: GridParams
     methods: dict[str, MethodParams] = Field(default_factory=lambda: {k: MethodParams(**v) for k, v in _TUNED.items()})

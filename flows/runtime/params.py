@@ -7,6 +7,14 @@ Resolution order for one paper (later wins):
 
 The merged dict is validated by the paper's pydantic model (unknown keys are
 forbidden), and any problem is reported as one line naming the key path.
+
+Bounds shared by every pipeline live here, so a typo fails at validation instead
+of exhausting memory or running for a year: every float of every section must be
+finite (``allow_inf_nan=False`` on :class:`Section`), and the constrained types
+below (:data:`Seed`, :data:`Seeds`, :data:`Resamples`, :data:`ModelSize`,
+:data:`Count`, :data:`Windows`, :data:`Steps`, :data:`Width`) carry the upper
+bounds, each explained in its ``Field`` description. The types carry only upper
+bounds (and ``Seed`` its ``ge=0``): a field keeps its own lower bound.
 """
 
 from __future__ import annotations
@@ -14,20 +22,52 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from components.errors import ParamsError
 
 PROFILES = ("smoke", "default", "full")
 
+MAX_SEED = 2**32 - 1
+MAX_SEEDS = 1_000
+MAX_RESAMPLES = 1_000_000
+MAX_MODEL_PARAMS = 1_000_000_000
+MAX_COUNT = 10_000_000
+MAX_WINDOWS = 100_000
+MAX_STEPS = 1_000_000_000
+MAX_WIDTH = 65_536
+
+Seed = Annotated[int, Field(ge=0, le=MAX_SEED, description=(
+    "a random seed: 0 <= seed < 2**32, the range numpy's and torch's seeding accept"))]
+Seeds = Annotated[list[Seed], Field(max_length=MAX_SEEDS, description=(
+    f"seeds, each one a full repetition of the runs it seeds: at most {MAX_SEEDS:,}"))]
+Resamples = Annotated[int, Field(le=MAX_RESAMPLES, description=(
+    f"bootstrap or permutation resamples: at most {MAX_RESAMPLES:,} (percentile CIs are stable long before; "
+    "each resample keeps an index row in memory)"))]
+ModelSize = Annotated[int, Field(le=MAX_MODEL_PARAMS, description=(
+    f"a model's parameter count: at most {MAX_MODEL_PARAMS:,} (float32 weights, gradients and Adam state "
+    "of 1e9 parameters already take 16 GB)"))]
+Count = Annotated[int, Field(le=MAX_COUNT, description=(
+    f"a number of items held in memory at once (documents, prompts, episodes, subjects, nodes, questions): "
+    f"at most {MAX_COUNT:,}"))]
+Windows = Annotated[int, Field(le=MAX_WINDOWS, description=(
+    f"evaluation windows per set: at most {MAX_WINDOWS:,} (they are stacked into one tensor; 1e5 windows "
+    "of 8,192 int64 tokens is 6.5 GB)"))]
+Steps = Annotated[int, Field(le=MAX_STEPS, description=(
+    f"iterations, epochs, gradient calls, token budgets or characters: at most {MAX_STEPS:,} "
+    "(more runs for months on a CPU and overflows some int32 counters)"))]
+Width = Annotated[int, Field(le=MAX_WIDTH, description=(
+    f"a layer width, feature dimension, batch size, sequence length or vocabulary: at most {MAX_WIDTH:,}"))]
+
 
 class Section(BaseModel):
-    """Base for every params (sub)section: unknown keys are errors, values are validated on assignment."""
+    """Base for every params (sub)section: unknown keys are errors, floats must be finite,
+    values are validated on assignment."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False, allow_inf_nan=False)
 
 
 def check_known(values: list[str], allowed, what: str) -> list[str]:
@@ -45,16 +85,44 @@ def check_profile(profile: str) -> str:
 
 
 def load_params_file(path: Path) -> dict[str, Any]:
-    """Read params.yaml; a missing file is an empty mapping, a corrupt one an error naming it."""
-    if not path.is_file():
+    """Read params.yaml; a missing file is an empty mapping, a corrupt one an error naming it.
+
+    Corrupt means: a directory or unreadable file, bytes that are not UTF-8 text,
+    YAML that does not parse (reported on one line with its position), or a top
+    level that is not a mapping.
+    """
+    if path.is_dir():
+        raise ParamsError(f"{path}: is a directory, expected the params YAML file")
+    if not path.exists():
         return {}
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ParamsError(f"{path}: cannot read ({exc.strerror or type(exc).__name__})") from None
+    if b"\x00" in raw:
+        raise ParamsError(f"{path}: contains NUL bytes (a binary or UTF-16 file); expected UTF-8 YAML")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ParamsError(f"{path}:{line}: not UTF-8 text (byte {raw[exc.start]:#04x}); expected UTF-8 YAML") from None
+    try:
+        data = yaml.safe_load(text) or {}
     except yaml.YAMLError as exc:
-        raise ParamsError(f"{path}: not valid YAML ({exc})") from None
+        raise ParamsError(f"{path}: not valid YAML ({_yaml_problem(exc)})") from None
+    except RecursionError:
+        raise ParamsError(f"{path}: not valid YAML (nested too deeply)") from None
     if not isinstance(data, dict):
-        raise ParamsError(f"{path}: expected a mapping at the top level")
+        raise ParamsError(f"{path}: expected a mapping at the top level, got {type(data).__name__}")
     return data
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """A YAML error on one line: the problem and where (PyYAML's own message spans several lines)."""
+    problem = getattr(exc, "problem", None) or getattr(exc, "context", None) or str(exc).splitlines()[0]
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    return " ".join(f"{problem}{where}".split())
 
 
 def parse_overrides(items: Iterable[str], slug: str) -> dict[str, Any]:
