@@ -62,7 +62,12 @@ def use_running(paths: Paths) -> str | None:
     watchdog is started so that server ends if this process is killed (see ``watch_temporary``).
     """
     if os.environ.get("PREFECT_API_URL"):
-        return os.environ["PREFECT_API_URL"]
+        url = os.environ["PREFECT_API_URL"]
+        if not healthy(url, timeout=5.0):
+            raise PaperlineError(
+                f"PREFECT_API_URL={url}: no Prefect server answers at {url}/health (it is down, or its port is "
+                "taken by another program); start one with `paperline server start` or unset PREFECT_API_URL")
+        return url
     url = running(paths)
     if url:
         os.environ["PREFECT_API_URL"] = url
@@ -87,6 +92,15 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _port_free(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
 def start(paths: Paths, *, port: int | None = None, timeout: float = 120.0, owned: bool = False) -> str:
     """Start a server on 127.0.0.1 (if none runs) and wait until it is healthy; returns its API URL.
 
@@ -97,6 +111,8 @@ def start(paths: Paths, *, port: int | None = None, timeout: float = 120.0, owne
     url = running(paths)
     if url:
         return url
+    if port is not None and not _port_free(port):
+        raise PaperlineError(f"port {port} on 127.0.0.1 is already taken; choose another or stop what uses it")
     port = port or _free_port()
     url = f"http://127.0.0.1:{port}/api"
     log_path = paths.state / "prefect-server.log"

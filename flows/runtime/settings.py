@@ -27,6 +27,10 @@ def find_root(start: Path | None = None) -> Path:
     return here
 
 
+def _is_checkout(folder: Path) -> bool:
+    return (folder / "params.yaml").is_file() and (folder / "dvc.yaml").is_file()
+
+
 @dataclass(frozen=True)
 class Paths:
     """Where a paper's data, reports and the runtime state live, relative to the root."""
@@ -69,6 +73,11 @@ def online() -> bool:
 def apply_env_defaults(root: Path | None = None) -> Paths:
     """Set quiet, offline, fast defaults for Prefect, MLflow, DVC, GX and HF (see ../shared/STACK.md)."""
     paths = Paths(find_root(root))
+    if root is None and not os.environ.get("PAPERLINE_ROOT") and not _is_checkout(paths.root):
+        from components.errors import PaperlineError
+
+        raise PaperlineError(f"{paths.root}: not inside a paperline checkout (no params.yaml and dvc.yaml here or "
+                             "above); cd into one or set PAPERLINE_ROOT")
     state = paths.state
     defaults = {
         "PREFECT_HOME": str(state / "prefect"),
