@@ -1,4 +1,4 @@
-"""Per-method overhead per gradient evaluation, excluding the oracle, in one run.
+"""Per-method overhead per gradient evaluation, excluding the oracle, in one run (pipeline optimistic-o2nc).
 
 Each method runs a fixed number of counted calls on the synthetic robust regression (d = --dim). Time spent
 inside the oracle (the function's gradient, noise, finiteness check) is measured and subtracted, so what is
