@@ -98,11 +98,13 @@ PARAMS_CASES = [
 
 
 @pytest.mark.parametrize("paper, override, expected", PARAMS_CASES, ids=[f"{p}:{o.split('=')[0]}" for p, o, _ in PARAMS_CASES])
-def test_out_of_bound_params_fail_before_any_work(paper, override, expected):
-    before = snapshot(ROOT / "data") if (ROOT / "data").is_dir() else {}
-    line = error_line(cli("run", paper, "--set", override, cwd=ROOT))
+def test_out_of_bound_params_fail_before_any_work(tmp_path, paper, override, expected):
+    root = _checkout(tmp_path, (ROOT / "params.yaml").read_bytes())
+    before = snapshot(root)
+    line = error_line(cli("run", paper, "--set", override, cwd=root, env={"PAPERLINE_ROOT": str(root)}))
     assert expected in line
-    assert (snapshot(ROOT / "data") if (ROOT / "data").is_dir() else {}) == before
+    assert {k: v for k, v in snapshot(root).items() if not k.startswith(".paperline")} == before
+    assert not (root / "data").exists()
 
 
 def _checkout(tmp_path: Path, params: bytes | None) -> Path:
