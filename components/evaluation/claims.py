@@ -80,7 +80,8 @@ class ClaimResult:
     cluster_unit: str | None = None  # "seed" where a trained model is involved: then >= 2 clusters are needed
     n_censored: int = 0
     uncensored: dict | None = None  # {"ci_low", "ci_high", "n_units"} without the censored units
-    combine: str | None = None  # composite: "all" | "any"
+    combine: str | None = None  # composite: "all" | "any" | "at_least" (with min_parts)
+    min_parts: int | None = None  # composite with combine "at_least": how many parts must be reproduced
     parts: list = field(default_factory=list)  # composite: the part records
     preconditions: list = field(default_factory=list)  # composite: records that must be reproduced
     reason: str = ""  # the verdict's reason in one sentence (generated)
@@ -137,6 +138,8 @@ def _check_types(c: Mapping, where: str) -> None:
     for k in _NUMBERS:
         if c[k] is not None and not _is_num(c[k]):
             raise DataError(f"{where}.{k}: expected a finite number or null, got {c[k]!r}")
+    if c["min_parts"] is not None and not _is_count(c["min_parts"]):
+        raise DataError(f"{where}.min_parts: expected null or a non-negative integer, got {c['min_parts']!r}")
     for k in ("n_seeds", "n_units", "n_censored"):
         if not _is_count(c[k]):
             raise DataError(f"{where}.{k}: expected a non-negative integer, got {c[k]!r}")
@@ -177,7 +180,7 @@ def _rule_verdict(c: Mapping) -> str:
             raise DataError("a composite needs its parts and how they combine ('all' or 'any')")
         if any(pre["verdict"] != REPRODUCED for pre in c["preconditions"]):
             return INCONCLUSIVE
-        return combine([part["verdict"] for part in c["parts"]], c["combine"])
+        return combine([part["verdict"] for part in c["parts"]], c["combine"], c["min_parts"])
     if rule == "probability":
         return decide_probability(c["effect"], d.get("p_hi", 0.95), d.get("p_lo", 0.05))
     if rule == "p-value":
@@ -349,10 +352,11 @@ def evaluate_standard(claim_id: str, statement: str, *, method_values: Sequence[
 
 
 def composite(claim_id: str, statement: str, parts: Sequence[ClaimResult | Mapping], *, how: str = "all",
-              preconditions: Sequence[ClaimResult | Mapping] = (), metric: str, method: str,
+              min_parts: int | None = None, preconditions: Sequence[ClaimResult | Mapping] = (), metric: str, method: str,
               baseline: str | None, unit: str, headline: int | None = 0, ci_level: float | None = 0.95,
               scale_note: str = "", details: Mapping | None = None, paper_value: str | None = None) -> ClaimResult:
-    """A claim decided by its parts (``how`` = 'all' or 'any'), inconclusive unless every precondition holds.
+    """A claim decided by its parts (``how`` = 'all', 'any', or 'at_least' ``min_parts``), inconclusive unless
+    every precondition holds.
 
     ``headline`` picks the part whose effect and CI the claim shows (None: none).
     Counts: clusters are the largest of the parts', units and censored units add up.
@@ -371,7 +375,7 @@ def composite(claim_id: str, statement: str, parts: Sequence[ClaimResult | Mappi
         n_seeds=max(r["n_seeds"] for r in recs), n_units=sum(r["n_units"] for r in recs), unit=unit,
         per_seed_signs=head.get("per_seed_signs"), rule="composite", verdict=INCONCLUSIVE, scale_note=scale_note,
         details=dict(details or {}), paper_value=paper_value, n_censored=sum(r["n_censored"] for r in recs),
-        combine=how, parts=recs, preconditions=pres)
+        combine=how, min_parts=min_parts if how == "at_least" else None, parts=recs, preconditions=pres)
     return finish(record)
 
 

@@ -45,7 +45,8 @@ def rule_text(c: Mapping) -> str:
     if rule == "check":
         return f"check: {d.get('what', 'a recorded sanity check')} must pass"
     if rule == "composite":
-        how = "every part is reproduced" if c.get("combine") == "all" else "at least one part is reproduced"
+        how = {"all": "every part is reproduced", "any": "at least one part is reproduced"}.get(
+            str(c.get("combine")), f"at least {c.get('min_parts')} parts are reproduced")
         pre = "; inconclusive unless every precondition holds" if c.get("preconditions") else ""
         return f"composite: reproduced iff {how}{pre}"
     return str(rule)
@@ -77,7 +78,8 @@ def reason(c: Mapping) -> str:
         parts = c.get("parts") or []
         by = {v: [p["id"] for p in parts if p.get("verdict") == v] for v in (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE)}
         counts = ", ".join(f"{len(ids)} {v} ({', '.join(ids)})" for v, ids in by.items() if ids)
-        return f"{c.get('combine')} of {len(parts)} parts: {counts}"
+        how = f"at least {c.get('min_parts')}" if c.get("combine") == "at_least" else c.get("combine")
+        return f"{how} of {len(parts)} parts: {counts}"
     if rule not in ("composite", "point", "check") and c.get("cluster_unit") and c.get("n_seeds", 0) < 2:
         return (f"only {c.get('n_seeds', 0)} {c.get('cluster_unit')}: the resampling cannot see how the result "
                 "moves from one trained model to another, so it cannot speak for the method")

@@ -20,7 +20,7 @@ VERDICTS: tuple[str, ...] = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE)
 RULES: tuple[str, ...] = ("standard", "non-inferiority", "ci-excludes", "probability", "p-value", "point", "check",
                           "composite")
 DIRECTIONS: tuple[str, ...] = ("greater", "less", "two-sided")
-COMBINES: tuple[str, ...] = ("all", "any")
+COMBINES: tuple[str, ...] = ("all", "any", "at_least")
 
 
 def _num(name: str, v: object) -> float:
@@ -135,21 +135,22 @@ def censored_verdict(verdict: str, uncensored: str | None) -> str:
     return verdict if uncensored is not None and uncensored == verdict else INCONCLUSIVE
 
 
-def combine(verdicts: Iterable[str], how: str = "all") -> str:
+def combine(verdicts: Iterable[str], how: str = "all", k: int | None = None) -> str:
     """``all``: any part not reproduced -> not reproduced, all reproduced -> reproduced, else inconclusive.
-    ``any`` ("for at least one comparison"): any reproduced -> reproduced, all not reproduced -> not reproduced."""
+    ``any`` ("for at least one comparison"): any reproduced -> reproduced, all not reproduced -> not reproduced.
+    ``at_least`` ``k`` ("on at least k functions"): reproduced iff >= k parts are reproduced; not reproduced iff
+    fewer than k parts are still open (not 'not reproduced'); inconclusive otherwise (all = n of n, any = 1 of n)."""
     verdicts = list(verdicts)
     if not verdicts or any(v not in VERDICTS for v in verdicts):
         raise ParamsError(f"combine: expected verdicts from {VERDICTS}, got {verdicts!r}")
-    if how == "all":
-        if NOT_REPRODUCED in verdicts:
-            return NOT_REPRODUCED
-        return REPRODUCED if all(v == REPRODUCED for v in verdicts) else INCONCLUSIVE
-    if how == "any":
-        if REPRODUCED in verdicts:
-            return REPRODUCED
-        return NOT_REPRODUCED if all(v == NOT_REPRODUCED for v in verdicts) else INCONCLUSIVE
-    raise ParamsError(f"combine: expected one of {COMBINES}, got {how!r}")
+    if how not in COMBINES:
+        raise ParamsError(f"combine: expected one of {COMBINES}, got {how!r}")
+    need = {"all": len(verdicts), "any": 1}.get(how, k)
+    if not isinstance(need, int) or isinstance(need, bool) or not 1 <= need <= len(verdicts):
+        raise ParamsError(f"combine: 'at_least' needs 1 <= k <= {len(verdicts)} parts, got k = {k!r}")
+    if sum(v == REPRODUCED for v in verdicts) >= need:
+        return REPRODUCED
+    return NOT_REPRODUCED if sum(v != NOT_REPRODUCED for v in verdicts) < need else INCONCLUSIVE
 
 
 def combine_all(verdicts: Iterable[str]) -> str:

@@ -12,7 +12,6 @@ must not rest on such pairs (two runs both at the cap are not a tie).
 from __future__ import annotations
 
 from collections import defaultdict
-from itertools import combinations
 
 import numpy as np
 
@@ -74,25 +73,10 @@ def _log_ratio(cid: str, statement: str, pr: dict, p, *, baseline: str, strata: 
 
 
 def at_least(cid: str, statement: str, parts: list[CL.ClaimResult], k: int, **kw) -> CL.ClaimResult:
-    """"At least ``k`` of the parts are reproduced" as a real composite.
-
-    k = 1 is 'any', k = len(parts) is 'all'; otherwise 'any' over the 'all'-composites of every k-subset,
-    which gives exactly: reproduced iff >= k parts are reproduced, not reproduced iff fewer than k are not
-    rejected, inconclusive otherwise. A part then appears in several subsets, so the claim's unit counts are
-    set back to those of the distinct parts (the verdict never uses them).
-    """
+    """"At least ``k`` of the parts are reproduced" (the core's ``at_least`` composite)."""
     if not 1 <= k <= len(parts):
         raise ParamsError(f"{cid}: need 1 <= k <= {len(parts)} parts, got k = {k}")
-    if k in (1, len(parts)):
-        return CL.composite(cid, statement, parts, how="any" if k == 1 else "all", headline=None, **kw)
-    same = {key: v for key, v in kw.items() if key in ("metric", "method", "baseline", "unit", "scale_note")}
-    subsets = [CL.composite(f"{cid}/" + "+".join(q.id.split("/")[-1] for q in sub),
-                            f"all of {', '.join(q.id for q in sub)}", list(sub), how="all", headline=None, **same)
-               for sub in combinations(parts, k)]
-    record = CL.composite(cid, statement, subsets, how="any", headline=None, **kw)
-    record.n_units = sum(p.n_units for p in parts)
-    record.n_censored = sum(p.n_censored for p in parts)
-    return record
+    return CL.composite(cid, statement, parts, how="at_least", min_parts=k, headline=None, **kw)
 
 
 def claim1(p, rows, idx) -> CL.ClaimResult:

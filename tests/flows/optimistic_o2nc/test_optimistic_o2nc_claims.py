@@ -74,9 +74,9 @@ def test_c1_reproduced_on_every_function(p):
     assert r.verdict == "reproduced" and r.rule == "composite"
     assert "2 functions" in r.statement and r.n_units == 3 * 2 * 10 and r.n_censored == 0
     assert r.details["functions"]["hard-chain"]["median_ratio"] == pytest.approx(0.5, rel=0.1)
-    # "at least 2 of 3" is built as any of the three pairs' 'all' composites
-    assert {q["id"] for q in r.parts} == {"C1/robust-synthetic+robust-diabetes", "C1/robust-synthetic+hard-chain",
-                                          "C1/robust-diabetes+hard-chain"}
+    # "at least 2 of 3": one part per function, combined by the core's at_least rule
+    assert r.combine == "at_least" and r.min_parts == 2
+    assert {q["id"] for q in r.parts} == {"C1/robust-synthetic", "C1/robust-diabetes", "C1/hard-chain"}
 
 
 @pytest.mark.parametrize("ratios, expected", [
@@ -99,7 +99,7 @@ def test_c1_resting_on_runs_at_the_cap_is_inconclusive(p):
         if r["method"] == "cmo23" and r["eps_rel"] < 0.1 and r["seed"] < 5:
             r.update(calls=CAP, reached=False)
     r = claim1(p, rows, index_runs(rows))
-    part = r.parts[0]["parts"][0]
+    part = r.parts[0]
     assert part["n_censored"] == 10 and part["verdict"] == "inconclusive" and "censored" in part["reason"]
     assert r.n_censored == 30
 
@@ -171,5 +171,5 @@ def test_every_verdict_in_the_document_rederives(p):
     assert [c["id"] for c in doc["claims"]] == ["C1", "C2", "C3"]
     assert [c["verdict"] for c in doc["claims"]] == ["reproduced", "reproduced", "reproduced"]
     assert all(c["paper_value"] for c in doc["claims"])
-    # C1: itself, 3 pairs and their 6 parts; C2: itself; C3: itself and 3 parts; two flips each
-    assert assert_every_verdict_flip_is_caught(doc) == 2 * (10 + 1 + 4)
+    # C1: itself and 3 parts; C2: itself; C3: itself and 3 parts; two flips each
+    assert assert_every_verdict_flip_is_caught(doc) == 2 * (4 + 1 + 4)

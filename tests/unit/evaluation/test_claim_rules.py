@@ -172,3 +172,24 @@ def test_reasons_say_why_in_words():
     assert "spans 0" in std(*shifted(0.5, noise=40.0)).reason
     assert "lies above 0" in std(*shifted(5.0)).reason
     assert "no practical effect" in std(*shifted(0.05, noise=0.2), delta=1.0).reason
+
+
+@pytest.mark.parametrize(("verdicts", "k", "expected"), [
+    (["reproduced", "reproduced", "not reproduced"], 2, "reproduced"),
+    (["reproduced", "inconclusive", "not reproduced"], 2, "inconclusive"),
+    (["reproduced", "not reproduced", "not reproduced"], 2, "not reproduced"),
+    (["inconclusive"] * 3, 3, "inconclusive"),
+])
+def test_at_least_k_of_n(verdicts, k, expected):
+    assert CL.combine(verdicts, "at_least", k) == expected
+
+
+def test_at_least_composite_validates_and_refuses_a_hand_edit():
+    parts = [std(*shifted(5.0), id="a"), std(*shifted(5.0, seed=1), id="b"), std(*shifted(-5.0), id="c")]
+    comp = CL.composite("C1", "2 of 3", parts, how="at_least", min_parts=2, metric="m", method="m", baseline="b",
+                        unit="items")
+    assert comp.verdict == "reproduced" and "at least 2 of 3 parts" in comp.reason
+    doc = CL.claims_document("p", "default", [comp])
+    doc["claims"][0]["min_parts"] = 3
+    with pytest.raises(DataError, match="verdict"):
+        CL.validate_claims_document(doc)
