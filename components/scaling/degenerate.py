@@ -2,7 +2,8 @@
 
 A fit always returns five numbers; these checks say when they mean nothing: the
 data cannot identify an exponent (one distinct N or D, or no spread in the loss),
-or the optimum lies where a term vanishes or grows with scale. Each check is
+or the parameters lie outside any law's range (``components.scaling.sanity``, the
+same flags the reports show), or a term explains nothing over the data. Each check is
 stated in the reason it returns, so a user can see which one fired.
 """
 
@@ -11,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 from components.scaling.chinchilla import ScalingFit
+from components.scaling.sanity import fit_flags
 
 REL_LOSS_SPREAD = 1e-9  # (max L - min L) / mean L below this: the loss is constant, nothing to fit
-MIN_EXPONENT = 1e-6  # alpha or beta at or below this: the term does not decrease with scale
 MIN_TERM_SHARE = 1e-6  # a term whose spread over the data is below this share of the loss spread explains nothing
 
 
@@ -33,9 +34,7 @@ def degenerate_reasons(fit: ScalingFit, N, D, L) -> list[str]:  # noqa: N803 (th
     if bad:
         reasons.append(f"non-finite parameter(s) {', '.join(bad)}")
         return reasons
-    for exp_name, value in (("alpha", fit.alpha), ("beta", fit.beta)):
-        if value <= MIN_EXPONENT:
-            reasons.append(f"{exp_name} = {value:.3g} <= {MIN_EXPONENT:g}: the loss does not fall with scale")
+    reasons += [flag.split(": ", 1)[1] for flag in fit_flags("fit", params)]  # parameters out of any law's range
     if spread > 0:
         for term, coef, exp, x in (("A/N^alpha", fit.A, fit.alpha, n), ("B/D^beta", fit.B, fit.beta, d)):
             with np.errstate(over="ignore", invalid="ignore"):
