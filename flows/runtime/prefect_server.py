@@ -28,7 +28,8 @@ from components.io import write_json
 from flows.runtime.settings import Paths
 
 GUARD = Path(__file__).with_name("orphan_guard.py")
-EPHEMERAL_APP = "prefect.server.api.server:create_app"  # what Prefect's temporary server runs (uvicorn --factory)
+EPHEMERAL_APP = "prefect.server.api.server:create_app"
+_WATCHDOGS: list[subprocess.Popen] = []  # what Prefect's temporary server runs (uvicorn --factory)
 
 
 def _record(paths: Paths) -> Path:
@@ -82,8 +83,10 @@ def watch_temporary(parent: int | None = None) -> subprocess.Popen | None:
     if not Path("/proc/self/stat").exists():
         return None
     cmd = [sys.executable, str(GUARD), "watch", "--parent", str(parent or os.getpid()), "--match", EPHEMERAL_APP]
-    return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
+    _WATCHDOGS.append(proc)  # held, so it is not collected (and warned about) while it runs
+    return proc
 
 
 def _free_port() -> int:
