@@ -37,8 +37,12 @@ def paperline_run(
     runner: str | None = None,
     root: str | None = None,
     stages: list[str] | None = None,
+    wait: bool = True,
 ) -> dict[str, Any]:
-    """Run ``paper``'s pipeline (what a worker executes for a deployment); returns the stage summaries."""
+    """Run ``paper``'s pipeline (what a worker executes for a deployment); returns the stage summaries.
+
+    A scheduled run waits for another writer of the paper (``wait``) instead of failing.
+    """
     from flows.runtime import pipeline, runners
     from flows.runtime.settings import apply_env_defaults
 
@@ -46,7 +50,7 @@ def paperline_run(
     if runner:
         runners.parse(runner)
         os.environ[runners.ENV] = runner
-    return pipeline.run(paper, paths, profile=profile, overrides=overrides or (), stages=stages or None)
+    return pipeline.run(paper, paths, profile=profile, overrides=overrides or (), stages=stages or None, wait=wait)
 
 
 def _require_server() -> str:
@@ -83,9 +87,11 @@ def schedule(
     """Create or update the deployment for ``paper`` (or ``recurring-eval``); returns its full name."""
     from flows.registry import get_paper
 
-    _require_server()
     if cron is not None:
         _check_cron(cron)
+    if paper != RECURRING:
+        check_overrides(paper, root, profile, overrides or [])
+    _require_server()
     if paper == RECURRING:
         entry, params = ENTRYPOINTS[RECURRING], {"root": str(root), **(parameters or {})}
         if profile:
@@ -106,6 +112,18 @@ def schedule(
         print_next_steps=False, ignore_warnings=True, tags=["paperline", paper],
     )
     return f"{source.name}/{paper}"
+
+
+def check_overrides(paper: str, root: Path, profile: str | None, overrides: list[str]) -> None:
+    """Validate the deployment's profile and ``--set`` values against the paper's params model (as a run would)."""
+    from flows.registry import get_paper
+    from flows.runtime import pipeline
+    from flows.runtime.params import check_profile
+    from flows.runtime.settings import Paths
+
+    paths = Paths(Path(root))
+    chosen = check_profile(profile) if profile else pipeline.file_profile(paths)
+    pipeline.resolve_owner_params(get_paper(paper), paths, chosen, overrides)
 
 
 def _check_cron(cron: str) -> None:

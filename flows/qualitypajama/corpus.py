@@ -8,6 +8,7 @@ from components.data import validate as V
 from components.data.corpus import build_pool, inject_noise, stream_hf_text
 from components.io import write_json, write_jsonl
 from flows.qualitypajama.common import CORPUS
+from flows.runtime.paths import check_names, safe_join
 from flows.runtime.stages import StageContext
 
 POOL_SUITE = [
@@ -36,7 +37,9 @@ def run(ctx: StageContext) -> dict:
     budget = int(c.pool_mb * 1_000_000)
     if c.hf_dataset:  # fail fast when offline, before reading anything else
         hf_docs = _hf_pool(c.hf_dataset, budget)
-    names = sorted(set(c.sources) | set(c.heldout))
+    # names become path parts: plain names only (params already restrict them to the known sources)
+    sources = check_names(c.sources, "qualitypajama.corpus.sources")
+    names = sorted(set(sources) | set(check_names(c.heldout, "qualitypajama.corpus.heldout")))
     files = {name: ctx.input(f"data/sources/{name}.jsonl") for name in names}
     # Size-proportional shares of the pool sources (as the card samples); held-out-only sources give none.
     weights = {name: (float(files[name].stat().st_size) if name in c.sources else 0.0) for name in names}
@@ -57,8 +60,8 @@ def run(ctx: StageContext) -> dict:
     sizes = {}
     for name, val_docs in sorted(heldout.items()):
         val_docs = val_docs[: c.heldout_max_docs]
-        V.validate(val_docs, HELDOUT_SUITE, name=f"qualitypajama/heldout-{name}", result_path=checks / f"heldout-{name}.json")
-        write_jsonl(Path(out) / "heldout" / f"{name}.jsonl", val_docs)
+        V.validate(val_docs, HELDOUT_SUITE, name=f"qualitypajama/heldout-{name}", result_path=safe_join(checks, f"heldout-{name}.json"))
+        write_jsonl(safe_join(Path(out), "heldout", f"{name}.jsonl"), val_docs)
         sizes[name] = len(val_docs)
     labels = {lab: sum(d["label"] == lab for d in docs) for lab in ("natural", "near_dup", "junk")}
     summary = {"documents": len(docs), "bytes": sum(len(d["text"].encode()) for d in docs), **labels, "heldout": sizes}

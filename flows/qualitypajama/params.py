@@ -6,7 +6,8 @@ import re
 
 from pydantic import Field, field_validator, model_validator
 
-from flows.runtime.params import Count, ModelSize, Section, Seed, Seeds, Steps, Windows
+from flows.runtime.params import Count, ModelSize, Section, Seed, Seeds, Steps, Windows, check_known
+from flows.shared.params import ALL_SOURCES
 
 # raw | exact | minhash-<threshold> | gopher | c4 | <style>-<synthetic percent>
 INTERVENTION = re.compile(r"^(raw|exact|gopher|c4|minhash-(0(\.\d+)?|1(\.0+)?)|(qa|hq|textbook)-(\d{1,3}))$")
@@ -30,6 +31,12 @@ class CorpusParams(Section):
         if not 0 <= lo <= hi <= 1:
             raise ValueError("expected (min, max) fractions with 0 <= min <= max <= 1")
         return v
+
+    @field_validator("sources", "heldout")
+    @classmethod
+    def _known_sources(cls, names: list[str]) -> list[str]:
+        # the names become path parts (data/sources/<name>.jsonl, heldout/<name>.jsonl): a known list only
+        return check_known(names, ALL_SOURCES, "source")
 
 
 class CurationParams(Section):

@@ -72,8 +72,12 @@ def run(
     with_upstream: bool = True,
     force: bool = False,
     track: bool = True,
+    wait: bool = False,
 ) -> dict[str, Any]:
-    """Validate everything, then run the planned stages in one Prefect flow run."""
+    """Validate everything, take the paper lock(s), then run the planned stages in one Prefect flow run.
+
+    Another writer of the same paper in this checkout makes this fail at once (or, with ``wait``, wait for it).
+    """
     profile = P.check_profile(profile) if profile else file_profile(paths)
     order = plan(slug, stages, with_upstream=with_upstream)
     owners = {owner for owner, _ in order}
@@ -81,7 +85,10 @@ def run(
         owner: resolve_owner_params(get_paper(owner), paths, profile, overrides if owner == get_paper(slug).slug else ())
         for owner in owners
     }
-    return _run_flow(get_paper(slug).slug, order, resolved, paths, profile, force=force, track=track)
+    from flows.runtime.lock import hold
+
+    with hold(paths, owners, wait=wait):
+        return _run_flow(get_paper(slug).slug, order, resolved, paths, profile, force=force, track=track)
 
 
 class _QuietUserErrors(logging.Filter):

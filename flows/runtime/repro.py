@@ -9,8 +9,9 @@ import sys
 from pathlib import Path
 
 from components.errors import PaperlineError
-from flows.registry import dvc_stage_name, get_paper
+from flows.registry import SHARED, dvc_stage_name, get_paper, paper_slugs
 from flows.runtime import prefect_server
+from flows.runtime.lock import hold
 from flows.runtime.settings import Paths
 
 log = logging.getLogger("paperline")
@@ -33,11 +34,26 @@ def dvc_targets(paper: str | None) -> list[str]:
     return [dvc_stage_name(spec.slug, st.name) for st in spec.stages]
 
 
-def reproduce(paths: Paths, paper: str | None = None, *, keep_server: bool = False) -> Path:
-    """Run ``dvc repro [paper's stages]``; start (and afterwards stop) a local Prefect server if none is set."""
+def lock_owners(paper: str | None) -> list[str]:
+    """The owners whose stages ``dvc repro [paper]`` may run (their locks are held for the whole run)."""
+    from flows.runtime.pipeline import plan
+
+    if paper is not None:
+        return sorted({owner for owner, _ in plan(paper, None, with_upstream=True)})
+    return sorted({SHARED, *(s for s in paper_slugs() if get_paper(s).implemented)})
+
+
+def reproduce(paths: Paths, paper: str | None = None, *, keep_server: bool = False, wait: bool = False) -> Path:
+    """Run ``dvc repro [paper's stages]`` holding the papers' locks (its stage processes inherit them);
+    start (and afterwards stop) a local Prefect server if none is set."""
+    targets = dvc_targets(paper)
+    with hold(paths, lock_owners(paper), wait=wait, export=True):
+        return _reproduce(paths, targets, keep_server=keep_server)
+
+
+def _reproduce(paths: Paths, targets: list[str], *, keep_server: bool) -> Path:
     from flows.cli_views import write_index
 
-    targets = dvc_targets(paper)
     started = False
     url = os.environ.get("PREFECT_API_URL") or prefect_server.running(paths)
     if not url:
