@@ -58,7 +58,7 @@ def _reproduce(paths: Paths, targets: list[str], *, keep_server: bool) -> Path:
     url = os.environ.get("PREFECT_API_URL") or prefect_server.running(paths)
     if not url:
         log.info("starting a local Prefect server for this reproduction")
-        url = prefect_server.start(paths)
+        url = prefect_server.start(paths, owned=not keep_server)  # owned: it ends if this process is killed
         started = True
     try:
         cmd = [str(Path(sys.executable).parent / "dvc"), "repro", *targets]
