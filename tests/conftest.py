@@ -58,3 +58,12 @@ def copy_project(dest: Path) -> Path:
     from flows.runtime.workspace import copy_project as copy
 
     return copy(ROOT, dest)
+
+
+def error_line(proc: subprocess.CompletedProcess) -> str:
+    """The one-line ``error: ...`` a bad input must end in: exit code 2, no traceback, the line returned."""
+    assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: ")
+    return last

@@ -8,17 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import ROOT, paperline
+from tests.conftest import ROOT, error_line, paperline
 
 pytestmark = pytest.mark.integration
-
-
-def error_line(proc) -> str:
-    assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
-    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
-    last = proc.stderr.strip().splitlines()[-1]
-    assert last.startswith("error: ")
-    return last
 
 
 @pytest.mark.parametrize(
