@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -140,3 +141,21 @@ def test_pipeline_run_refuses_before_any_stage_while_another_process_writes(tmp_
     finally:
         release(proc)
     assert not (tmp_path / "data").exists()
+
+
+def test_repro_locks_the_paper_and_the_shared_stages_it_reads():
+    from flows.runtime.repro import lock_owners
+
+    assert lock_owners("qualitypajama") == ["qualitypajama", "shared"]
+    assert {"shared", "qualitypajama", "ofmu"} <= set(lock_owners(None))
+
+
+@pytest.mark.parametrize("override, message", [("training.lrr=1", "qualitypajama.training.lrr: unknown key"),
+                                               ("corpus.heldout=[../x]", "qualitypajama.corpus.heldout: ")])
+def test_schedule_validates_overrides_without_a_server(tmp_path, monkeypatch, override, message):
+    from components.errors import ParamsError
+    from flows.deployments import schedule
+
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    with pytest.raises(ParamsError, match=re.escape(message)):
+        schedule("qualitypajama", tmp_path, cron="0 3 * * *", overrides=[override])
