@@ -22,7 +22,7 @@ def prefect_api(tmp_path_factory):
     paths = Paths(home)
     paths.state.mkdir(parents=True, exist_ok=True)
     old = os.environ.pop("PREFECT_API_URL", None)
-    url = prefect_server.start(paths)
+    url = prefect_server.start(paths, owned=True)  # ends with this session even if it is killed
     os.environ["PREFECT_API_URL"] = url
     yield url
     prefect_server.stop(paths)
