@@ -34,6 +34,7 @@ from components.evaluation.rules import (  # noqa: F401  (re-exported: pipelines
     RULES,
     VERDICTS,
     censored_verdict,
+    ci_rule_verdict,
     combine,
     combine_all,
     combine_any,
@@ -163,16 +164,6 @@ def _check_types(c: Mapping, where: str) -> None:
             raise DataError(f"{where}.{k}: {c[k]!r} is not one of {', '.join(map(str, allowed))}")
 
 
-def _ci_verdict(c: Mapping, lo: float, hi: float) -> str:
-    rule = c["rule"]
-    if rule == "standard":
-        return decide(lo, hi, direction=c["direction"], threshold=c["threshold"], delta=c["delta"], null=c["null"])
-    if rule == "non-inferiority":
-        margin = -c["threshold"] if c["direction"] == "greater" else c["threshold"]
-        return decide_noninferior(lo, hi, direction=c["direction"], margin=margin)
-    return decide_excludes(lo, hi, threshold=c["threshold"], delta=c["delta"] or 0.0, null=c["null"])
-
-
 def _rule_verdict(c: Mapping) -> str:
     rule, d = c["rule"], c["details"]
     if rule == "composite":
@@ -191,10 +182,10 @@ def _rule_verdict(c: Mapping) -> str:
         return decide_check(d.get("passed"))
     if c["ci_low"] is None or c["ci_high"] is None:
         return INCONCLUSIVE  # no finite CI could be computed (e.g. every refit failed)
-    verdict = _ci_verdict(c, c["ci_low"], c["ci_high"])
+    verdict = ci_rule_verdict(c, c["ci_low"], c["ci_high"])
     if c["n_censored"]:
         u = c["uncensored"]
-        return censored_verdict(verdict, None if u is None else _ci_verdict(c, u["ci_low"], u["ci_high"]))
+        return censored_verdict(verdict, None if u is None else ci_rule_verdict(c, u["ci_low"], u["ci_high"]))
     return verdict
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from components.evaluation.rules import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, inside_band
+from components.evaluation.rules import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, ci_rule_verdict, inside_band
 
 
 def _g(x: float | None) -> str:
@@ -86,7 +86,7 @@ def reason(c: Mapping) -> str:
     if rule in ("standard", "non-inferiority", "ci-excludes"):
         base = _ci_reason(c, str(verdict))
         n_c = c.get("n_censored") or 0
-        if n_c and verdict == INCONCLUSIVE:
+        if n_c and verdict == INCONCLUSIVE and ci_rule_verdict(c, c["ci_low"], c["ci_high"]) != INCONCLUSIVE:
             u = c.get("uncensored")
             rest = f"without them the CI is {_ci(u['ci_low'], u['ci_high'])}" if u else "no uncensored unit is left"
             return f"{base}, but it rests on {n_c} of {c.get('n_units')} censored units ({rest})"

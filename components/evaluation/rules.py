@@ -9,7 +9,7 @@ re-derive any verdict from a ``claims.json`` record. :func:`rule_text` and
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 
@@ -128,6 +128,17 @@ def decide_check(passed: object) -> str:
     if not isinstance(passed, bool):
         raise DataError(f"passed: expected true or false, got {passed!r}")
     return REPRODUCED if passed else NOT_REPRODUCED
+
+
+def ci_rule_verdict(c: Mapping, lo: float, hi: float) -> str:
+    """The verdict of a claim record's CI rule (standard, non-inferiority, ci-excludes) on the CI [lo, hi]."""
+    rule = c["rule"]
+    if rule == "standard":
+        return decide(lo, hi, direction=c["direction"], threshold=c["threshold"], delta=c["delta"], null=c["null"])
+    if rule == "non-inferiority":
+        margin = -c["threshold"] if c["direction"] == "greater" else c["threshold"]
+        return decide_noninferior(lo, hi, direction=c["direction"], margin=margin)
+    return decide_excludes(lo, hi, threshold=c["threshold"], delta=c["delta"] or 0.0, null=c["null"])
 
 
 def censored_verdict(verdict: str, uncensored: str | None) -> str:

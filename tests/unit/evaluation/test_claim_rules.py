@@ -193,3 +193,11 @@ def test_at_least_composite_validates_and_refuses_a_hand_edit():
     doc["claims"][0]["min_parts"] = 3
     with pytest.raises(DataError, match="verdict"):
         CL.validate_claims_document(doc)
+
+
+def test_an_open_ci_with_censored_units_does_not_blame_them():
+    m, b = shifted(0.3, noise=30.0)
+    cens = np.zeros(SEEDS.size, bool)
+    cens[:30] = True
+    r = std(m, b, censored=cens)
+    assert r.verdict == "inconclusive" and "spans 0" in r.reason and "rests on" not in r.reason
