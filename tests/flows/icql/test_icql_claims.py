@@ -7,7 +7,8 @@ import pytest
 from scipy.stats import spearmanr
 
 from components.evaluation.claims import claims_document
-from flows.icql.claims import all_claims, claim2, claim4, compare, scores_by, spearman_gap_samples
+from components.evaluation.rank_bootstrap import spearman_gap_samples
+from flows.icql.claims import all_claims, claim2, claim4, compare, scores_by
 from flows.icql.params import PRESETS, Params
 from flows.runtime.params import resolve
 from tests.claims_checks import assert_every_verdict_flip_is_caught
