@@ -266,12 +266,6 @@ def claims_document(paper: str, profile: str, results: Sequence[ClaimResult | Ma
     return validate_claims_document(doc, f"claims document for {paper!r}")
 
 
-def _ci(diffs: np.ndarray, clusters: np.ndarray | None, strata: np.ndarray | None, *, n_resamples: int,
-        level: float, seed: int) -> tuple[float, float, float]:
-    return paired_bootstrap_ci(diffs, clusters=clusters, strata=strata, n_resamples=n_resamples, level=level,
-                               seed=seed)
-
-
 def _labels_or_none(name: str, labels: Any, n: int) -> np.ndarray | None:
     if labels is None:
         return None
@@ -320,13 +314,14 @@ def evaluate_standard(claim_id: str, statement: str, *, method_values: Sequence[
     elif delta is None:
         raise ParamsError(f"{claim_id}: rule {rule!r} needs delta (the no-practical-effect band)")
     seed_ids, signs = stratum_signs(diffs, labels) if labels is not None else ([], None)
-    point, lo, hi = _ci(diffs, labels, strata_arr, n_resamples=n_resamples, level=level, seed=seed)
+    point, lo, hi = paired_bootstrap_ci(diffs, clusters=labels, strata=strata_arr, n_resamples=n_resamples,
+                                        level=level, seed=seed)
     uncensored = None
     if cens.any() and (~cens).any():
         keep = ~cens
-        _, ulo, uhi = _ci(diffs[keep], None if labels is None else labels[keep],
-                          None if strata_arr is None else strata_arr[keep], n_resamples=n_resamples, level=level,
-                          seed=seed)
+        _, ulo, uhi = paired_bootstrap_ci(diffs[keep], clusters=None if labels is None else labels[keep],
+                                          strata=None if strata_arr is None else strata_arr[keep],
+                                          n_resamples=n_resamples, level=level, seed=seed)
         uncensored = {"ci_low": ulo, "ci_high": uhi, "n_units": int(keep.sum())}
     info = {"seeds": seed_ids, "n_resamples": n_resamples, "bootstrap_seed": seed,
             "resampling": "two-stage (clusters, then units)" if labels is not None else "units",

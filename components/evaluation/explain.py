@@ -52,7 +52,7 @@ def rule_text(c: Mapping) -> str:
     return str(rule)
 
 
-def _ci_reason(c: Mapping, verdict: str) -> str:
+def _ci_reason(c: Mapping) -> str:
     lo, hi, t = c.get("ci_low"), c.get("ci_high"), c.get("threshold")
     null, delta = c.get("null") or 0.0, c.get("delta")
     ci = f"CI {_ci(lo, hi)}"
@@ -84,7 +84,7 @@ def reason(c: Mapping) -> str:
         return (f"only {c.get('n_seeds', 0)} {c.get('cluster_unit')}: the resampling cannot see how the result "
                 "moves from one trained model to another, so it cannot speak for the method")
     if rule in ("standard", "non-inferiority", "ci-excludes"):
-        base = _ci_reason(c, str(verdict))
+        base = _ci_reason(c)
         n_c = c.get("n_censored") or 0
         if n_c and verdict == INCONCLUSIVE and ci_rule_verdict(c, c["ci_low"], c["ci_high"]) != INCONCLUSIVE:
             u = c.get("uncensored")
