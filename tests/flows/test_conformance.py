@@ -53,12 +53,13 @@ def test_components_never_import_frameworks_or_flows():
 
 def test_pipelines_never_import_each_other():
     pipes = {slug.replace("-", "_") for slug, spec in papers().items() if spec.implemented and slug != SHARED}
-    bad = []
-    for m, deps in GRAPH.items():
-        parts = m.split(".")
-        if parts[0] == "flows" and len(parts) > 1 and parts[1] in pipes:
-            bad += [(m, d) for d in deps if d.split(".")[1:2] != parts[1:2] and d.split(".")[1:2][0:1]
-                    and d.split(".")[1] in pipes]
+
+    def pipeline_of(module: str) -> str | None:
+        parts = module.split(".")
+        return parts[1] if parts[0] == "flows" and len(parts) > 2 and parts[1] in pipes else None
+
+    bad = [(m, d) for m, deps in GRAPH.items() if pipeline_of(m)
+           for d in deps if pipeline_of(d) and pipeline_of(d) != pipeline_of(m)]
     assert bad == []
 
 
