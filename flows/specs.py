@@ -53,3 +53,81 @@ TITLES = [
 
 def paper_slugs() -> list[str]:
     return [slug for slug, _ in TITLES]
+
+
+REPORT_FILES = ("report.md", "report.html", "claims.json", "figures")
+REPORT_CODE = ("components/evaluation", "components/reporting", "flows/runtime/report_stage.py")
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A paper's folders, declared once: ``spec.py`` builds its stages from it and the stage code imports the same
+    names, so an output path is written in one place.
+
+    ``data/<slug>/<name>`` holds stage outputs, ``reports/<slug>/`` the report; ``code`` lists the package's
+    modules that every stage imports (``params.py`` and ``__init__.py`` always).
+    """
+
+    slug: str
+    code: tuple[str, ...] = ()
+
+    @property
+    def package(self) -> str:
+        return self.slug.replace("-", "_")
+
+    @property
+    def data(self) -> str:
+        return f"data/{self.slug}"
+
+    @property
+    def reports(self) -> str:
+        return f"reports/{self.slug}"
+
+    def out(self, name: str) -> str:
+        """A stage output folder or file under ``data/<slug>/``."""
+        return f"{self.data}/{name}"
+
+    def report(self, name: str) -> str:
+        """A file under ``reports/<slug>/``."""
+        return f"{self.reports}/{name}"
+
+    def module_file(self, name: str) -> str:
+        return f"flows/{self.package}/{name}.py"
+
+    def shared_code(self) -> tuple[str, ...]:
+        own = [self.module_file("params"), f"flows/{self.package}/__init__.py"]
+        return tuple(dict.fromkeys([*own, *(self.module_file(c) for c in self.code)]))
+
+    def param_keys(self, keys: tuple[str, ...]) -> tuple[str, ...]:
+        """``profile`` first, then each key under this paper's section (``data`` -> ``<slug>.data``); a key
+        that names another section (``shared.sources``) or is already prefixed stays as given."""
+        out = ["profile"]
+        for key in keys:
+            head = key.split(".", 1)[0]
+            out.append(key if head in (self.slug, SHARED, "profile") else f"{self.slug}.{key}")
+        return tuple(dict.fromkeys(out))
+
+    def stage(self, name: str, *, reads: tuple[str, ...] = (), code: tuple[str, ...] = (),
+              params: tuple[str, ...] = (), writes: tuple[str, ...] = (), after: tuple[str, ...] = (),
+              summary: str = "", **extra) -> StageSpec:
+        """A stage whose module is ``flows.<package>.<name>``: its deps are that module, the package's shared code,
+        ``code`` (other repo paths) and ``reads`` (data it reads); ``writes`` are names under ``data/<slug>/``
+        (or full paths); ``params`` are keys of the paper's section (``profile`` is always a dependency)."""
+        return StageSpec(name=name, module=f"flows.{self.package}.{name}",
+                         deps=tuple(dict.fromkeys((self.module_file(name), *self.shared_code(), *code, *reads))),
+                         params=self.param_keys(params),
+                         outs=tuple(w if "/" in w else self.out(w) for w in writes), after=after, summary=summary,
+                         **extra)
+
+    def report_stage(self, *, reads: tuple[str, ...], code: tuple[str, ...] = (), params: tuple[str, ...] = (),
+                     plots: dict[str, dict[str, str]] | None = None, after: tuple[str, ...] = (),
+                     summary: str = "") -> StageSpec:
+        """The ``report`` stage: report.md/.html, claims.json, figures and metrics.json under ``reports/<slug>/``,
+        one DVC plots CSV per key of ``plots`` (its axes as the value), the package's ``claims.py`` and the shared
+        claims and reporting code as deps, and the ``claims`` params section."""
+        plots = dict(plots or {})
+        return self.stage("report", reads=reads, code=(self.module_file("claims"), *code, *REPORT_CODE),
+                          params=(*params, "claims"), after=after, summary=summary,
+                          writes=tuple(self.report(f) for f in REPORT_FILES),
+                          metrics=(self.report("metrics.json"),),
+                          plots=tuple(self.report(f"plots/{name}") for name in plots), plot_axes=plots)

@@ -13,6 +13,7 @@ from collections import defaultdict
 import numpy as np
 
 from components.evaluation import claims as CL
+from components.evaluation.claim_spec import ClaimSpec
 from components.unlearning.metrics import forget_quality, model_utility
 from components.unlearning.utility_ci import utility_difference_ci
 
@@ -22,6 +23,23 @@ MU_SPLITS = ("retain", "general")
 PAPER = "TOFU forget01, Llama-2-7B-chat (card, secondary, unverified)"
 PAPER_C1 = f"{PAPER}: MU OFMU 0.63 vs NPO 0.58 and GradDiff 0.57; FQ OFMU 0.42 vs NPO 0.40 and GradDiff 3.0e-3"
 PAPER_C2 = f"{PAPER}: MU OFMU 0.63 vs GA 0.55 (Retrain 0.63)"
+MU_UNIT = "retain + world-fact questions x seeds (two-stage: seeds, then questions; paired)"
+
+CLAIMS = (
+    ClaimSpec("C1", "Trade-off: OFMU has higher MU than the better of GradDiff and NPO at FQ no lower",
+              metric="MU(ofmu) - MU(best baseline); log10 FQ difference", method="ofmu", baseline=None,
+              rule="composite", unit=MU_UNIT, paper_value=PAPER_C1, scale_note=NOTE),
+    ClaimSpec("C2", "Stability: GA loses more utility than OFMU, dMU(GA) - dMU(OFMU) < 0 (from the "
+              "pre-unlearning model)", metric="model utility difference", method="ga", baseline="ofmu",
+              direction="less", unit=MU_UNIT, paper_value=PAPER_C2, scale_note=NOTE),
+    ClaimSpec("C3", "Mechanism: over the last half of training, mean |cos(g_f, g_r)| is lower for OFMU than for OFMU "
+              "with beta = 0", metric="mean |cos(g_f, g_r)| difference", method="ofmu", baseline="ofmu-beta0",
+              direction="less", unit="steps (last half, paired by step) x seeds", scale_note=NOTE),
+    ClaimSpec("C4", "Vision (digits): OFMU's test accuracy is higher than GradDiff's at a UA within the band of "
+              "Retrain's UA", metric="TA(ofmu) - TA(graddiff) at the matched-UA checkpoint", method="ofmu",
+              baseline="graddiff", rule="composite", unit="test items x seeds per scenario", scale_note=NOTE),
+)
+C1, C2, C3, C4 = CLAIMS
 
 
 def index_items(items: list[dict]) -> dict:
@@ -55,41 +73,36 @@ def mu_diff_ci(idx, method, baseline, seeds, *, n_resamples, level, seed):
     return pt, lo, hi, per_seed, n_units
 
 
-def _mu_claim(cid, statement, idx, method, baseline, seeds, direction, c, seed, details,
-              paper_value=None) -> CL.ClaimResult:
+def _mu_claim(spec: ClaimSpec, idx, method, baseline, seeds, c, seed, details, **changes) -> CL.ClaimResult:
     """Standard rule on an MU difference. MU is a harmonic mean of split means, so its CI comes from
     ``utility_difference_ci`` (it recomputes MU per resample) and enters through ``CL.from_ci``."""
     pt, lo, hi, per_seed, n = mu_diff_ci(idx, method, baseline, seeds, n_resamples=c.n_resamples, level=c.level,
                                          seed=seed)
-    return CL.from_ci(cid, statement, effect=pt, ci_low=lo, ci_high=hi, rule="standard", direction=direction,
-                      delta=c.delta_mu, metric="model utility difference", method=method, baseline=baseline,
-                      unit="retain + world-fact questions x seeds (two-stage: seeds, then questions; paired)",
-                      n_units=n, n_seeds=len(set(seeds)), cluster_unit="seed", ci_level=c.level,
-                      per_seed_signs=[int(np.sign(x)) for x in per_seed], scale_note=NOTE, paper_value=paper_value,
-                      details={"per_seed": per_seed, "seeds": list(seeds), "n_resamples": c.n_resamples,
-                               "bootstrap_seed": seed, "resampling": "two-stage (clusters, then units)",
-                               **details})
+    return spec.from_ci(effect=pt, ci_low=lo, ci_high=hi, delta=c.delta_mu, method=method, baseline=baseline,
+                        n_units=n, n_seeds=len(set(seeds)), ci_level=c.level,
+                        per_seed_signs=[int(np.sign(x)) for x in per_seed],
+                        details={"per_seed": per_seed, "seeds": list(seeds), "n_resamples": c.n_resamples,
+                                 "bootstrap_seed": seed, "resampling": "two-stage (clusters, then units)",
+                                 **details}, **changes)
 
 
 def claim1(p, idx) -> CL.ClaimResult:
     c, seeds = p.claims, p.unlearn.seeds
     mus = {m: float(np.mean([mu_of(idx, m, s) for s in seeds])) for m in ("graddiff", "npo")}
     best = max(mus, key=mus.get)
-    mu_part = _mu_claim("C1/MU", f"OFMU's MU is higher than {best}'s", idx, "ofmu", best, seeds, "greater", c, 1,
-                        {"baseline_mu": mus})
+    mu_part = _mu_claim(C1.part("MU", f"OFMU's MU is higher than {best}'s", rule="standard",
+                                metric="model utility difference", paper_value=None),
+                        idx, "ofmu", best, seeds, c, 1, {"baseline_mu": mus})
     lf = [np.log10(max(fq_of(idx, "ofmu", s), 1e-300)) for s in seeds]
     lb = [np.log10(max(fq_of(idx, best, s), 1e-300)) for s in seeds]
-    fq_part = CL.evaluate_standard(
-        "C1/FQ", f"OFMU's FQ is no lower than {best}'s (log10 margin {c.fq_margin_log10})", method_values=lf,
-        baseline_values=lb, clusters=list(seeds), direction="greater", rule="non-inferiority",
-        margin=c.fq_margin_log10, metric="log10 FQ difference", method="ofmu", baseline=best, unit="seeds", seed=2,
-        n_resamples=c.n_resamples, level=c.level, scale_note=NOTE,
-        details={"log10_fq_ofmu": lf, f"log10_fq_{best}": lb})
-    return CL.composite(
-        "C1", f"Trade-off on forget{round(100 * p.data.forget_frac):02d}: OFMU has higher MU than the better of "
-        f"GradDiff and NPO ({best}) at FQ no lower (log10 FQ margin {c.fq_margin_log10})", [mu_part, fq_part],
-        how="all", metric="MU(ofmu) - MU(best baseline); log10 FQ difference", method="ofmu", baseline=best,
-        unit=mu_part.unit, ci_level=c.level, scale_note=NOTE, paper_value=PAPER_C1,
+    fq_part = C1.part("FQ", f"OFMU's FQ is no lower than {best}'s (log10 margin {c.fq_margin_log10})",
+                      rule="non-inferiority", metric="log10 FQ difference", unit="seeds", paper_value=None).standard(
+        method_values=lf, baseline_values=lb, clusters=list(seeds), margin=c.fq_margin_log10, baseline=best, seed=2,
+        n_resamples=c.n_resamples, level=c.level, details={"log10_fq_ofmu": lf, f"log10_fq_{best}": lb})
+    return C1.composite(
+        [mu_part, fq_part], statement=f"Trade-off on forget{round(100 * p.data.forget_frac):02d}: OFMU has higher MU "
+        f"than the better of GradDiff and NPO ({best}) at FQ no lower (log10 FQ margin {c.fq_margin_log10})",
+        how="all", baseline=best, ci_level=c.level,
         details={"baseline_mu": mus, "baseline_choice": "the better of graddiff and npo by mean MU over seeds"})
 
 
@@ -98,9 +111,7 @@ def claim2(p, idx) -> CL.ClaimResult:
     before = mu_of(idx, "base", -1)
     det = {"mu_before": before, "dmu_ga": [mu_of(idx, "ga", s) - before for s in seeds],
            "dmu_ofmu": [mu_of(idx, "ofmu", s) - before for s in seeds]}
-    return _mu_claim("C2", "Stability: GA loses more utility than OFMU, dMU(GA) - dMU(OFMU) < 0 (from the "
-                     "pre-unlearning model)", idx, "ga", "ofmu", seeds, "less", p.claims, 3, det,
-                     paper_value=PAPER_C2)
+    return _mu_claim(C2, idx, "ga", "ofmu", seeds, p.claims, 3, det)
 
 
 def claim3(p, hist: list[dict]) -> CL.ClaimResult:
@@ -112,12 +123,9 @@ def claim3(p, hist: list[dict]) -> CL.ClaimResult:
         n = min(len(ha), len(hb))
         half = n // 2
         a += ha[half:n]; b += hb[half:n]; labels += [s] * (n - half)
-    return CL.evaluate_standard(
-        "C3", "Mechanism: over the last half of training, mean |cos(g_f, g_r)| is lower for OFMU than for OFMU "
-        "with beta = 0", method_values=a, baseline_values=b, clusters=labels, direction="less", delta=c.delta_cos,
-        metric="mean |cos(g_f, g_r)| difference", method="ofmu", baseline="ofmu-beta0",
-        unit="steps (last half, paired by step) x seeds", seed=4, n_resamples=c.n_resamples,
-        level=c.level, scale_note=NOTE, details={"mean_abs_cos_ofmu": float(np.mean(a)),
+    return C3.standard(
+        method_values=a, baseline_values=b, clusters=labels, delta=c.delta_cos, seed=4, n_resamples=c.n_resamples,
+        level=c.level, details={"mean_abs_cos_ofmu": float(np.mean(a)),
                                                  "mean_abs_cos_beta0": float(np.mean(b))})
 
 
@@ -132,31 +140,26 @@ def _scenario(p, sc: str, vruns: list[dict], corr: dict) -> CL.ClaimResult:
         n = len(corr[(sc, "ofmu", s)])
         a += corr[(sc, "ofmu", s)]; b += corr[(sc, "graddiff", s)]; labels += [s] * n
         cens += [not (in_band[("ofmu", s)] and in_band[("graddiff", s)])] * n
-    ta = CL.evaluate_standard(
-        f"C4/{sc}/TA", f"{sc}: OFMU's TA is higher than GradDiff's at the matched-UA checkpoint", method_values=a,
-        baseline_values=b, clusters=labels, censored=cens, direction="greater", delta=c.delta_acc,
-        metric="TA difference", method="ofmu", baseline="graddiff",
-        unit="test items x seeds (censored: a seed's run never reached the UA band)", seed=5,
-        n_resamples=c.n_resamples, level=c.level, scale_note=NOTE,
+    ta = C4.part(f"{sc}/TA", f"{sc}: OFMU's TA is higher than GradDiff's at the matched-UA checkpoint",
+                 rule="standard", metric="TA difference",
+                 unit="test items x seeds (censored: a seed's run never reached the UA band)").standard(
+        method_values=a, baseline_values=b, clusters=labels, censored=cens, delta=c.delta_acc, seed=5,
+        n_resamples=c.n_resamples, level=c.level,
         details={"out_of_band_seeds": [s for s in seeds if not (in_band[("ofmu", s)] and in_band[("graddiff", s)])]})
     band = [in_band[(m, s)] for s in seeds for m in ("ofmu", "graddiff")]
-    share = CL.simple(
-        f"C4/{sc}/band", f"{sc}: OFMU and GradDiff runs reach a UA within +-{100 * c.ua_band:.0f} points of Retrain's",
-        rule="probability", effect=float(np.mean(band)), metric="share of OFMU/GradDiff runs that reached the UA band",
-        method="ofmu", baseline="graddiff", unit="runs", n_units=len(band), n_seeds=len(seeds), cluster_unit="seed",
-        scale_note=NOTE, details={"p_hi": c.p_hi, "p_lo": c.p_lo, "reached": int(sum(band)), "runs": len(band)})
-    return CL.composite(f"C4/{sc}", f"{sc}: OFMU's TA is higher than GradDiff's at a matched UA", [ta, share],
-                        how="all", metric=ta.metric, method="ofmu", baseline="graddiff", unit=ta.unit,
-                        ci_level=c.level, scale_note=NOTE)
+    share = C4.part(f"{sc}/band", f"{sc}: OFMU and GradDiff runs reach a UA within +-{100 * c.ua_band:.0f} points "
+                    "of Retrain's", rule="probability", metric="share of OFMU/GradDiff runs that reached the UA band",
+                    unit="runs").simple(
+        effect=float(np.mean(band)), n_units=len(band), n_seeds=len(seeds), details={"p_hi": c.p_hi, "p_lo": c.p_lo, "reached": int(sum(band)), "runs": len(band)})
+    return C4.part(sc, f"{sc}: OFMU's TA is higher than GradDiff's at a matched UA", metric=ta.metric,
+                   unit=ta.unit).composite([ta, share], how="all", ci_level=c.level)
 
 
 def claim4(p, vruns: list[dict], vcorrect: list[dict]) -> CL.ClaimResult:
     c = p.claims
     corr = {(r["scenario"], r["method"], r["seed"]): r["correct"] for r in vcorrect}
     parts = [_scenario(p, sc, vruns, corr) for sc in p.vision.scenarios]
-    return CL.composite(
-        "C4", f"Vision (digits): OFMU's test accuracy is higher than GradDiff's at a UA within "
-        f"+-{100 * c.ua_band:.0f} points of Retrain's UA", parts, how="all",
-        metric="TA(ofmu) - TA(graddiff) at the matched-UA checkpoint", method="ofmu", baseline="graddiff",
-        unit="test items x seeds per scenario", ci_level=c.level, scale_note=NOTE,
+    return C4.composite(
+        parts, statement=f"Vision (digits): OFMU's test accuracy is higher than GradDiff's at a UA within "
+        f"+-{100 * c.ua_band:.0f} points of Retrain's UA", how="all", ci_level=c.level,
         details={"scenarios": list(p.vision.scenarios)})

@@ -6,8 +6,6 @@ import logging
 
 import torch
 
-D = "data/ofmu"
-DATA, MODELS, UNLEARN, VISION = f"{D}/data", f"{D}/models", f"{D}/unlearn", f"{D}/vision"
 SPLITS = ("forget", "retain", "general")
 log = logging.getLogger("paperline")
 

@@ -13,7 +13,8 @@ from components.io import write_json, write_jsonl
 from components.training.tokenizer import train_bpe
 from components.unlearning import tofu
 from components.unlearning.lm import prompt
-from flows.ofmu.common import DATA, log
+from flows.ofmu.common import log
+from flows.ofmu.spec import DATA
 from flows.runtime.settings import online
 from flows.runtime.stages import StageContext
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
-from flows.runtime.params import Count, Section, Seed, Seeds, Steps, Width
+from flows.runtime.params import ClaimsBase, Count, PaperParams, Section, Seed, Seeds, Steps, Width, presets
 
 REQUIRED_LM = ("ga", "graddiff", "npo", "ofmu", "ofmu-beta0")
 REQUIRED_VISION = ("graddiff", "ofmu")
@@ -39,7 +39,6 @@ class ModelParams(Section):
     batch_size: Width = Field(32, ge=1)
     lr: float = Field(3e-3, gt=0)
     seed: Seed = 0
-    threads: int = Field(1, ge=1, le=64, description="torch threads (1: the machine is shared)")
 
 
 class MethodSpec(Section):
@@ -111,9 +110,7 @@ class VisionParams(Section):
         return self
 
 
-class ClaimsParams(Section):
-    level: float = Field(0.95, gt=0.5, lt=1)
-    n_resamples: int = Field(10_000, ge=100, le=100_000)
+class ClaimsParams(ClaimsBase):
     delta_mu: float = Field(0.01, ge=0, description="no-effect band for MU differences (1 point)")
     fq_margin_log10: float = Field(0.5, ge=0, description="claim 1: OFMU's FQ counts as 'no lower' above 10^-margin x")
     delta_cos: float = Field(0.01, ge=0, description="claim 3: no-effect band for mean |cos|")
@@ -123,13 +120,12 @@ class ClaimsParams(Section):
     p_lo: float = Field(0.2, ge=0, lt=1)
 
 
-class Params(Section):
+class Params(PaperParams):
     data: DataParams = Field(default_factory=DataParams)
     model: ModelParams = Field(default_factory=ModelParams)
     unlearn: UnlearnParams
     vision: VisionParams
     claims: ClaimsParams = Field(default_factory=ClaimsParams)
-    progress: bool = Field(True, description="tqdm progress bars")
 
 
 def _ofmu(**kw) -> dict:
@@ -150,30 +146,25 @@ LM_METHODS = {
 }
 VISION_METHODS = {k: LM_METHODS[k] for k in ("ga", "graddiff", "npo", "ofmu", "ofmu-cos2")}
 
-PRESETS = {
-    "smoke": {
-        "data": {"n_authors": 12, "n_attributes": 4, "n_templates": 1, "forget_frac": 0.17, "n_general": 24,
-                 "n_eval_retain": 16, "vocab_size": 512},
-        "model": {"d_model": 64, "n_heads": 2, "d_ff": 176, "train_steps": 120, "batch_size": 16},
-        "unlearn": {"budget": 18, "batch_size": 8, "seeds": [0], "methods": LM_METHODS, "max_new": 12},
-        "vision": {"scenarios": ["class-3"], "seeds": [0], "epochs": 5, "budget": 36, "methods": VISION_METHODS},
-        "claims": {"n_resamples": 1000},
-    },
-    "default": {
-        "data": {},
-        "model": {},
+PRESETS = presets(
+    default={
         "unlearn": {"budget": 90, "seeds": [0, 1, 2], "methods": LM_METHODS},
         "vision": {"scenarios": ["class-3", "random"], "seeds": [0, 1, 2, 3, 4], "budget": 180,
                    "methods": VISION_METHODS},
-        "claims": {},
     },
-    "full": {
+    smoke={
+        "data": {"n_authors": 12, "n_attributes": 4, "n_templates": 1, "forget_frac": 0.17, "n_general": 24,
+                 "n_eval_retain": 16, "vocab_size": 512},
+        "model": {"d_model": 64, "n_heads": 2, "d_ff": 176, "train_steps": 120, "batch_size": 16},
+        "unlearn": {"budget": 18, "batch_size": 8, "seeds": [0], "max_new": 12},
+        "vision": {"scenarios": ["class-3"], "seeds": [0], "epochs": 5, "budget": 36},
+        "claims": {"n_resamples": 1000},
+    },
+    full={
         "data": {"source": "locuslab/TOFU", "tofu_config": "forget10", "n_authors": 200, "n_templates": 4,
                  "n_general": 400, "n_eval_retain": 400},
         "model": {"hf_model": "open-unlearning/tofu_Llama-2-7b-chat-hf_full", "train_steps": 2000},
-        "unlearn": {"budget": 540, "seeds": [0, 1, 2], "methods": LM_METHODS, "max_new": 64},
-        "vision": {"scenarios": ["class-3", "random"], "seeds": list(range(10)), "budget": 900,
-                   "methods": VISION_METHODS},
-        "claims": {},
+        "unlearn": {"budget": 540, "max_new": 64},
+        "vision": {"seeds": list(range(10)), "budget": 900},
     },
-}
+)

@@ -6,16 +6,14 @@ from collections import defaultdict
 
 import numpy as np
 
-from components.evaluation import claims as CL
 from components.io import read_jsonl
 from components.reporting import Section
 from components.reporting.plots import line_plot
-from flows.ofmu.claims import claim1, claim2, claim3, claim4, fq_of, index_items, mu_of
-from flows.ofmu.common import UNLEARN, VISION
-from flows.runtime.report_stage import write_plot_csv, write_report_outputs
+from flows.ofmu.claims import CLAIMS, claim1, claim2, claim3, claim4, fq_of, index_items, mu_of
+from flows.ofmu.params import Params
+from flows.ofmu.spec import UNLEARN, VISION
+from flows.runtime.report_stage import finish_report
 from flows.runtime.stages import StageContext
-
-REPORT = "reports/ofmu"
 
 
 def lm_table(p, idx, runs) -> list[dict]:
@@ -72,7 +70,7 @@ def vision_table(vruns) -> list[dict]:
     return out
 
 
-def run(ctx: StageContext) -> dict:
+def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     items = read_jsonl(ctx.input(f"{UNLEARN}/items.jsonl"))
     runs = read_jsonl(ctx.input(f"{UNLEARN}/runs.jsonl"))
@@ -81,15 +79,13 @@ def run(ctx: StageContext) -> dict:
     vcorrect = read_jsonl(ctx.input(f"{VISION}/test_correct.jsonl"))
     idx = index_items(items)
     claims = [claim1(p, idx), claim2(p, idx), claim3(p, hist), claim4(p, vruns, vcorrect)]
-    doc = CL.claims_document(ctx.slug, ctx.profile, claims)
     table = lm_table(p, idx, runs)
     fig_t, csv_t = tradeoff(p, idx)
     fig_c, csv_c = cosine_curve(p, hist)
     vt = vision_table(vruns)
     metrics = {"lm": {r["method"]: {"MU": r["MU"], "FQ": r["FQ (median)"]} for r in table},
                "vision": {f"{r['scenario']}/{r['method']}": {k: r[k] for k in ("UA", "RA", "TA", "MIA")} for r in vt},
-               "budget": {"lm": p.unlearn.budget, "vision": p.vision.budget},
-               "claims": {c.id: c.verdict for c in claims}}
+               "budget": {"lm": p.unlearn.budget, "vision": p.vision.budget}}
     sections = [
         Section("Language: forget quality vs model utility",
                 f"Every method spent exactly {p.unlearn.budget} gradient evaluations (one backward pass through one "
@@ -103,7 +99,6 @@ def run(ctx: StageContext) -> dict:
                 "samples a loss-threshold attack calls non-members. Unlearned rows are at the first checkpoint within "
                 f"+-{100 * p.claims.ua_band:.0f} points of Retrain's UA (else the end of the budget).", tables=[vt]),
     ]
-    write_report_outputs(ctx, claims_doc=doc, metrics=metrics, sections=sections, readme_link="../../flows/ofmu/README.md")
-    write_plot_csv(ctx, f"{REPORT}/plots/tradeoff.csv", csv_t, ["method", "seed", "log10_fq", "mu"])
-    write_plot_csv(ctx, f"{REPORT}/plots/cosine.csv", csv_c, ["method", "step", "abs_cos"])
-    return {"claims": {c.id: c.verdict for c in claims}}
+    return finish_report(ctx, CLAIMS, claims, metrics=metrics, sections=sections,
+                         plots={"tradeoff.csv": (csv_t, ["method", "seed", "log10_fq", "mu"]),
+                                "cosine.csv": (csv_c, ["method", "step", "abs_cos"])})

@@ -17,7 +17,8 @@ from components.models.tiny_lm import TinyLM, TinyLMConfig, save_model
 from components.training.tokenizer import eos_id, load_bpe
 from components.unlearning.base import Timer
 from components.unlearning.lm import encode_pairs, train_lm
-from flows.ofmu.common import DATA, MODELS, log, set_threads
+from flows.ofmu.common import log, set_threads
+from flows.ofmu.spec import DATA, MODELS
 from flows.runtime.stages import StageContext
 
 
@@ -62,7 +63,7 @@ def run(ctx: StageContext) -> dict:
     if p.model.hf_model:
         raise ParamsError("ofmu.model.hf_model: fine-tuning a Hugging Face model is the full profile's path; "
                           "it is validated but not implemented in this offline build (see the README)")
-    set_threads(p.model.threads)
+    set_threads(p.resources.threads)
     rows = read_jsonl(ctx.input(f"{DATA}/qa.jsonl"))
     tok = load_bpe(ctx.input(f"{DATA}/tokenizer.json"))
     out = ctx.output(MODELS)

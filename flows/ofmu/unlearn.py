@@ -20,7 +20,8 @@ from components.training.tokenizer import eos_id, load_bpe
 from components.unlearning import make_config, run_method
 from components.unlearning.lm import batch_stream, check_vocab, encode_pairs, nll_per_example, pair_stream
 from components.unlearning.lm_eval import evaluate_model
-from flows.ofmu.common import DATA, MODELS, UNLEARN, eval_splits, log, set_threads
+from flows.ofmu.common import eval_splits, log, set_threads
+from flows.ofmu.spec import DATA, MODELS, UNLEARN
 from flows.runtime.stages import StageContext
 
 RUN_SUITE = [V.columns_present(["method", "seed", "budget", "used"]), V.in_set("spent_exactly", [True]),
@@ -61,7 +62,7 @@ def run_one(p, tok, rows, base, name: str, spec, seed: int, splits) -> tuple[dic
 
 def run(ctx: StageContext) -> dict:
     p = ctx.params
-    set_threads(p.model.threads)
+    set_threads(p.resources.threads)
     rows = read_jsonl(ctx.input(f"{DATA}/qa.jsonl"))
     tok = load_bpe(ctx.input(f"{DATA}/tokenizer.json"))
     base, retain = load_model(ctx.input(f"{MODELS}/base")), load_model(ctx.input(f"{MODELS}/retain"))

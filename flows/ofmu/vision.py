@@ -18,7 +18,8 @@ from components.data import validate as V
 from components.io import write_json, write_jsonl
 from components.unlearning import make_config, run_method
 from components.unlearning import vision as VI
-from flows.ofmu.common import VISION, log
+from flows.ofmu.common import log
+from flows.ofmu.spec import VISION
 from flows.runtime.stages import StageContext
 
 DIGITS_SUITE = [V.row_count_between(100), V.between("pixel_max", 0, 1), V.between("pixel_min", 0, 1),

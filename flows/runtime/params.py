@@ -70,6 +70,57 @@ class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False, allow_inf_nan=False)
 
 
+class ClaimsBase(Section):
+    """The claims settings every paper has; a paper's ``ClaimsParams`` extends it with its bands and margins."""
+
+    level: float = Field(0.95, gt=0.5, lt=1, description="confidence level of every interval")
+    n_resamples: Resamples = Field(10_000, ge=100, description="bootstrap resamples per claim")
+
+
+class Resources(Section):
+    """How much of the machine a run may use."""
+
+    workers: int = Field(1, ge=1, le=64, description=(
+        "parallel runs of a fan-out stage (the default runner is process:<workers>; --runner overrides it)"))
+    threads: int = Field(1, ge=1, le=64, description="torch threads per worker (1: the machine is shared)")
+
+
+class PaperParams(Section):
+    """Base of every paper's params model: the sections all papers share.
+
+    A paper's ``Params`` extends it, narrowing ``claims`` to its own ``ClaimsParams``
+    (a subclass of :class:`ClaimsBase`).
+    """
+
+    claims: ClaimsBase = Field(default_factory=ClaimsBase)
+    resources: Resources = Field(default_factory=Resources)
+    progress: bool = Field(True, description="tqdm progress bars on long loops")
+
+
+class Replace(dict):
+    """In a preset's changes: this mapping replaces the default's instead of merging into it
+    (a smaller ``methods`` table, say)."""
+
+
+def _apply_changes(base: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(dict(base))
+    for key, value in changes.items():
+        if isinstance(value, Replace):
+            out[key] = copy.deepcopy(dict(value))
+        elif isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = _apply_changes(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def presets(default: Mapping[str, Any], *, smoke: Mapping[str, Any], full: Mapping[str, Any]) -> dict[str, dict]:
+    """The three profiles from the default one and what smoke and full change: a mapping merges into the
+    default's recursively (wrap it in :class:`Replace` to replace it whole), any other value replaces it."""
+    base = _apply_changes({}, default)
+    return {"smoke": _apply_changes(base, smoke), "default": base, "full": _apply_changes(base, full)}
+
+
 def check_known(values: list[str], allowed, what: str) -> list[str]:
     """For field validators: every value must be one of ``allowed`` (the error lists them)."""
     bad = [v for v in values if v not in allowed]
@@ -161,6 +212,8 @@ def deep_merge(base: Mapping[str, Any], top: Mapping[str, Any], *, skip_none: bo
             continue
         if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
             out[key] = deep_merge(out[key], value, skip_none=skip_none)
+        elif isinstance(value, Mapping) and skip_none and key not in out:
+            out[key] = deep_merge({}, value, skip_none=True)  # a section the preset leaves to its defaults
         else:
             out[key] = copy.deepcopy(value)
     return out

@@ -17,6 +17,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from components.errors import PaperlineError
+from components.evaluation import claims as CL
+from components.evaluation.claim_spec import ClaimSpec, check_results
 from components.io import write_text
 from components.reporting import Section, write_paper_report
 from flows.runtime import publish as pub
@@ -62,3 +65,30 @@ def write_plot_csv(ctx: StageContext, rel: str, rows: Iterable[Mapping[str, Any]
     writer.writeheader()
     writer.writerows(rows)
     write_text(ctx.output(rel), buf.getvalue())
+
+
+PlotRows = tuple[Iterable[Mapping[str, Any]], Sequence[str]]
+
+
+def finish_report(ctx: StageContext, declared: Sequence[ClaimSpec], results: Sequence[CL.ClaimResult], *,
+                  metrics: Mapping[str, Any], sections: Sequence[Section],
+                  plots: Mapping[str, PlotRows] | None = None) -> dict[str, Any]:
+    """The one ending of every report stage: check the results against the declared claims, then write
+    claims.json (with provenance), metrics.json (with each claim's verdict under ``claims``), the report with
+    its figures, and every declared DVC plots CSV (``plots``: file name -> (rows, columns)).
+
+    Returns the stage's summary ``{"claims": {id: verdict}}``.
+    """
+    check_results(declared, results, f"{ctx.slug}:{ctx.stage.name}")
+    verdicts = {c.id: c.verdict for c in results}
+    doc = CL.claims_document(ctx.slug, ctx.profile, results)
+    plots = dict(plots or {})
+    declared_plots = {Path(rel).name: rel for rel in ctx.stage.plots}
+    if set(plots) != set(declared_plots):
+        raise PaperlineError(f"{ctx.slug}:{ctx.stage.name}: plots {sorted(plots)} were computed but "
+                             f"{sorted(declared_plots)} are declared (spec.py)")
+    write_report_outputs(ctx, claims_doc=doc, metrics={**metrics, "claims": verdicts}, sections=sections,
+                         readme_link=f"../../flows/{ctx.paper.module_name}/README.md")
+    for name, (rows, columns) in plots.items():
+        write_plot_csv(ctx, declared_plots[name], rows, columns)
+    return {"claims": verdicts}

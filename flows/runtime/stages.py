@@ -22,7 +22,7 @@ import resource
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
@@ -37,13 +37,20 @@ from flows.runtime.settings import Paths
 log = logging.getLogger("paperline")
 
 
+P = TypeVar("P", bound=BaseModel)
+
+
 @dataclass
-class StageContext:
-    """What a stage's ``run(ctx)`` gets: validated params, paths, tracking, staged outputs."""
+class StageContext(Generic[P]):
+    """What a stage's ``run(ctx)`` gets: validated params, paths, tracking, staged outputs.
+
+    Typed by the paper's params model (``def run(ctx: StageContext[Params])``), so a
+    type checker sees ``ctx.params.unlearn.seeds`` as the paper declares it.
+    """
 
     paper: PaperSpec
     stage: StageSpec
-    params: BaseModel
+    params: P
     profile: str
     paths: Paths
     tracker_handle: Any = None  # a Tracker, a Future of one (set up in the background), or None (no tracking)
