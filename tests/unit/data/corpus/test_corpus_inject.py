@@ -5,7 +5,6 @@ from __future__ import annotations
 import collections
 import re
 import statistics
-from pathlib import Path
 
 import pytest
 
@@ -13,8 +12,9 @@ from components.data.corpus.inject import RECORD_FIELDS, inject_noise
 from components.data.corpus.junk import JUNK_KINDS
 from components.errors import ParamsError
 from components.io import read_jsonl
+from tests.conftest import ROOT
 
-FIXTURE = Path(__file__).resolve().parents[2] / "fixtures/corpus/natural_docs.jsonl"
+FIXTURE = ROOT / "tests/fixtures/corpus/natural_docs.jsonl"
 
 
 @pytest.fixture(scope="module")

@@ -20,8 +20,8 @@ import pytest
 
 from components.data.corpus.chunking import MAX_CHARS
 from components.data.corpus.sources import MIN_CHARS, SOURCES, available_sources, extract
+from tests.conftest import ROOT
 
-ROOT = Path(__file__).resolve().parents[3]
 SOURCES_DIR = Path(os.environ.get("PAPERLINE_SOURCES_DIR", ROOT / ".paperline/sources"))
 AVAILABLE = available_sources(SOURCES_DIR)
 PREFIX = 150

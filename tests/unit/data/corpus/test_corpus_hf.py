@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from components.data.corpus.hf import is_offline, stream_hf_text
 from components.errors import DataError, OfflineError
+from tests.conftest import ROOT
 
-FIXTURE = Path(__file__).resolve().parents[2] / "fixtures/corpus/hf_tiny.jsonl"
+FIXTURE = ROOT / "tests/fixtures/corpus/hf_tiny.jsonl"
 
 
 @pytest.fixture
