@@ -12,12 +12,36 @@ from __future__ import annotations
 import numpy as np
 
 from components.evaluation import claims as CL
+from components.evaluation.claim_spec import ClaimSpec
 from components.evaluation.stats import paired_bootstrap_ci
 
 NOTE = ("Procedural, similarity-dense meeting memories with an offline clue tagger (nearest keyphrase with MiniLM) "
         "instead of an LLM; 1k-10k utterances instead of LongMemEval-m/MeetingQA.")
 PAPER_C1 = "R@10 84.96 (AssoMem) vs 70.18 (flat retrieval) on LongMemEval-m (secondary, unverified)"
 PAPER_C3 = "R@6 80.87 with MI-weighted fusion vs 76.79 without it on LongMemEval-m (secondary, unverified)"
+UNIT = "test questions"
+
+# k (claims.k_accuracy, claims.k_fusion) and the memory sizes are run values: each claim's statement and metric
+# name them as this run has them. The cluster unit is the seed for generator memories, none for a real source.
+CLAIMS = (
+    ClaimSpec("C1", "At the largest memory size AssoMem's R@k is higher than dense flat retrieval's",
+              metric="R@k (k = claims.k_accuracy)", method="assomem", baseline="dense", unit=UNIT,
+              paper_value=PAPER_C1, scale_note=NOTE),
+    ClaimSpec("C2", "AssoMem loses less R@k than dense flat retrieval when memory grows from the smallest to the "
+              "largest size", metric="change of R@k (smallest -> largest size)", method="assomem", baseline="dense",
+              unit=UNIT, scale_note=NOTE),
+    ClaimSpec("C3", "Adaptive fusion: CMI weights beat fixed equal weights on R@k; w_T is highest for temporal "
+              "questions and w_I is higher for aggregate than for single-session questions",
+              metric="R@k / weights (k = claims.k_fusion)", method="assomem", baseline="assomem-equal",
+              rule="composite", unit=UNIT, paper_value=PAPER_C3, scale_note=NOTE),
+    ClaimSpec("C4", "Removing importance I hurts aggregate/preference questions more than single-session facts "
+              "(R@k at the largest memory size)", metric="interaction of R@k loss", method="assomem",
+              baseline="assomem-no-I", unit="test questions (two groups)", scale_note=NOTE),
+)
+C1, C2, C3, C4 = CLAIMS
+C3_DIRECTIONS = C3.part("weight-directions", "w_T is highest for temporal questions and w_I(aggregate) > "
+                        "w_I(single-session)", rule="probability", metric="share of seeds where both directions hold",
+                        baseline=None, unit="seeds", paper_value=None)
 
 
 def table(rows: list[dict]) -> dict:
@@ -44,28 +68,26 @@ def _design(p, seeds: np.ndarray) -> dict:
     return {"clusters": None, "cluster_unit": None}
 
 
-def _std(p, cid, statement, m, b, seeds, types, *, seed, **kw) -> CL.ClaimResult:
-    return CL.evaluate_standard(cid, statement, method_values=m, baseline_values=b, strata=types, direction="greater",
-                                delta=p.claims.delta, unit="test questions", seed=seed,
-                                n_resamples=p.claims.n_resamples, level=p.claims.level, scale_note=NOTE,
-                                **_design(p, seeds), **kw)
+def _std(spec: ClaimSpec, p, m, b, seeds, types, *, seed, **kw) -> CL.ClaimResult:
+    return spec.standard(method_values=m, baseline_values=b, strata=types, delta=p.claims.delta, seed=seed,
+                         n_resamples=p.claims.n_resamples, level=p.claims.level, **_design(p, seeds), **kw)
 
 
 def claim1(p, tab, sizes) -> CL.ClaimResult:
     k, big = p.claims.k_accuracy, max(sizes)
     m, b, seeds, types, _ = _paired(tab, big, "assomem", big, "dense", f"R@{k}")
-    return _std(p, "C1", f"At {big} utterances AssoMem's R@{k} is higher than dense flat retrieval's", m, b, seeds,
-                types, seed=p.seed, metric=f"R@{k}", method="assomem", baseline="dense", paper_value=PAPER_C1,
+    return _std(C1, p, m, b, seeds, types, seed=p.seed, metric=f"R@{k}",
+                statement=f"At {big} utterances AssoMem's R@{k} is higher than dense flat retrieval's",
                 details={"size": big, "mean_assomem": float(m.mean()), "mean_dense": float(b.mean())})
 
 
-def not_applicable(p, claim_id: str, statement: str, metric: str, reason: str) -> CL.ClaimResult:
-    """An inconclusive record for a claim the data cannot test (e.g. no memory-size axis): no CI, the reason in
-    ``details.not_applicable``."""
-    return CL.from_ci(claim_id, statement, effect=None, ci_low=None, ci_high=None, direction="greater",
-                      delta=p.claims.delta, metric=metric, method="assomem", baseline=None, unit="not applicable",
-                      n_units=0, n_seeds=0, cluster_unit=None, ci_level=p.claims.level, scale_note=NOTE,
-                      details={"not_applicable": reason})
+def not_applicable(p, spec: ClaimSpec, statement: str, metric: str, reason: str) -> CL.ClaimResult:
+    """An inconclusive record (standard rule) for a claim the data cannot test (e.g. no memory-size axis): no CI,
+    the reason in ``details.not_applicable``."""
+    return spec.from_ci(statement=statement, rule="standard", effect=None, ci_low=None, ci_high=None,
+                        delta=p.claims.delta, metric=metric, baseline=None, unit="not applicable", n_units=0,
+                        n_seeds=0, cluster_unit=None, ci_level=p.claims.level, paper_value=None,
+                        details={"not_applicable": reason})
 
 
 def claim2(p, tab, sizes) -> CL.ClaimResult:
@@ -73,15 +95,15 @@ def claim2(p, tab, sizes) -> CL.ClaimResult:
     metric = f"R@{k}"
     statement = f"AssoMem loses less R@{k} than dense flat retrieval when memory grows from {small} to {big} utterances"
     if small == big:
-        return not_applicable(p, "C2", f"AssoMem loses less R@{k} than dense flat retrieval as memory grows",
+        return not_applicable(p, C2, f"AssoMem loses less R@{k} than dense flat retrieval as memory grows",
                               f"change of R@{k}", f"not applicable: one memory size ({big}); the data source has no "
                               "size axis (use data.source=generator for 1k/3k/10k)")
     a_big, a_small, seeds, types, keys = _paired(tab, big, "assomem", small, "assomem", metric)
     d_big, d_small, _, _, keys_d = _paired(tab, big, "dense", small, "dense", metric)
     assert keys == keys_d, "assomem and dense must score the same questions"
     change_a, change_d = a_big - a_small, d_big - d_small  # negative = recall lost as memory grows
-    return _std(p, "C2", statement, change_a, change_d, seeds, types, seed=p.seed + 1,
-                metric=f"change of R@{k} ({small} -> {big})", method="assomem", baseline="dense",
+    return _std(C2, p, change_a, change_d, seeds, types, seed=p.seed + 1, statement=statement,
+                metric=f"change of R@{k} ({small} -> {big})",
                 details={"drop_assomem": float(-change_a.mean()), "drop_dense": float(-change_d.mean()),
                          "questions": len(keys), "sizes": [small, big]})
 
@@ -113,31 +135,27 @@ def _direction_part(p, weights, units, big) -> CL.ClaimResult:
         if u["size"] == big:
             per_seed[u["seed"]] = _direction_holds(weights[u["unit"]]["weights"]["assomem"])
             present |= set(weights[u["unit"]]["weights"]["assomem"])
-    statement = "w_T is highest for temporal questions and w_I(aggregate) > w_I(single-session)"
     absent = sorted({"temporal", "aggregate", "single-session"} - present)
     if absent:  # needs calibration questions of the three types
-        return not_applicable(p, "C3/weight-directions", statement, "share of seeds where both directions hold",
+        return not_applicable(p, C3_DIRECTIONS, C3_DIRECTIONS.statement, C3_DIRECTIONS.metric,
                               f"not applicable: no calibration questions of type(s) {absent}")
     frac = float(np.mean(list(per_seed.values())))
-    return CL.simple("C3/weight-directions", statement, rule="probability", effect=frac,
-                     metric="share of seeds where both directions hold", method="assomem", baseline=None,
-                     unit="seeds", n_units=len(per_seed), n_seeds=len(per_seed), scale_note=NOTE,
-                     cluster_unit="seed" if p.data.source == "generator" else None,
-                     details={"p_hi": 0.95, "p_lo": 0.05, "direction_holds_per_seed": per_seed,
-                              "mean_weights": mean_weights(weights, units, big)})
+    return C3_DIRECTIONS.simple(effect=frac, n_units=len(per_seed), n_seeds=len(per_seed),
+                                cluster_unit="seed" if p.data.source == "generator" else None,
+                                details={"p_hi": 0.95, "p_lo": 0.05, "direction_holds_per_seed": per_seed,
+                                         "mean_weights": mean_weights(weights, units, big)})
 
 
 def claim3(p, tab, sizes, weights, units) -> CL.ClaimResult:
     k, big = p.claims.k_fusion, max(sizes)
     m, b, seeds, types, _ = _paired(tab, big, "assomem", big, "assomem-equal", f"R@{k}")
-    part_a = _std(p, "C3/cmi-vs-equal", f"CMI weights beat equal weights on R@{k}", m, b, seeds, types,
-                  seed=p.seed + 2, metric=f"R@{k}", method="assomem", baseline="assomem-equal", paper_value=PAPER_C3)
+    part_a = _std(C3.part("cmi-vs-equal", f"CMI weights beat equal weights on R@{k}", rule="standard"), p, m, b,
+                  seeds, types, seed=p.seed + 2, metric=f"R@{k}")
     part_b = _direction_part(p, weights, units, big)
-    return CL.composite(
-        "C3", f"Adaptive fusion: CMI weights beat fixed equal weights on R@{k}; w_T is highest for temporal "
-        "questions and w_I is higher for aggregate than for single-session questions", [part_a, part_b], how="all",
-        metric=f"R@{k} / weights", method="assomem", baseline="assomem-equal", unit="test questions", headline=0,
-        ci_level=p.claims.level, scale_note=NOTE, paper_value=PAPER_C3,
+    return C3.composite(
+        [part_a, part_b], statement=f"Adaptive fusion: CMI weights beat fixed equal weights on R@{k}; w_T is "
+        "highest for temporal questions and w_I is higher for aggregate than for single-session questions",
+        how="all", metric=f"R@{k} / weights", headline=0, ci_level=p.claims.level,
         details={"mean_weights": mean_weights(weights, units, big)})
 
 
@@ -163,7 +181,7 @@ def claim4(p, tab, sizes) -> CL.ClaimResult:
     loss = full - no_i
     agg, fact = types == "aggregate", types == "single-session"
     if agg.sum() < 2 or fact.sum() < 2:
-        return not_applicable(p, "C4", statement, f"interaction of R@{k} loss", "not applicable: fewer than 2 test "
+        return not_applicable(p, C4, statement, f"interaction of R@{k} loss", "not applicable: fewer than 2 test "
                               f"questions of a group (aggregate {int(agg.sum())}, single-session {int(fact.sum())})")
     contrib, groups = interaction_contributions(loss, agg, fact)
     design = _design(p, seeds[agg | fact])
@@ -173,11 +191,10 @@ def claim4(p, tab, sizes) -> CL.ClaimResult:
     ids = np.unique(seeds[agg | fact]) if clustered else []
     both = [s for s in ids if (agg & (seeds == s)).any() and (fact & (seeds == s)).any()]
     signs = [int(np.sign(loss[agg & (seeds == s)].mean() - loss[fact & (seeds == s)].mean())) for s in both]
-    return CL.from_ci(
-        "C4", statement, effect=point, ci_low=lo, ci_high=hi, direction="greater", delta=p.claims.delta,
-        metric=f"interaction of R@{k} loss", method="assomem", baseline="assomem-no-I",
-        unit="test questions (two groups)", n_units=int(contrib.size), n_seeds=len(ids),
-        cluster_unit=design["cluster_unit"], ci_level=p.claims.level, per_seed_signs=signs or None, scale_note=NOTE,
+    return C4.from_ci(
+        statement=statement, effect=point, ci_low=lo, ci_high=hi, delta=p.claims.delta,
+        metric=f"interaction of R@{k} loss", n_units=int(contrib.size), n_seeds=len(ids),
+        cluster_unit=design["cluster_unit"], ci_level=p.claims.level, per_seed_signs=signs or None,
         details={"note": _c4_note(loss[agg].mean(), loss[fact].mean()),
                  "loss_aggregate": float(loss[agg].mean()), "loss_single_session": float(loss[fact].mean()),
                  "n_aggregate": int(agg.sum()), "n_single_session": int(fact.sum()),

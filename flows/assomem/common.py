@@ -1,4 +1,4 @@
-"""Paths and loaders shared by the assomem stages."""
+"""Loaders shared by the assomem stages (their data paths are declared in ``spec.py``)."""
 
 from __future__ import annotations
 
@@ -8,14 +8,6 @@ import numpy as np
 
 from components.io import read_json, read_jsonl
 from components.retrieval.memory import Memory
-
-ROOT = "data/assomem"
-MEMORIES = f"{ROOT}/memories"
-EMBEDDINGS = f"{ROOT}/embeddings"
-GRAPHS = f"{ROOT}/graphs"
-RUNS = f"{ROOT}/runs"
-EVAL = f"{ROOT}/eval"
-REPORT = "reports/assomem"
 
 
 def base_name(seed: int) -> str:

@@ -17,7 +17,9 @@ import numpy as np
 from components.io import write_json
 from components.retrieval.embed import make_embedder
 from components.retrieval.generator import PROJECTS
-from flows.assomem.common import EMBEDDINGS, MEMORIES, base_name, base_phrases, load_base, load_units, unit_bases
+from flows.assomem.common import base_name, base_phrases, load_base, load_units, unit_bases
+from flows.assomem.params import Params
+from flows.assomem.spec import EMBEDDINGS, MEMORIES
 from flows.runtime.stages import StageContext
 
 log = logging.getLogger("paperline")
@@ -28,7 +30,7 @@ def clue_phrases() -> list[str]:
     return [f"{p} project" for p in PROJECTS]
 
 
-def run(ctx: StageContext) -> dict:
+def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     mem_dir = ctx.input(MEMORIES)
     out = ctx.output(EMBEDDINGS)

@@ -11,7 +11,9 @@ from collections import defaultdict
 from components.data import validate as V
 from components.io import read_jsonl, write_json, write_jsonl
 from components.retrieval import metrics as M
-from flows.assomem.common import EVAL, MEMORIES, RUNS, load_base, load_units, unit_view
+from flows.assomem.common import load_base, load_units, unit_view
+from flows.assomem.params import Params
+from flows.assomem.spec import EVAL, MEMORIES, RUNS
 from flows.runtime.stages import StageContext
 
 METRIC_COLUMNS = ("R@6", "R@10", "nDCG@10", "MRR")
@@ -36,7 +38,7 @@ SUITE = [V.columns_present(["unit", "method", "qid", *METRIC_COLUMNS]),
          *[V.not_null(c) for c in METRIC_COLUMNS]]
 
 
-def run(ctx: StageContext) -> dict:
+def run(ctx: StageContext[Params]) -> dict:
     mem_dir = ctx.input(MEMORIES)
     rankings = read_jsonl(ctx.input(f"{RUNS}/rankings.jsonl"))
     groups = defaultdict(list)

@@ -23,7 +23,9 @@ from components.retrieval.loaders import load_longmemeval
 from components.retrieval.meetingqa import load_meetingqa, load_meetingqa_topics
 from components.retrieval.memory import QUESTION_TYPES, Memory, validate_memory
 from components.retrieval.sources import session_keyphrases, validate_many
-from flows.assomem.common import MEMORIES, base_name
+from flows.assomem.common import base_name
+from flows.assomem.params import Params
+from flows.assomem.spec import MEMORIES
 from flows.runtime.stages import StageContext
 
 log = logging.getLogger("paperline")
@@ -51,7 +53,7 @@ def load_source(d) -> tuple[dict[str, Memory], dict[str, list[str]]]:
     return mems, {b: session_keyphrases(m) for b, m in mems.items()}
 
 
-def run_real(ctx: StageContext) -> dict:
+def run_real(ctx: StageContext[Params]) -> dict:
     """Memories, units and the calibration split (over all questions of the source) of a real data source."""
     p, d = ctx.params, ctx.params.data
     mems, phrases = load_source(d)
@@ -73,7 +75,7 @@ def run_real(ctx: StageContext) -> dict:
     return {"units": len(units), "questions": n_q, "mean_utterances": size}
 
 
-def run(ctx: StageContext) -> dict:
+def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     d = p.data
     if d.source != "generator":

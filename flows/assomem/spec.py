@@ -1,45 +1,33 @@
-"""assomem's DVC stages: what each reads, which params it uses, what it writes."""
+"""assomem's folders and DVC stages: what each reads, which params it uses, what it writes."""
 
 from __future__ import annotations
 
-from flows.specs import StageSpec
+from flows.specs import Layout
 
-AM = "data/assomem"
-_CODE = ("flows/assomem/params.py", "flows/assomem/common.py", "flows/assomem/__init__.py")
-
-
-def _am(name: str, deps: tuple[str, ...], params: tuple[str, ...], outs: tuple[str, ...], **kw) -> StageSpec:
-    return StageSpec(name=name, module=f"flows.assomem.{name}", deps=(f"flows/assomem/{name}.py", *_CODE, *deps),
-                     params=("profile", "assomem.seed", "assomem.data", *params), outs=outs, **kw)
-
+L = Layout("assomem", code=("common",))
+MEMORIES, EMBEDDINGS, GRAPHS, RUNS, EVAL = (L.out(n) for n in ("memories", "embeddings", "graphs", "runs", "eval"))
+_P = ("seed", "data")  # every stage reads the seed and the data section
 
 STAGES = (
-    _am("generate", ("components/retrieval/generator.py", "components/retrieval/memory.py",
-                     "components/retrieval/loaders.py", "components/retrieval/meetingqa.py",
-                     "components/retrieval/sources.py", "components/data/validate.py"),
-        ("assomem.method.calibration_frac",), (f"{AM}/memories",),
-        summary="similarity-dense meeting memories per seed, size units (1k/3k/10k), calibration split; GX checks"),
-    _am("embed", (f"{AM}/memories", "components/retrieval/embed.py"), ("assomem.embedding",),
-        (f"{AM}/embeddings",), after=("generate",),
-        summary="MiniLM (offline wheel) or TF-IDF embeddings of utterances, questions and clue keyphrases"),
-    _am("graph", (f"{AM}/memories", f"{AM}/embeddings", "components/retrieval/assomem"), ("assomem.graph",),
-        (f"{AM}/graphs",), after=("embed",),
-        summary="clues per session (nearest keyphrase, merged) and the clue-utterance graph per unit"),
-    _am("retrieve", (f"{AM}/memories", f"{AM}/embeddings", f"{AM}/graphs", "components/retrieval"),
-        ("assomem.method", "assomem.baselines", "assomem.methods", "assomem.top_k"), (f"{AM}/runs",),
-        after=("graph",),
-        summary="dense, BM25, recency, topic grouping, AssoMem (CMI / equal / no-I / no-T) rankings per unit"),
-    _am("evaluate", (f"{AM}/memories", f"{AM}/runs", "components/retrieval/metrics.py", "components/data/validate.py"),
-        (), (f"{AM}/eval",), after=("retrieve",),
-        summary="R@6, R@10, nDCG@10, MRR per question (ir_measures), utterance and session level; GX checks"),
-    _am("report", (f"{AM}/eval", f"{AM}/runs", f"{AM}/graphs", "flows/assomem/claims.py", "components/reporting",
-                   "components/evaluation", "flows/runtime/report_stage.py"),
-        ("assomem.claims",),
-        ("reports/assomem/report.md", "reports/assomem/report.html", "reports/assomem/claims.json",
-         "reports/assomem/figures"),
-        metrics=("reports/assomem/metrics.json",),
-        plots=("reports/assomem/plots/recall_vs_size.csv",),
-        plot_axes={"recall_vs_size.csv": {"x": "size", "y": "R@10", "template": "linear"}},
-        after=("evaluate",),
-        summary="claims 1-4 with verdicts; recall vs memory size, fusion weights per type, ablations"),
+    L.stage("generate", code=("components/retrieval/generator.py", "components/retrieval/memory.py",
+                              "components/retrieval/loaders.py", "components/retrieval/meetingqa.py",
+                              "components/retrieval/sources.py", "components/data/validate.py"),
+            params=(*_P, "method.calibration_frac"), writes=(MEMORIES,),
+            summary="similarity-dense meeting memories per seed, size units (1k/3k/10k), calibration split; GX checks"),
+    L.stage("embed", code=("components/retrieval/embed.py",), reads=(MEMORIES,), params=(*_P, "embedding"),
+            writes=(EMBEDDINGS,), after=("generate",),
+            summary="MiniLM (offline wheel) or TF-IDF embeddings of utterances, questions and clue keyphrases"),
+    L.stage("graph", code=("components/retrieval/assomem",), reads=(MEMORIES, EMBEDDINGS), params=(*_P, "graph"),
+            writes=(GRAPHS,), after=("embed",),
+            summary="clues per session (nearest keyphrase, merged) and the clue-utterance graph per unit"),
+    L.stage("retrieve", code=("components/retrieval",), reads=(MEMORIES, EMBEDDINGS, GRAPHS),
+            params=(*_P, "method", "baselines", "methods", "top_k"), writes=(RUNS,), after=("graph",),
+            summary="dense, BM25, recency, topic grouping, AssoMem (CMI / equal / no-I / no-T) rankings per unit"),
+    L.stage("evaluate", code=("components/retrieval/metrics.py", "components/data/validate.py"),
+            reads=(MEMORIES, RUNS), params=_P, writes=(EVAL,), after=("retrieve",),
+            summary="R@6, R@10, nDCG@10, MRR per question (ir_measures), utterance and session level; GX checks"),
+    L.report_stage(reads=(EVAL, RUNS, GRAPHS), params=_P,
+                   plots={"recall_vs_size.csv": {"x": "size", "y": "R@10", "template": "linear"}},
+                   after=("evaluate",),
+                   summary="claims 1-4 with verdicts; recall vs memory size, fusion weights per type, ablations"),
 )
