@@ -194,6 +194,21 @@ def verdicts_cmd(
     sync_generated(root / "README.md", render_readme(root), write=write, check=check)
 
 
+@app.command("new")
+def new_pipeline(
+    slug: Annotated[str, typer.Argument(help="The paper's slug (see `paperline list`)")],
+) -> None:
+    """Render a working pipeline skeleton for a paper (spec, params, stages, claims, report, README, tests,
+    benchmark) from the kit's templates, then regenerate dvc.yaml and params.yaml."""
+    from flows.kit.new import regenerate, render
+
+    root = apply_env_defaults().root
+    for path in render(root, slug):
+        typer.echo(f"wrote {path.relative_to(root)}")
+    regenerate(root)
+    typer.echo(f"regenerated dvc.yaml and params.yaml; try: paperline run {slug} --profile smoke")
+
+
 @app.command("params")
 def params_template(
     write: Annotated[bool, typer.Option(help="Write params.yaml (keeps `profile`)")] = False,

@@ -92,8 +92,9 @@ def test_every_pipeline_has_its_parts(slug):
     assert CHECKLIST in readme, f"flows/{package}/README.md has no '{CHECKLIST}' section (see the template)"
     assert (folder / "claims.py").is_file(), f"flows/{package}/claims.py: the card's claims are declared there"
     assert (folder / "spec.py").is_file() and (folder / "params.py").is_file()
-    smoke = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "tests" / "integration").glob("test_*smoke*.py"))
-    assert f'"run", "{slug}"' in smoke, f"no smoke test runs `paperline run {slug}`"
+    smoke = ROOT / "tests" / "flows" / package / f"test_{package}_smoke.py"
+    assert smoke.is_file() and f'"run", "{slug}"' in smoke.read_text(encoding="utf-8"), \
+        f"{smoke.relative_to(ROOT)} must run `paperline run {slug}` (the smoke test)"
     tests = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "tests" / "unit").rglob("*known_answer*.py"))
     assert package.replace("_", "") in tests.replace("_", "").replace("-", "").lower() or \
         slug.replace("-", "") in tests.replace("-", "").lower(), f"no known-answer test mentions {slug}"

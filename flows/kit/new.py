@@ -1,0 +1,78 @@
+"""``paperline new <slug>``: render a working pipeline skeleton from the kit's templates.
+
+The skeleton is a complete pipeline on the kit (a :class:`flows.specs.Layout` spec,
+``PaperParams`` with presets, declared claims and ``finish_report``): three stages
+(data with Great Expectations checks, a fanned-out evaluation, the report), a toy
+method in ``components/<package>/`` with its known-answer and sabotage test, a
+smoke test and a benchmark. Its README starts from the pipeline template with the
+checklist. After rendering, ``dvc.yaml`` and ``params.yaml`` are regenerated, so
+``paperline run <slug> --profile smoke`` works at once; then replace the toy method,
+data and claims with the paper's.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from string import Template
+
+from components.errors import ParamsError
+from components.io import write_text
+from flows.specs import TITLES
+
+TEMPLATES = Path(__file__).with_name("templates")
+
+
+class _Template(Template):
+    delimiter = "@@"  # Python and Markdown rarely contain it, unlike $ and {}
+
+
+def targets(slug: str) -> dict[str, str]:
+    """Template file (relative to the templates folder) -> path in the checkout."""
+    pkg = slug.replace("-", "_")
+    out = {f"pipeline/{name}.tmpl": f"flows/{pkg}/{name}" for name in
+           ("__init__.py", "spec.py", "params.py", "data.py", "evaluate.py", "claims.py", "report.py", "README.md")}
+    out.update({"component/__init__.py.tmpl": f"components/{pkg}/__init__.py",
+                "component/method.py.tmpl": f"components/{pkg}/method.py",
+                "tests/test_smoke.py.tmpl": f"tests/flows/{pkg}/test_{pkg}_smoke.py",
+                "tests/test_known_answer.py.tmpl": f"tests/unit/{pkg}/test_{pkg}_known_answer.py",
+                "benchmark.py.tmpl": f"benchmarks/{pkg}.py"})
+    return out
+
+
+def _values(slug: str) -> dict[str, str]:
+    numbers = {s: (i + 1, title) for i, (s, title) in enumerate(TITLES)}
+    if slug not in numbers:
+        raise ParamsError(f"new: unknown paper {slug!r}; choose one of: {', '.join(numbers)}")
+    number, title = numbers[slug]
+    return {"slug": slug, "package": slug.replace("-", "_"), "title": title, "card": f"{number:02d}-{slug}.md"}
+
+
+def render(root: Path, slug: str) -> list[Path]:
+    """Write the skeleton's files under ``root``; refuses (before writing anything) if any of them exists."""
+    values = _values(slug)
+    plan = targets(slug)
+    existing = [rel for rel in plan.values() if (root / rel).exists()]
+    if existing or (root / f"flows/{values['package']}").exists():
+        raise ParamsError(f"new: {slug} already has files ({', '.join(existing) or 'flows/' + values['package']}); "
+                          "remove them first or edit the pipeline")
+    written = []
+    for template, rel in plan.items():
+        text = _Template((TEMPLATES / template).read_text(encoding="utf-8")).substitute(values)
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        written.append(write_text(root / rel, text))
+    return written
+
+
+def regenerate(root: Path) -> None:
+    """Rewrite dvc.yaml and params.yaml in a fresh process (this one imported the stage registry before the new
+    package existed)."""
+    env = {**os.environ, "PAPERLINE_ROOT": str(root),
+           "PYTHONPATH": os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH", "")) if p)}
+    for command in ("dvc-yaml", "params"):
+        proc = subprocess.run([sys.executable, "-m", "flows.cli", command, "--write"], cwd=root, env=env,
+                              capture_output=True, text=True)
+        if proc.returncode:
+            raise ParamsError(f"new: `paperline {command} --write` failed: {(proc.stderr or proc.stdout).strip()[-800:]}")
