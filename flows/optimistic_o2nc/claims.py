@@ -17,6 +17,7 @@ import numpy as np
 
 from components.errors import ParamsError
 from components.evaluation import claims as CL
+from components.evaluation.claim_spec import ClaimSpec
 
 NOTE = ("Benign test functions on 2 CPU cores with a capped call budget: worst-case exponents need not show; "
         "a run that does not reach eps counts the calls it used and is censored (a verdict resting on censored "
@@ -25,6 +26,20 @@ PAPER_C1 = ("theory, no experiments: ODOG O(eps^-1.75) vs CMO23 O(eps^-1.75 log(
             "(deterministic)")
 PAPER_C2 = "theory (paper note, secondary): the naive hint h = g_prev only achieves O(eps^-11/6), ODOG O(eps^-1.75)"
 PAPER_C3 = "theory, no experiments: O(eps^-1.75 + sigma^2 eps^-3.5), one algorithm for sigma = 0 and sigma > 0"
+
+CLAIMS = (
+    ClaimSpec("C1", "ODOG needs fewer gradient calls than CMO23 at the two smallest eps on >= claims.min_functions "
+              "functions", metric="mean log(N_odog / N_cmo23) per function", method="odog", baseline="cmo23",
+              rule="composite", unit="(eps, seed) pairs", direction="less", paper_value=PAPER_C1, scale_note=NOTE),
+    ClaimSpec("C2", "ODOG (extrapolated hint) needs fewer calls than the naive hint h = g_prev at the smallest eps",
+              metric="mean log(N_odog / N_naive)", method="odog", baseline="naive", unit="(function, seed) pairs",
+              direction="less", paper_value=PAPER_C2, scale_note=NOTE),
+    ClaimSpec("C3", "One algorithm for both settings: with sigma > 0 ODOG reaches eps in >= claims.success_rate of "
+              "runs, N rises with sigma, and at sigma = 0 it matches the deterministic count within 5%",
+              metric="success rate / Spearman(sigma, N) / match fraction", method="odog", baseline=None,
+              rule="composite", unit="noisy runs", direction=None, paper_value=PAPER_C3, scale_note=NOTE),
+)
+C1, C2, C3 = CLAIMS
 
 
 def n_calls(r: dict) -> float:
@@ -54,43 +69,40 @@ def _pairs(rows, idx, f, a, b, eps_list) -> dict[str, list]:
     return out
 
 
-def _log_ratio(cid: str, statement: str, pr: dict, p, *, baseline: str, strata: str, unit: str,
-               paper_value: str | None, details: dict) -> CL.ClaimResult:
+def _log_ratio(spec: ClaimSpec, pr: dict, p, *, strata: str, details: dict, **changes) -> CL.ClaimResult:
     """Standard rule ``less`` on paired log(N_odog) - log(N_baseline): seeds clustered, ``strata`` fixed."""
     c = p.claims
-    common = dict(direction="less", delta=c.delta_log_ratio, metric=f"mean log(N_odog / N_{baseline})",
-                  method="odog", baseline=baseline, unit=unit, scale_note=NOTE, paper_value=paper_value)
     if not pr["a"]:
-        return CL.from_ci(cid, statement, effect=None, ci_low=None, ci_high=None, n_units=0, n_seeds=0,
-                          cluster_unit=None, ci_level=c.level,
-                          details={**details, "not_applicable": "no paired runs in this grid"}, **common)
+        return spec.from_ci(effect=None, ci_low=None, ci_high=None, delta=c.delta_log_ratio, n_units=0, n_seeds=0,
+                            cluster_unit=None, ci_level=c.level,
+                            details={**details, "not_applicable": "no paired runs in this grid"}, **changes)
     ratio = np.exp(np.subtract(pr["a"], pr["b"]))
-    return CL.evaluate_standard(
-        cid, statement, method_values=pr["a"], baseline_values=pr["b"], clusters=pr["seed"], strata=pr[strata],
-        censored=pr["censored"], seed=p.seed, n_resamples=c.n_resamples, level=c.level,
+    return spec.standard(
+        method_values=pr["a"], baseline_values=pr["b"], clusters=pr["seed"], strata=pr[strata],
+        censored=pr["censored"], delta=c.delta_log_ratio, seed=p.seed, n_resamples=c.n_resamples, level=c.level,
         details={**details, "median_ratio": float(np.median(ratio)), "censored_pairs": int(sum(pr["censored"]))},
-        **common)
+        **changes)
 
 
-def at_least(cid: str, statement: str, parts: list[CL.ClaimResult], k: int, **kw) -> CL.ClaimResult:
+def at_least(spec: ClaimSpec, parts: list[CL.ClaimResult], k: int, **numbers) -> CL.ClaimResult:
     """"At least ``k`` of the parts are reproduced" (the core's ``at_least`` composite)."""
     if not 1 <= k <= len(parts):
-        raise ParamsError(f"{cid}: need 1 <= k <= {len(parts)} parts, got k = {k}")
-    return CL.composite(cid, statement, parts, how="at_least", min_parts=k, headline=None, **kw)
+        raise ParamsError(f"{spec.id}: need 1 <= k <= {len(parts)} parts, got k = {k}")
+    return spec.composite(parts, how="at_least", min_parts=k, headline=None, **numbers)
 
 
 def claim1(p, rows, idx) -> CL.ClaimResult:
     g, c = p.grid, p.claims
     small = sorted(g.eps)[:2]
-    parts = [_log_ratio(f"C1/{f}", f"{f}: ODOG needs fewer calls than CMO23 at eps in {small}",
-                        _pairs(rows, idx, f, "odog", "cmo23", small), p, baseline="cmo23", strata="eps",
-                        unit="(eps, seed) pairs", paper_value=None, details={"function": f, "eps": small})
+    parts = [_log_ratio(C1.part(f, f"{f}: ODOG needs fewer calls than CMO23 at eps in {small}", rule="standard",
+                                metric="mean log(N_odog / N_cmo23)", paper_value=None),
+                        _pairs(rows, idx, f, "odog", "cmo23", small), p, strata="eps",
+                        details={"function": f, "eps": small})
              for f in g.functions]
     need = min(c.min_functions, len(g.functions))
     return at_least(
-        "C1", f"ODOG needs fewer gradient calls than CMO23 at the two smallest eps on >= {need} functions", parts,
-        need, metric="mean log(N_odog / N_cmo23) per function", method="odog", baseline="cmo23",
-        unit="(eps, seed) pairs", scale_note=NOTE, paper_value=PAPER_C1,
+        C1, parts, need,
+        statement=f"ODOG needs fewer gradient calls than CMO23 at the two smallest eps on >= {need} functions",
         details={"rule": f"reproduced iff the CI of the mean log-ratio lies below 0 (and outside +-delta) on >= "
                          f"{need} of {len(parts)} functions", "eps": small,
                  "functions": {q.details["function"]: {"effect": q.effect, "ci_low": q.ci_low, "ci_high": q.ci_high,
@@ -106,10 +118,9 @@ def claim2(p, rows, idx) -> CL.ClaimResult:
     for f in p.grid.functions:
         for k, v in _pairs(rows, idx, f, "odog", "naive-hint", [e]).items():
             pr[k] += v
-    return _log_ratio("C2", f"ODOG (extrapolated hint) needs fewer calls than the naive hint h = g_prev at the "
-                      f"smallest eps ({e})", pr, p, baseline="naive", strata="function",
-                      unit="(function, seed) pairs", paper_value=PAPER_C2,
-                      details={"functions": list(p.grid.functions), "eps": e})
+    return _log_ratio(C2, pr, p, strata="function", details={"functions": list(p.grid.functions), "eps": e},
+                      statement=f"ODOG (extrapolated hint) needs fewer calls than the naive hint h = g_prev at the "
+                      f"smallest eps ({e})")
 
 
 def weighted_spearman(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -162,13 +173,12 @@ def claim3(p, rows, idx) -> CL.ClaimResult:
     st = [r for r in rows if r["grid"] == "stoch" and r["method"] == "odog"]
     noisy = [r for r in st if r["sigma_rel"] > 0]
     seeds = sorted({r["seed"] for r in st})
-    common = dict(method="odog", baseline=None, scale_note=NOTE, cluster_unit="seed")
     rate = float(np.mean([r["reached"] for r in noisy])) if noisy else 0.0
-    part_a = CL.simple("C3/success", f"with sigma > 0 ODOG reaches eps within the cap in >= {c.success_rate:.0%} "
-                       "of runs", rule="probability", effect=rate, metric="success rate (sigma > 0)", unit="noisy runs",
-                       n_units=len(noisy), n_seeds=len({r["seed"] for r in noisy}),
-                       details={"p_hi": c.success_rate, "p_lo": c.success_rate / 2, "n_runs": len(noisy),
-                                "reached": int(sum(r["reached"] for r in noisy)), "cap": g.stoch_budget}, **common)
+    part_a = C3.part("success", f"with sigma > 0 ODOG reaches eps within the cap in >= {c.success_rate:.0%} of runs",
+                     rule="probability", metric="success rate (sigma > 0)", paper_value=None).simple(
+        effect=rate, n_units=len(noisy), n_seeds=len({r["seed"] for r in noisy}),
+        details={"p_hi": c.success_rate, "p_lo": c.success_rate / 2, "n_runs": len(noisy),
+                 "reached": int(sum(r["reached"] for r in noisy)), "cap": g.stoch_budget})
     rho, boots = spearman_by_seed(st, seeds, c.n_resamples, p.seed)
     lo, hi = np.quantile(boots, [(1 - c.level) / 2, (1 + c.level) / 2])
     kept = [r for r in st if r["reached"]]
@@ -178,13 +188,13 @@ def claim3(p, rows, idx) -> CL.ClaimResult:
         _, ub = spearman_by_seed(kept, seeds, c.n_resamples, p.seed)
         ulo, uhi = np.quantile(ub, [(1 - c.level) / 2, (1 + c.level) / 2])
         uncensored = {"ci_low": float(ulo), "ci_high": float(uhi), "n_units": len(kept)}
-    part_b = CL.from_ci("C3/monotone", "N(eps) rises with sigma (Spearman > 0)", effect=rho, ci_low=float(lo),
-                        ci_high=float(hi), direction="greater", delta=c.delta_spearman,
-                        metric="mean over functions of Spearman(sigma, N)", unit="runs (sigma levels x seeds)",
-                        n_units=len(st), n_seeds=len(seeds), ci_level=c.level, n_censored=n_cens,
-                        uncensored=uncensored, details={"n_resamples": c.n_resamples, "bootstrap_seed": p.seed,
-                                                        "resampling": "seeds (functions as strata)",
-                                                        "sigmas": list(g.sigmas)}, **common)
+    part_b = C3.part("monotone", "N(eps) rises with sigma (Spearman > 0)", rule="standard", direction="greater",
+                     metric="mean over functions of Spearman(sigma, N)", unit="runs (sigma levels x seeds)",
+                     paper_value=None).from_ci(
+        effect=rho, ci_low=float(lo), ci_high=float(hi), delta=c.delta_spearman, n_units=len(st), n_seeds=len(seeds),
+        ci_level=c.level, n_censored=n_cens, uncensored=uncensored,
+        details={"n_resamples": c.n_resamples, "bootstrap_seed": p.seed, "resampling": "seeds (functions as strata)",
+                 "sigmas": list(g.sigmas)})
     match, censored_pairs, match_seeds = [], 0, set()
     for r in st:
         if r["sigma_rel"] == 0.0:
@@ -193,18 +203,17 @@ def claim3(p, rows, idx) -> CL.ClaimResult:
                 match.append(abs(n_calls(r) - n_calls(d)) <= c.match_tol * n_calls(d))
                 censored_pairs += int(not (r["reached"] and d["reached"]))
                 match_seeds.add(r["seed"])
-    part_c = CL.simple("C3/sigma0", f"at sigma = 0 the noisy-grid count matches the deterministic count within "
-                       f"{c.match_tol:.0%}", rule="probability", effect=float(np.mean(match)) if match else 0.0,
-                       metric="share of (function, seed) pairs within tolerance", unit="(function, seed) pairs",
-                       n_units=len(match), n_seeds=len(match_seeds),
-                       details={"p_hi": 0.95, "p_lo": 0.05, "tol": c.match_tol, "n_pairs": len(match),
-                                "censored_pairs": censored_pairs}, **common)
-    return CL.composite(
-        "C3", f"One algorithm for both settings: with sigma > 0 ODOG reaches eps in >= {c.success_rate:.0%} of runs, "
-        "N rises with sigma, and at sigma = 0 it matches the deterministic count within 5%",
-        [part_a, part_b, part_c], how="all", headline=1, metric="success rate / Spearman(sigma, N) / match fraction",
-        method="odog", baseline=None, unit="noisy runs", ci_level=c.level, scale_note=NOTE, paper_value=PAPER_C3,
-        details={"eps": g.sigma_eps})
+    part_c = C3.part("sigma0", f"at sigma = 0 the noisy-grid count matches the deterministic count within "
+                     f"{c.match_tol:.0%}", rule="probability",
+                     metric="share of (function, seed) pairs within tolerance", unit="(function, seed) pairs",
+                     paper_value=None).simple(
+        effect=float(np.mean(match)) if match else 0.0, n_units=len(match), n_seeds=len(match_seeds),
+        details={"p_hi": 0.95, "p_lo": 0.05, "tol": c.match_tol, "n_pairs": len(match),
+                 "censored_pairs": censored_pairs})
+    return C3.composite(
+        [part_a, part_b, part_c], statement=f"One algorithm for both settings: with sigma > 0 ODOG reaches eps in "
+        f">= {c.success_rate:.0%} of runs, N rises with sigma, and at sigma = 0 it matches the deterministic count "
+        "within 5%", how="all", headline=1, ci_level=c.level, details={"eps": g.sigma_eps})
 
 
 def all_claims(p, rows: list[dict]) -> list[CL.ClaimResult]:

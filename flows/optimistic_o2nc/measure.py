@@ -14,11 +14,12 @@ from components.data import validate as V
 from components.io import write_json, write_jsonl
 from components.optim.functions import make_function
 from components.optim.runner import build_method, run_method
+from flows.optimistic_o2nc.params import Params
+from flows.optimistic_o2nc.spec import RUNS
 from flows.runtime import runners
 from flows.runtime.stages import StageContext
 
 log = logging.getLogger("paperline")
-RUNS = "data/optimistic-o2nc/runs"
 _CACHE: dict = {}
 
 
@@ -85,11 +86,12 @@ def check_rows(rows: list[dict], result_path=None) -> None:
     V.validate(df, suite, name="optimistic-o2nc/runs", result_path=result_path)
 
 
-def run(ctx: StageContext) -> dict:
+def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     todo = tasks(p)
-    log.info("optimistic-o2nc: %d runs on %d worker(s)", len(todo), p.grid.workers)
-    rows = runners.map_items(run_one, todo, workers=p.grid.workers, chunk=max(8, len(todo) // (4 * p.grid.workers)),
+    workers = p.resources.workers
+    log.info("optimistic-o2nc: %d runs on %d worker(s)", len(todo), workers)
+    rows = runners.map_items(run_one, todo, workers=workers, chunk=max(8, len(todo) // (4 * workers)),
                              desc="optimistic-o2nc runs")
     out = ctx.output(RUNS)
     out.mkdir(parents=True, exist_ok=True)

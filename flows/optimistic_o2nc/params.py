@@ -6,7 +6,8 @@ from pydantic import Field, field_validator, model_validator
 
 from components.optim.functions import FUNCTIONS
 from components.optim.runner import METHODS
-from flows.runtime.params import MAX_COUNT, Count, Section, Seed, Seeds, Steps, Width, check_known
+from flows.runtime.params import (MAX_COUNT, ClaimsBase, Count, PaperParams, Replace, Section, Seed, Seeds, Steps,
+                                  Width, check_known, presets)
 
 
 class FunctionParams(Section):
@@ -48,7 +49,6 @@ class GridParams(Section):
     budget: Steps = Field(ge=1, description="cap on counted gradient calls per deterministic run")
     stoch_budget: Steps = Field(ge=1, description="cap on counted gradient calls per noisy run (card: 1e6)")
     shared_noise: bool = Field(True, description="ODOG's two queries of an iteration share one noise sample")
-    workers: int = Field(2, ge=1, le=64, description="processes running the grid")
 
     @field_validator("eps", "sigma_eps")
     @classmethod
@@ -89,9 +89,7 @@ class GridParams(Section):
         return self
 
 
-class ClaimsParams(Section):
-    level: float = Field(0.95, gt=0.5, lt=1)
-    n_resamples: int = Field(10_000, ge=100, le=100_000)
+class ClaimsParams(ClaimsBase):
     delta_log_ratio: float = Field(0.05, ge=0, description="no-practical-effect band for mean log call ratios")
     delta_spearman: float = Field(0.05, ge=0, description="no-practical-effect band for Spearman(sigma, calls)")
     success_rate: float = Field(0.9, gt=0, le=1, description="claim 3: share of noisy runs that must reach eps")
@@ -108,7 +106,7 @@ _TUNED = {  # frozen from a grid search on a separate ill-conditioned quadratic 
 }
 
 
-class Params(Section):
+class Params(PaperParams):
     seed: Seed = 0
     functions: FunctionParams = Field(default_factory=FunctionParams)
     grid: GridParams
@@ -124,32 +122,26 @@ class Params(Section):
 _METHODS = {k: dict(v) for k, v in _TUNED.items()}
 _ALL = ["gd", "adam", "o2nc-ogd", "cmo23", "naive-hint", "odog", "odog-adaptive"]
 
-PRESETS = {
-    "smoke": {
+PRESETS = presets(
+    default={
         "seed": 0,
-        "functions": {"synthetic_m": 200, "synthetic_d": 20},
-        "methods": _METHODS,
-        "grid": {"functions": ["robust-synthetic"], "methods": ["gd", "cmo23", "naive-hint", "odog"],
-                 "eps": [0.1, 0.01, 0.001], "sigmas": [0.0, 0.01, 0.1], "sigma_eps": 0.01,
-                 "seeds": [0, 1, 2], "budget": 5000, "stoch_budget": 5000, "workers": 1},
-        "claims": {"n_resamples": 2000},
-    },
-    "default": {
-        "seed": 0,
-        "claims": {},
         "functions": {"chain_dim": 5, "digits_n": 100},
         "methods": _METHODS,
         "grid": {"functions": list(FUNCTIONS), "methods": _ALL, "eps": [0.1, 0.03, 0.01, 0.003, 0.001],
                  "sigmas": [0.0, 0.01, 0.1, 1.0], "sigma_eps": 0.1, "seeds": list(range(10)),
-                 "budget": 5_000, "stoch_budget": 10_000, "workers": 2},
+                 "budget": 5_000, "stoch_budget": 10_000},
+        "resources": {"workers": 2},
     },
-    "full": {
-        "seed": 0,
-        "functions": {},
-        "claims": {},
-        "methods": _METHODS,
-        "grid": {"functions": list(FUNCTIONS), "methods": [*_ALL, "sgd"], "eps": [0.1, 0.03, 0.01, 0.003, 0.001],
-                 "sigmas": [0.0, 0.01, 0.1, 1.0], "sigma_eps": 0.01, "seeds": list(range(10)),
-                 "budget": 200_000, "stoch_budget": 1_000_000, "workers": 2},
+    smoke={
+        "functions": Replace({"synthetic_m": 200, "synthetic_d": 20}),
+        "grid": {"functions": ["robust-synthetic"], "methods": ["gd", "cmo23", "naive-hint", "odog"],
+                 "eps": [0.1, 0.01, 0.001], "sigmas": [0.0, 0.01, 0.1], "sigma_eps": 0.01,
+                 "seeds": [0, 1, 2], "stoch_budget": 5000},
+        "resources": {"workers": 1},
+        "claims": {"n_resamples": 2000},
     },
-}
+    full={
+        "functions": Replace({}),
+        "grid": {"methods": [*_ALL, "sgd"], "sigma_eps": 0.01, "budget": 200_000, "stoch_budget": 1_000_000},
+    },
+)

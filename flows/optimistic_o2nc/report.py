@@ -7,18 +7,15 @@ from collections import defaultdict
 
 import numpy as np
 
-from components.evaluation import claims as CL
 from components.evaluation.stats import paired_bootstrap_ci
 from components.io import read_jsonl
 from components.reporting import Section
 from components.reporting.plots import line_plot
-from flows.optimistic_o2nc.claims import all_claims, n_calls
-from flows.optimistic_o2nc.measure import RUNS
-from flows.runtime.report_stage import write_plot_csv, write_report_outputs
+from flows.optimistic_o2nc.claims import CLAIMS, all_claims, n_calls
+from flows.optimistic_o2nc.params import Params
+from flows.optimistic_o2nc.spec import RUNS
+from flows.runtime.report_stage import finish_report
 from flows.runtime.stages import StageContext
-
-REPORT = "reports/optimistic-o2nc"
-PLOTS_CSV = f"{REPORT}/plots/calls_vs_eps.csv"
 
 
 def slopes(p, rows) -> list[dict]:
@@ -79,11 +76,10 @@ def figures(p, rows):
     return figs, csv_rows
 
 
-def run(ctx: StageContext) -> dict:
+def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     rows = read_jsonl(ctx.input(f"{RUNS}/runs.jsonl"))
     claims = all_claims(p, rows)
-    doc = CL.claims_document(ctx.slug, ctx.profile, claims)
     slope_rows = slopes(p, rows)
     figs, csv_rows = figures(p, rows)
     status = defaultdict(lambda: {"runs": 0, "reached": 0, "diverged": 0})
@@ -91,7 +87,7 @@ def run(ctx: StageContext) -> dict:
         s = status[f"{r['grid']}/{r['method']}"]
         s["runs"] += 1; s["reached"] += int(r["reached"]); s["diverged"] += int(r["diverged"])
     metrics = {"slopes": {f"{r['function']}/{r['method']}": r["slope"] for r in slope_rows},
-               "runs": dict(status), "claims": {c.id: c.verdict for c in claims}}
+               "runs": dict(status)}
     sections = [
         Section("Oracle complexity vs eps", "Median counted gradient calls over seeds; unreached runs count the calls "
                 "they used (the budget, or where they diverged). Lines: the theoretical eps^-1.75 (ODOG) and eps^-1.75 log(1/eps) (CMO23) slopes anchored at "
@@ -99,6 +95,5 @@ def run(ctx: StageContext) -> dict:
         Section("Runs", "Runs per grid and method (reached / diverged).",
                 tables=[[{"grid/method": k, **v} for k, v in status.items()]]),
     ]
-    write_report_outputs(ctx, claims_doc=doc, metrics=metrics, sections=sections, readme_link="../../flows/optimistic_o2nc/README.md")
-    write_plot_csv(ctx, PLOTS_CSV, csv_rows, ["function", "method", "eps_rel", "median_calls"])
-    return {"claims": {c.id: c.verdict for c in claims}}
+    return finish_report(ctx, CLAIMS, claims, metrics=metrics, sections=sections,
+                         plots={"calls_vs_eps.csv": (csv_rows, ["function", "method", "eps_rel", "median_calls"])})

@@ -21,9 +21,9 @@ CAP = 5000
 def params(seeds=range(10)):
     grid = (f"grid={{'functions': {FUNCS}, 'methods': ['gd', 'cmo23', 'naive-hint', 'odog'], 'eps': {EPS}, "
             f"'sigmas': {SIGMAS}, 'sigma_eps': 0.01, 'seeds': {list(seeds)}, 'budget': {CAP}, "
-            f"'stoch_budget': {CAP}, 'workers': 1}}")
+            f"'stoch_budget': {CAP}}}")
     return resolve(Params, PRESETS, slug="optimistic-o2nc", profile="smoke",
-                   overrides=[grid, "claims.n_resamples=2000"])
+                   overrides=[grid, "resources.workers=1", "claims.n_resamples=2000"])
 
 
 @pytest.fixture(scope="module")
