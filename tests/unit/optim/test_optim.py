@@ -152,18 +152,6 @@ def test_non_positive_step_size_is_a_params_error(field, method):
         ODOG([torch.nn.Parameter(torch.zeros(2))], eta=-1.0, radius=1.0)
 
 
-def test_pipeline_params_reject_bad_eps_and_step_sizes():
-    from pydantic import ValidationError
-
-    from flows.optimistic_o2nc.params import PRESETS, Params
-
-    smoke = PRESETS["smoke"]
-    with pytest.raises(ValidationError, match="eps"):
-        Params(**{**smoke, "grid": {**smoke["grid"], "eps": [0.1, 0.0]}})
-    with pytest.raises(ValidationError, match="eta"):
-        Params(**{**smoke, "methods": {"odog": {"eta": 0.0}}})
-
-
 @pytest.mark.parametrize("method", METHODS)
 def test_nan_gradient_is_reported_as_diverged_not_success(method):
     fn = Quadratic()
