@@ -12,7 +12,6 @@ import datetime as dt
 import hashlib
 import io
 import json
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -51,11 +50,17 @@ def write_report_outputs(
     """
     staged = {rel: ctx.output(rel) for rel in (*ctx.stage.outs, *ctx.stage.metrics)}
     claims_doc = {**claims_doc, "provenance": provenance(ctx)}
-    with tempfile.TemporaryDirectory(dir=ctx.paths.reports, prefix=".tmp-report-") as tmp:
+    scratch = ctx.paths.reports / "report"  # reports/.tmp-report-<pid>-<random>: a killed writer's is removed below
+    pub.clean_stale_staging(ctx.paths, [str(scratch.relative_to(ctx.paths.root))])
+    tmp = pub.unique_name(scratch)
+    tmp.mkdir(parents=True)
+    try:
         written = write_paper_report(tmp, slug=ctx.slug, title=ctx.paper.title, claims_doc=claims_doc,
                                      metrics=metrics, sections=sections, readme_link=readme_link)
         for rel, target in staged.items():
             Path(written[Path(rel).name]).replace(target)
+    finally:
+        pub.remove(tmp)
 
 
 def write_plot_csv(ctx: StageContext, rel: str, rows: Iterable[Mapping[str, Any]], fieldnames: Sequence[str]) -> None:
