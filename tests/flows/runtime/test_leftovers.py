@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[3]
+from tests.conftest import ROOT
+
 GUARD = ROOT / "flows/runtime/orphan_guard.py"
 LINUX = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="the guard reads /proc (Linux)")
 

@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[3]
+from tests.conftest import ROOT
+
 SCANNED = ("components", "flows", "scripts")
 SUFFIXES = {".py", ".sh", ".txt", ".toml", ".yaml", ".yml", ".cfg", ".json"}
 PATTERNS = {

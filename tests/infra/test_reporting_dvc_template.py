@@ -1,11 +1,12 @@
 """The offline `dvc plots show --html-template` page: Vega inlined, nothing from a CDN."""
 
 import re
-from pathlib import Path
 
 import pytest
 
-TEMPLATE = Path(__file__).resolve().parents[3] / "infra" / "dvc" / "plots_offline.html"
+from tests.conftest import ROOT
+
+TEMPLATE = ROOT / "infra" / "dvc" / "plots_offline.html"
 
 
 @pytest.fixture(scope="module")

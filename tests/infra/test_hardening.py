@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from scripts.services import stack_security as sec
+from tests.conftest import ROOT
 
-ROOT = Path(__file__).resolve().parents[3]
 INFRA = ROOT / "infra"
 COMPOSE = yaml.safe_load((INFRA / "compose/compose.yml").read_text())
 SERVICES = COMPOSE["services"]

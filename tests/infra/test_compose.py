@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[3]
+from tests.conftest import ROOT
+
 COMPOSE = ROOT / "infra/compose/compose.yml"
 SERVICES = {"postgres", "minio", "create-buckets", "dask-certs", "prefect-server", "prefect-worker", "mlflow", "dask-scheduler",
             "dask-workers"}

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import yaml
 
 from components.errors import PaperlineError, ParamsError
 from flows import deployments
 from flows.registry import papers
-
-ROOT = Path(__file__).resolve().parents[3]
+from tests.conftest import ROOT
 
 
 def test_schedule_without_a_server_says_how_to_get_one(monkeypatch, tmp_path):
