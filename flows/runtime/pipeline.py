@@ -110,6 +110,10 @@ def _run_flow(slug, order, resolved, paths, profile, *, force, track) -> dict[st
     from concurrent.futures import ThreadPoolExecutor
 
     flow_name = slug if len(order) > 1 else dvc_stage_name(*order[0])
+    # Prefect and MLflow both import SQLAlchemy; importing it from two threads at once can end in a circular-import
+    # ImportError inside sqlalchemy.orm (seen on fresh copies), so the main thread imports it first.
+    import sqlalchemy.orm  # noqa: F401, PLC0415
+
     # MLflow's import and store set-up take ~3 s; they overlap Prefect's start-up and the stage's work.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="mlflow-init") as pool:
         tracker = pool.submit(_tracker, slug, flow_name, paths, profile, order) if track else None
