@@ -6,7 +6,9 @@ import logging
 
 from components.graph.sources import attributed_sbm, minnesota, pygod_benchmark
 from components.io import write_json
-from flows.cer_god.common import CLEAN, check_graph_gx
+from flows.cer_god.common import check_graph_gx
+from flows.cer_god.params import Params
+from flows.cer_god.spec import CLEAN, PYGOD_CACHE
 from flows.runtime.settings import online
 from flows.runtime.stages import StageContext
 
@@ -25,13 +27,13 @@ def build_graph(spec, seed: int, cache_dir):
     return g
 
 
-def run(ctx: StageContext) -> dict:
+def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     out = ctx.output(CLEAN)
     out.mkdir(parents=True, exist_ok=True)
     summary = {}
     for i, spec in enumerate(p.graphs):
-        g = build_graph(spec, p.seed * 1000 + i, ctx.paths.root / "data" / "cer-god" / "pygod-cache")
+        g = build_graph(spec, p.seed * 1000 + i, ctx.paths.root / PYGOD_CACHE)
         check_graph_gx(g, out / "_checks", label_rate=None, tag="clean")
         g.save(out / f"{g.name}.npz")
         summary[g.name] = {"nodes": g.n, "edges": int(g.edge_index.shape[1] // 2), "dim": int(g.x.shape[1]),

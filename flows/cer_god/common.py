@@ -1,4 +1,4 @@
-"""Paths and Great Expectations suites shared by the cer-god stages."""
+"""The graph checks (Great Expectations suites) shared by the cer-god stages."""
 
 from __future__ import annotations
 
@@ -6,12 +6,6 @@ from pathlib import Path
 
 from components.data import validate as V
 from components.graph.graph import Graph, check_graph, edge_frame, node_frame
-
-CLEAN = "data/cer-god/clean"
-GRAPHS = "data/cer-god/graphs"
-RUNS = "data/cer-god/runs"
-EVAL = "data/cer-god/eval"
-REPORT = "reports/cer-god"
 
 
 def check_graph_gx(g: Graph, checks_dir: Path, *, label_rate: float | None, tag: str) -> None:

@@ -15,7 +15,8 @@ from components.data import validate as V
 from components.graph.graph import Graph
 from components.graph.metrics import contamination_labels, detection_metrics, f1
 from components.io import read_jsonl, write_json, write_jsonl
-from flows.cer_god.common import EVAL, GRAPHS, RUNS
+from flows.cer_god.params import Params
+from flows.cer_god.spec import EVAL, GRAPHS, RUNS
 from flows.runtime.stages import StageContext
 
 SCORE_COLS = ("auc", "ap", "recall_at_k", "trap_auc", "rest_auc", "f1", "f1_contamination")
@@ -34,7 +35,7 @@ def evaluate_rows(runs: list[dict], scores, graphs: dict[str, Graph], contaminat
     return out
 
 
-def _track(ctx: StageContext, rows: list[dict]) -> None:
+def _track(ctx: StageContext[Params], rows: list[dict]) -> None:
     if ctx.tracker is None:
         return
     groups = defaultdict(list)
@@ -47,7 +48,7 @@ def _track(ctx: StageContext, rows: list[dict]) -> None:
             ctx.tracker.log_metrics({f"mean_{k}": float(np.mean([r[k] for r in rs])) for k in SCORE_COLS}, run_id=rid)
 
 
-def run(ctx: StageContext) -> dict:
+def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     runs = read_jsonl(ctx.input(f"{RUNS}/runs.jsonl"))
     graphs = {g.name: Graph.load(ctx.input(f"{GRAPHS}/{g.name}.npz")) for g in p.graphs}

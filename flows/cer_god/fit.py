@@ -16,7 +16,8 @@ from components.graph.detectors import CERGOD_VARIANTS, METHODS, edge_weight_sum
 from components.graph.graph import Graph
 from components.graph.recon import prepare
 from components.io import write_json, write_jsonl
-from flows.cer_god.common import GRAPHS, RUNS
+from flows.cer_god.params import Params
+from flows.cer_god.spec import GRAPHS, RUNS
 from flows.runtime import runners
 from flows.runtime.stages import StageContext
 
@@ -58,10 +59,10 @@ def run_one(task: dict) -> tuple[dict, dict]:
     return row, arrays
 
 
-def tasks(ctx: StageContext) -> list[dict]:
+def tasks(ctx: StageContext[Params]) -> list[dict]:
     p = ctx.params
-    cergod = p.cergod.config(p.run.progress)
-    baselines = {k: v.config(p.run.progress) for k, v in p.baselines.items()}
+    cergod = p.cergod.config(p.progress)
+    baselines = {k: v.config(p.progress) for k, v in p.baselines.items()}
     out = []
     for g in p.graphs:
         path = str(ctx.input(f"{GRAPHS}/{g.name}.npz"))
@@ -69,7 +70,7 @@ def tasks(ctx: StageContext) -> list[dict]:
             for s in seeds_for(p, m):
                 out.append({"graph": g.name, "path": path, "method": m, "seed": s, "run_seed": p.seed * 100_003 + s,
                             "first_seed": min(p.run.seeds), "cergod": cergod, "baselines": baselines,
-                            "threads": p.run.threads, "dense_max_nodes": p.run.dense_max_nodes})
+                            "threads": p.resources.threads, "dense_max_nodes": p.run.dense_max_nodes})
     return out
 
 
@@ -81,11 +82,11 @@ def check_rows(rows: list[dict], result_path) -> None:
                     V.between("seed", min_value=0)], name="cer-god/runs", result_path=result_path)
 
 
-def run(ctx: StageContext) -> dict:
+def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     todo = tasks(ctx)
-    log.info("cer-god: %d fits on %d worker(s)", len(todo), p.run.workers)
-    results = runners.map_items(run_one, todo, workers=p.run.workers, desc="cer-god fits", progress=p.run.progress)
+    log.info("cer-god: %d fits on %d worker(s)", len(todo), p.resources.workers)
+    results = runners.map_items(run_one, todo, workers=p.resources.workers, desc="cer-god fits", progress=p.progress)
     out = ctx.output(RUNS)
     out.mkdir(parents=True, exist_ok=True)
     rows = [r for r, _ in results]

@@ -5,11 +5,13 @@ from __future__ import annotations
 from components.graph.graph import Graph
 from components.graph.inject import inject
 from components.io import write_json
-from flows.cer_god.common import CLEAN, GRAPHS, check_graph_gx
+from flows.cer_god.common import check_graph_gx
+from flows.cer_god.params import Params
+from flows.cer_god.spec import CLEAN, GRAPHS
 from flows.runtime.stages import StageContext
 
 
-def run(ctx: StageContext) -> dict:
+def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     inj = p.injection
     out = ctx.output(GRAPHS)

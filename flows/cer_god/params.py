@@ -11,7 +11,8 @@ from components.graph.detectors import CERGOD_VARIANTS, METHODS, NEURAL
 from components.graph.inject import MAX_RATE
 from components.graph.recon import TrainConfig
 from components.graph.sources import PYGOD_NAMES
-from flows.runtime.params import Count, Section, Seed, Seeds, Steps, Width, check_known
+from flows.runtime.params import (ClaimsBase, Count, PaperParams, Section, Seed, Seeds, Steps, Width,
+                                  check_known, presets)
 
 
 class GraphParams(Section):
@@ -98,9 +99,6 @@ class RunParams(Section):
     methods: list[str] = Field(min_length=1)
     seeds: Seeds = Field(min_length=2, description="seeds of every method (claims 1, 2, 4)")
     collapse_seeds: Seeds = Field(min_length=2, description="seeds of cer-god and cer-god-nodiv (claim 3)")
-    workers: int = Field(2, ge=1, le=64)
-    threads: int = Field(1, ge=1, le=64, description="torch threads per worker")
-    progress: bool = False
     dense_max_nodes: Count = Field(5000, ge=0, description="AnomalyDAE's dense structure term up to this size")
 
     @field_validator("methods")
@@ -120,16 +118,14 @@ class RunParams(Section):
         return v
 
 
-class ClaimsParams(Section):
-    level: float = Field(0.95, gt=0.5, lt=1)
-    n_resamples: int = Field(10_000, ge=100, le=100_000)
+class ClaimsParams(ClaimsBase):
     delta_auc: float = Field(0.01, ge=0, description="no-practical-effect band for AUC differences (1 point)")
     delta_f1: float = Field(0.01, ge=0, description="non-inferiority margin for claim 4's F1 difference")
     fisher_alpha: float = Field(0.05, gt=0, lt=1)
     contamination: float = Field(0.1, gt=0, lt=0.5, description="baselines' threshold for claim 4 (PyGOD default)")
 
 
-class Params(Section):
+class Params(PaperParams):
     seed: Seed = 0
     graphs: list[GraphParams] = Field(min_length=1)
     injection: InjectionParams = Field(default_factory=InjectionParams)
@@ -159,34 +155,27 @@ _SBM = {"name": "sbm", "source": "sbm", "n": 2000, "communities": 5, "p_in": 0.0
 _MINN = {"name": "minnesota", "source": "minnesota", "dim": 16}
 _ALL = list(METHODS)
 
-PRESETS = {
-    "smoke": {
+PRESETS = presets(
+    default={
         "seed": 0,
+        "graphs": [_SBM, _MINN],
+        "baselines": _PYGOD_DEFAULTS,
+        "run": {"methods": _ALL, "seeds": list(range(5)), "collapse_seeds": list(range(10))},
+        "resources": {"workers": 2},
+        "progress": False,
+    },
+    smoke={
         "graphs": [{"name": "sbm", "source": "sbm", "n": 500, "communities": 5, "p_in": 0.08, "p_out": 0.004, "dim": 16}],
         "injection": {"clique_size": 5, "trap_degree": 10},
         "cergod": {"epochs": 50, "warmup": 15},
-        "baselines": {"dominant": {"epochs": 50}, "gae": {"epochs": 50}, "anomalydae": {"epochs": 5}},
-        "run": {"methods": _ALL, "seeds": [0, 1], "collapse_seeds": [0, 1], "workers": 1},
+        "baselines": {"dominant": {"epochs": 50}, "gae": {"epochs": 50}},
+        "run": {"seeds": [0, 1], "collapse_seeds": [0, 1]},
+        "resources": {"workers": 1},
         "claims": {"n_resamples": 2000},
     },
-    "default": {
-        "seed": 0,
-        "graphs": [_SBM, _MINN],
-        "injection": {},
-        "cergod": {},
-        "baselines": _PYGOD_DEFAULTS,
-        "run": {"methods": _ALL, "seeds": list(range(5)), "collapse_seeds": list(range(10)), "workers": 2},
-        "claims": {},
-    },
-    "full": {
-        "seed": 0,
+    full={
         "graphs": [_SBM, _MINN, *({"name": d, "source": "pygod", "dataset": d, "inject": False}
                                   for d in ("inj_cora", "inj_amazon", "inj_flickr", "weibo", "reddit", "disney",
                                             "books", "enron"))],
-        "injection": {},
-        "cergod": {},
-        "baselines": _PYGOD_DEFAULTS,
-        "run": {"methods": _ALL, "seeds": list(range(5)), "collapse_seeds": list(range(10)), "workers": 2},
-        "claims": {},
     },
-}
+)

@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from components.evaluation import claims as CL
+from components.evaluation.claim_spec import ClaimSpec, check_results
+from components.errors import PaperlineError
 from components.io import read_jsonl
 from components.reporting import Section
 from components.reporting.plots import errorbar_plot
-from flows.cer_god.claims import all_claims
-from flows.cer_god.common import EVAL, REPORT, RUNS
-from flows.runtime.report_stage import write_plot_csv, write_report_outputs
+from flows.cer_god.claims import CLAIMS, all_claims
+from flows.cer_god.params import Params
+from flows.cer_god.spec import EVAL, RUNS
+from flows.runtime.report_stage import PlotRows, write_plot_csv, write_report_outputs
 from flows.runtime.stages import StageContext
 
-PLOTS_CSV = f"{REPORT}/plots/auc_by_method.csv"
 COLS = ("auc", "ap", "recall_at_k", "f1", "trap_auc", "rest_auc")
 
 
@@ -76,16 +81,35 @@ def auc_figures(rows):
     return figs, csv_rows
 
 
-def run(ctx: StageContext) -> dict:
+def finish_report_with_extra(ctx: StageContext, declared: Sequence[ClaimSpec], results: Sequence[CL.ClaimResult], *,
+                             extra: Mapping[str, Any], metrics: Mapping[str, Any], sections: Sequence[Section],
+                             plots: Mapping[str, PlotRows]) -> dict[str, Any]:
+    """``flows.runtime.report_stage.finish_report`` plus top-level ``extra`` keys in claims.json (cer-god's
+    ``leakage`` table, which the smoke test reads there). finish_report takes no ``extra`` yet; once it does,
+    this becomes ``finish_report(ctx, CLAIMS, results, extra=..., metrics=..., sections=..., plots=...)``."""
+    check_results(declared, results, f"{ctx.slug}:{ctx.stage.name}")
+    verdicts = {c.id: c.verdict for c in results}
+    doc = CL.claims_document(ctx.slug, ctx.profile, results, extra=extra)
+    declared_plots = {Path(rel).name: rel for rel in ctx.stage.plots}
+    if set(plots) != set(declared_plots):
+        raise PaperlineError(f"{ctx.slug}:{ctx.stage.name}: plots {sorted(plots)} were computed but "
+                             f"{sorted(declared_plots)} are declared (spec.py)")
+    write_report_outputs(ctx, claims_doc=doc, metrics={**metrics, "claims": verdicts}, sections=sections,
+                         readme_link=f"../../flows/{ctx.paper.module_name}/README.md")
+    for name, (rows, columns) in plots.items():
+        write_plot_csv(ctx, declared_plots[name], rows, columns)
+    return {"claims": verdicts}
+
+
+def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     rows = read_jsonl(ctx.input(f"{EVAL}/metrics.jsonl"))
     runs = read_jsonl(ctx.input(f"{RUNS}/runs.jsonl"))
     claims, leak = all_claims(p, rows)
-    doc = CL.claims_document(ctx.slug, ctx.profile, claims, extra={"leakage": leak})
     figs, csv_rows = auc_figures(rows)
     scores = score_table(rows, runs)
     metrics = {"auc": {f"{r['graph']}/{r['method']}": float(r["auc"].split(" ")[0]) for r in scores},
-               "leakage": leak, "claims": {c.id: c.verdict for c in claims}}
+               "leakage": leak}
     sections = [
         Section("Scores per method and graph", "Mean ± sd over seeds. F1: CER-GOD's own pseudo-labels; other detectors "
                 f"thresholded at contamination {p.claims.contamination}. Trap AUC: outliers plus their 1-hop normal "
@@ -98,7 +122,5 @@ def run(ctx: StageContext) -> dict:
         Section("Leakage probe", "Degree-only scorer against CER-GOD (guard of claims 1-2).",
                 tables=[[{"graph": g, **v} for g, v in leak.items()]]),
     ]
-    write_report_outputs(ctx, claims_doc=doc, metrics=metrics, sections=sections,
-                         readme_link="../../flows/cer_god/README.md")
-    write_plot_csv(ctx, PLOTS_CSV, csv_rows, ["graph", "method", "mean_auc"])
-    return {"claims": {c.id: c.verdict for c in claims}}
+    return finish_report_with_extra(ctx, CLAIMS, claims, extra={"leakage": leak}, metrics=metrics, sections=sections,
+                                    plots={"auc_by_method.csv": (csv_rows, ["graph", "method", "mean_auc"])})
