@@ -1,4 +1,4 @@
-"""Paths and small helpers shared by the icql stages."""
+"""Small helpers shared by the icql stages (their data paths are declared in ``flows.icql.spec``)."""
 
 from __future__ import annotations
 
@@ -7,12 +7,6 @@ from pathlib import Path
 import numpy as np
 
 from components.rl.behaviour import MODES, NoisyScripted
-
-ROOT = "data/icql"
-DATASETS = f"{ROOT}/datasets"
-MODELS = f"{ROOT}/models"
-EVAL = f"{ROOT}/eval"
-REPORT = "reports/icql"
 
 
 def task_dir(base: Path, n_subtasks: int) -> Path:

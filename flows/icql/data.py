@@ -22,7 +22,9 @@ from components.rl.kitchen_lite import make_env
 from components.rl.external import behaviour_return, make_gym_env, random_return, reference_scores
 from components.rl.loaders import collect_sac, minari_external, open_minari
 from components.rl.retrieval import context_indices
-from flows.icql.common import DATASETS, behaviour_factory, external_name, task_dir
+from flows.icql.common import behaviour_factory, external_name, task_dir
+from flows.icql.params import Params
+from flows.icql.spec import DATASETS
 from flows.runtime.settings import online
 from flows.runtime.stages import StageContext
 
@@ -106,7 +108,7 @@ def external(p, out) -> dict:
     return {m["name"]: m for m in (build_external(p, i, src, out) for i, src in enumerate(p.data.external))}
 
 
-def run(ctx: StageContext) -> dict:
+def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     out = ctx.output(DATASETS)
     out.mkdir(parents=True, exist_ok=True)

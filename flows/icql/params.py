@@ -7,7 +7,8 @@ from pydantic import Field, field_validator, model_validator
 from components.rl.behaviour import MODES
 from components.rl.linear_attention import INITS
 from components.rl.trainer import METHODS
-from flows.runtime.params import Count, Section, Seed, Seeds, Steps, check_known
+from flows.runtime.params import (ClaimsBase, Count, PaperParams, Replace, Section, Seed, Seeds, Steps, check_known,
+                                  presets)
 
 
 class ExternalSource(Section):
@@ -101,9 +102,6 @@ class TrainParams(Section):
     seeds: Seeds = Field(min_length=1)
     steps: Steps = Field(ge=1, description="gradient steps per run (card: 8k default, 50k full)")
     batch_size: int = Field(ge=2, le=4096)
-    workers: int = Field(2, ge=1, le=64, description="processes training runs in parallel")
-    threads: int = Field(1, ge=1, le=64, description="torch threads per worker")
-    progress: bool = Field(False, description="tqdm bars over gradient steps")
     external_methods: list[str] = Field(default_factory=list,
                                         description="methods trained on each data.external dataset (train.seeds)")
 
@@ -129,15 +127,13 @@ class EvalParams(Section):
     q_episodes: Count = Field(40, ge=2, description="dataset trajectories for the Q-accuracy claim")
 
 
-class ClaimsParams(Section):
-    level: float = Field(0.95, gt=0.5, lt=1)
-    n_resamples: int = Field(10_000, ge=100, le=100_000)
+class ClaimsParams(ClaimsBase):
     q_resamples: int = Field(1_000, ge=100, le=20_000, description="trajectory bootstrap of claim 4")
     delta_score: float = Field(2.0, ge=0, description="no-practical-effect band, normalised-score points")
     delta_spearman: float = Field(0.02, ge=0, description="no-practical-effect band of a Spearman difference")
 
 
-class Params(Section):
+class Params(PaperParams):
     seed: Seed = 0
     data: DataParams
     retrieval: RetrievalParams = Field(default_factory=RetrievalParams)
@@ -159,36 +155,34 @@ class Params(Section):
 _FOUR = ["bc", "td3bc", "iql", "icql", "icql-random"]
 _SMALL = {"hidden": 64, "d": 16}
 
-PRESETS = {
-    "smoke": {
-        "data": {"tasks": [1, 4], "episodes": 40, "max_steps": 60, "reference_episodes": 10},
-        "retrieval": {"k": 5},
-        "agent": _SMALL,
-        "train": {"runs": {"4": ["iql", "icql", "icql-random"], "1": ["iql", "icql"]}, "seeds": [0], "steps": 60,
-                  "batch_size": 32, "workers": 1},
-        "eval": {"episodes": 5, "q_episodes": 10},
-        "claims": {"n_resamples": 1000, "q_resamples": 200},
-    },
-    "default": {
+PRESETS = presets(
+    default={
         "data": {"tasks": [1, 4]},
         "retrieval": {"k": 10},
         "agent": _SMALL,
-        "train": {"runs": {"4": _FOUR, "1": ["iql", "icql"]}, "seeds": [0, 1, 2], "steps": 1000, "batch_size": 64,
-                  "workers": 2},
-        "eval": {},
-        "claims": {},
+        "train": {"runs": {"4": _FOUR, "1": ["iql", "icql"]}, "seeds": [0, 1, 2], "steps": 1000, "batch_size": 64},
+        "resources": {"workers": 2},
+        "progress": False,  # no tqdm bars over gradient steps unless asked for (--set progress=true)
     },
-    "full": {
-        "data": {"tasks": [1, 4], "episodes": 1000, "external": [
+    smoke={
+        "data": {"episodes": 40, "max_steps": 60, "reference_episodes": 10},
+        "retrieval": {"k": 5},
+        "train": {"runs": Replace({"4": ["iql", "icql", "icql-random"], "1": ["iql", "icql"]}), "seeds": [0],
+                  "steps": 60, "batch_size": 32},
+        "eval": {"episodes": 5, "q_episodes": 10},
+        "claims": {"n_resamples": 1000, "q_resamples": 200},
+        "resources": {"workers": 1},
+    },
+    full={
+        "data": {"episodes": 1000, "external": [
             {"source": "minari", "id": "D4RL/kitchen/complete-v2"}, {"source": "minari", "id": "D4RL/kitchen/mixed-v2"},
             {"source": "minari", "id": "D4RL/pen/human-v2"}, {"source": "minari", "id": "D4RL/door/cloned-v2"},
             {"source": "sac", "id": "HalfCheetah-v5", "train_steps": 200_000, "episodes": 200},
             {"source": "sac", "id": "Hopper-v5", "train_steps": 200_000, "episodes": 200}]},
         "retrieval": {"k": 20},
-        "agent": {},
-        "train": {"runs": {"4": _FOUR, "1": _FOUR}, "seeds": [0, 1, 2, 3, 4], "steps": 50_000, "batch_size": 256,
-                  "workers": 2, "external_methods": ["bc", "td3bc", "iql", "icql"]},
+        "agent": Replace({}),
+        "train": {"runs": Replace({"4": _FOUR, "1": _FOUR}), "seeds": [0, 1, 2, 3, 4], "steps": 50_000,
+                  "batch_size": 256, "external_methods": ["bc", "td3bc", "iql", "icql"]},
         "eval": {"episodes": 50},
-        "claims": {},
     },
-}
+)

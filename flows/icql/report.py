@@ -9,18 +9,17 @@ from collections import defaultdict
 
 import numpy as np
 
-from components.evaluation import claims as CL
 from components.evaluation.stats import paired_bootstrap_ci
 from components.io import read_json, read_jsonl
 from components.reporting import Section
 from components.reporting.plots import errorbar_plot
-from flows.icql.claims import all_claims
-from flows.icql.common import DATASETS, EVAL, MODELS, REPORT
+from flows.icql.claims import CLAIMS, all_claims
+from flows.icql.params import Params
 from flows.icql.report_external import external_outputs
-from flows.runtime.report_stage import write_plot_csv, write_report_outputs
+from flows.icql.spec import DATASETS, EVAL, MODELS
+from flows.runtime.report_stage import finish_report
 from flows.runtime.stages import StageContext
 
-PLOTS_CSV = f"{REPORT}/plots/scores.csv"
 VERSIONS = ("Paper-scale reference (secondary, unverified): the user's abstract says ICQL improves Kitchen by up to "
             "29.46% and Gym/Adroit by up to 6%; the arXiv v1 abstract and the ICLR camera-ready listing say 16.4% "
             "on Kitchen, 8.6% / 8.8% on MuJoCo and 6.3% on Adroit. D4RL means (5 seeds): MuJoCo ICQL 80.6 vs CQL "
@@ -83,26 +82,22 @@ def sections(p, rows: list[dict], runs_meta: list[dict], data_meta: dict, claims
     ]
 
 
-def run(ctx: StageContext) -> dict:
+def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     ev = ctx.input(EVAL)
     episodes, runs = read_jsonl(ev / "episodes.jsonl"), read_jsonl(ev / "runs.jsonl")
     qfile = ev / "q_t4.npz"
     qdata = dict(np.load(qfile)) if qfile.exists() else None
     claims = all_claims(p, episodes, qdata)
-    doc = CL.claims_document(ctx.slug, ctx.profile, claims)
     rows = score_table(p, episodes, runs)
     runs_meta = read_json(ctx.input(MODELS) / "runs.json")
     data_meta = read_json(ctx.input(DATASETS) / "summary.json")
     metrics = {"scores": {f"t{r['task'].split()[0]}/{r['method']}": r["score"] for r in rows},
                "q_spearman": {f"t{r['task'].split()[0]}/{r['method']}": r["spearman(Q, G)"] for r in rows
-                              if r["spearman(Q, G)"] is not None},
-               "claims": {c.id: c.verdict for c in claims}}
+                              if r["spearman(Q, G)"] is not None}}
     ext_sections, ext_metrics = external_outputs(p, ev, ctx.input(DATASETS))
     metrics.update(ext_metrics)
     secs = sections(p, rows, runs_meta, data_meta, claims)
-    write_report_outputs(ctx, claims_doc=doc, metrics=metrics, sections=secs[:-1] + ext_sections + secs[-1:],
-                         readme_link="../../flows/icql/README.md")
-    write_plot_csv(ctx, PLOTS_CSV, [{**r, "group": f"t{r['task'].split()[0]}/{r['method']}"} for r in rows],
-                   ["group", "score", "ci_low", "ci_high"])
-    return {"claims": {c.id: c.verdict for c in claims}}
+    plot_rows = [{**r, "group": f"t{r['task'].split()[0]}/{r['method']}"} for r in rows]
+    return finish_report(ctx, CLAIMS, claims, metrics=metrics, sections=secs[:-1] + ext_sections + secs[-1:],
+                         plots={"scores.csv": (plot_rows, ["group", "score", "ci_low", "ci_high"])})

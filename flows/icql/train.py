@@ -18,7 +18,9 @@ import numpy as np
 from components.io import write_json
 from components.rl import dataset as D
 from components.rl.trainer import TensorData, build_agent, method_config, save_agent, train_agent
-from flows.icql.common import DATASETS, MODELS, external_grid, grid, task_dir
+from flows.icql.common import external_grid, grid, task_dir
+from flows.icql.params import Params
+from flows.icql.spec import DATASETS, MODELS
 from flows.runtime import runners
 from flows.runtime.stages import StageContext
 
@@ -73,8 +75,8 @@ def _track(ctx: StageContext, row: dict, job: dict, folder: Path) -> None:
 def jobs_for(p, datasets: Path, out: Path) -> list[dict]:
     """Kitchen-lite jobs of ``train.runs``, then the external-dataset jobs of ``train.external_methods``."""
     agent_params = p.agent.model_dump()
-    common = {"steps": p.train.steps, "batch_size": p.train.batch_size, "threads": p.train.threads,
-              "progress": p.train.progress, "base_seed": p.seed, "datasets": str(datasets), "out": str(out)}
+    common = {"steps": p.train.steps, "batch_size": p.train.batch_size, "threads": p.resources.threads,
+              "progress": p.progress, "base_seed": p.seed, "datasets": str(datasets), "out": str(out)}
     kitchen = [{**g, "cfg": method_config(g["method"], agent_params), **common,
                 "folder": str(task_dir(datasets, g["task"]))} for g in grid(p)]
     ext = [{**g, "cfg": method_config(g["method"], agent_params), **common, "folder": str(datasets / g["dataset"])}
@@ -82,14 +84,14 @@ def jobs_for(p, datasets: Path, out: Path) -> list[dict]:
     return kitchen + ext
 
 
-def run(ctx: StageContext) -> dict:
+def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     datasets = ctx.input(DATASETS)
     out = ctx.output(MODELS)
     out.mkdir(parents=True, exist_ok=True)
     jobs = jobs_for(p, datasets, out)
-    log.info("icql: %d training runs on %d worker(s)", len(jobs), p.train.workers)
-    rows = runners.map_items(train_one, jobs, workers=p.train.workers, desc="icql training runs")
+    log.info("icql: %d training runs on %d worker(s)", len(jobs), p.resources.workers)
+    rows = runners.map_items(train_one, jobs, workers=p.resources.workers, desc="icql training runs")
     for row, job in zip(rows, jobs):
         _track(ctx, row, job, out / row["name"])
     write_json(out / "runs.json", [r for r in rows if "task" in r])

@@ -8,12 +8,10 @@ from scipy.stats import spearmanr
 
 from components.evaluation.claims import claims_document
 from components.evaluation.rank_bootstrap import spearman_gap_samples
-from flows.icql.claims import all_claims, claim2, claim4, compare, scores_by
+from flows.icql.claims import C1, all_claims, claim2, claim4, compare, scores_by
 from flows.icql.params import PRESETS, Params
 from flows.runtime.params import resolve
 from tests.claims_checks import assert_every_verdict_flip_is_caught
-
-C1 = "ICQL's normalised score is higher than IQL's on the 4-subtask task"
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +33,7 @@ def episodes(effects: dict, *, seeds=(0, 1, 2), n=20, noise=3.0, base=5.0) -> li
 
 
 def c1(p, rows):
-    return compare(p, scores_by(rows), "C1", C1, (4, "icql"), (4, "iql"))
+    return compare(p, scores_by(rows), C1, (4, "icql"), (4, "iql"))
 
 
 def test_c1_reproduced_when_every_seed_gains(p):

@@ -26,7 +26,7 @@ from flows.icql.report_external import external_table
 from flows.runtime.params import resolve
 
 SMALL = ("data.tasks=[1, 4]", "data.episodes=6", "data.reference_episodes=2", "retrieval.k=3",
-         "train.runs={'1': [], '4': []}", "train.steps=4", "train.batch_size=8", "train.workers=1",
+         "train.runs={'1': [], '4': []}", "train.steps=4", "train.batch_size=8", "resources.workers=1",
          "eval.episodes=2", "eval.q_episodes=2",
          "agent.hidden=16", "agent.d=8", "train.external_methods=['bc', 'td3bc', 'iql', 'icql', 'icql-random']")
 
