@@ -20,18 +20,19 @@ from components.editing.loaders import load_counterfact, load_zsre
 from components.errors import DataError
 from components.io import read_jsonl, write_json, write_jsonl
 from components.training.tokenizer import encode_docs, load_bpe, train_bpe
+from flows.neuraldb.params import Params
+from flows.neuraldb.spec import DATA, SOURCES
 from flows.runtime.stages import StageContext
 
 log = logging.getLogger("paperline")
-OUT = "data/neuraldb/data"
-SOURCES = "data/sources/austen.jsonl"
+AUSTEN = f"{SOURCES}/austen.jsonl"
 
 
 def austen_split(rows: list[dict], filler_chars: int, heldout_chars: int) -> tuple[list[str], list[str], list[str]]:
     """Training filler from the first chunks, held-out text from the last ones (halved into K0 and perplexity)."""
     texts = [r["text"] for r in sorted(rows, key=lambda r: r["id"])]
     if sum(map(len, texts)) < filler_chars + heldout_chars:
-        raise DataError(f"{SOURCES}: {sum(map(len, texts))} characters, need filler_chars + heldout_chars = "
+        raise DataError(f"{AUSTEN}: {sum(map(len, texts))} characters, need filler_chars + heldout_chars = "
                         f"{filler_chars + heldout_chars}")
     train, n = [], 0
     while n < filler_chars:
@@ -105,9 +106,9 @@ def _external(p) -> dict[str, list[dict]]:
     return {"facts": [], **sets}
 
 
-def run(ctx: StageContext) -> dict:
+def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
-    out = ctx.output(OUT)
+    out = ctx.output(DATA)
     (out / "_checks").mkdir(parents=True, exist_ok=True)
     sets = _synthetic(p, out) if p.data.dataset == "synthetic" else _external(p)
     for name, reqs in sets.items():
@@ -116,7 +117,7 @@ def run(ctx: StageContext) -> dict:
         check_requests(reqs)
         check_requests_gx(reqs, f"neuraldb/edits-{name}", out / "_checks" / f"edits_{name}.json")
         write_jsonl(out / ("dev.jsonl" if name == "dev" else f"edits_seed{name}.jsonl"), reqs)
-    austen = read_jsonl(ctx.input(SOURCES))
+    austen = read_jsonl(ctx.input(AUSTEN))
     filler, k0_text, ppl_text = austen_split(austen, p.data.filler_chars, p.data.heldout_chars)
     sentences = fact_sentences(sets["facts"])
     rng = np.random.default_rng([p.seed, 3])

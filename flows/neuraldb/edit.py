@@ -22,15 +22,14 @@ from components.editing.model import edit_site, generic_keys
 from components.editing.targets import compute_targets
 from components.errors import DataError
 from components.io import read_jsonl, write_json, write_jsonl
-from flows.neuraldb.data import OUT as DATA
-from flows.neuraldb.train import MODEL
+from flows.neuraldb.params import Params
+from flows.neuraldb.spec import DATA, EDITS, MODEL
 from flows.runtime.stages import StageContext
 
 log = logging.getLogger("paperline")
-EDITS = "data/neuraldb/edits"
 
 
-def load_base(ctx: StageContext):
+def load_base(ctx: StageContext[Params]):
     """(model, encode, decode) of the edited LM: the trained tiny LM, or a Hugging Face model by id."""
     p = ctx.params
     if p.model.base != "tiny":
@@ -99,9 +98,9 @@ def _check_runs(rows: list[dict], result_path) -> None:
                name="neuraldb/runs", result_path=result_path)
 
 
-def run(ctx: StageContext) -> dict:
+def run(ctx: StageContext[Params]) -> dict:
     p, e = ctx.params, ctx.params.editing
-    torch.set_num_threads(e.threads)
+    torch.set_num_threads(p.resources.threads)
     t0 = time.perf_counter()
     model, encode, decode = load_base(ctx)
     data = ctx.input(DATA)

@@ -18,7 +18,8 @@ from components.editing.metrics import rewrite_quality
 from components.editing.model import edit_site, generic_keys
 from components.editing.targets import compute_targets
 from components.training.tokenizer import load_bpe
-from flows.neuraldb.data import OUT as DATA
+from flows.neuraldb.params import Params
+from flows.neuraldb.spec import DATA
 from flows.runtime.stages import StageContext
 
 log = logging.getLogger("paperline")
@@ -53,7 +54,7 @@ def real_requests() -> list[dict]:
     return out
 
 
-def run_smollm2(ctx: StageContext, tiny_cfg: EvalConfig, method_kw: dict) -> list[dict]:
+def run_smollm2(ctx: StageContext[Params], tiny_cfg: EvalConfig, method_kw: dict) -> list[dict]:
     """Every method at each ``extended.m`` on the real facts SmolLM2 knows; rows like the main grid's.
 
     ``method_kw`` carries the settings chosen for the tiny LM (gamma and MEMIT's lambda, tuned on its dev split).

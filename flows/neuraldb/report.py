@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from components.evaluation import claims as CL
 from components.io import read_json, read_jsonl
 from components.reporting import Section
 from components.reporting.plots import line_plot
-from flows.neuraldb.claims import all_claims
-from flows.neuraldb.edit import EDITS
-from flows.neuraldb.spec import REPORT
-from flows.runtime.report_stage import write_plot_csv, write_report_outputs
+from flows.neuraldb.claims import CLAIMS, all_claims
+from flows.neuraldb.params import Params
+from flows.neuraldb.spec import EDITS
+from flows.runtime.report_stage import finish_report
 from flows.runtime.stages import StageContext
 
 KEYS = ("efficacy", "generalisation", "specificity", "zsre_acc")
@@ -55,16 +54,15 @@ def _figures(tab: list[dict], gamma: dict) -> list:
     return figs
 
 
-def run(ctx: StageContext) -> dict:
+def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     edits = ctx.input(EDITS)
     rows = read_jsonl(edits / "runs.jsonl")
     gamma, trace = read_json(edits / "gamma.json"), read_json(edits / "trace.json")
     claims = all_claims(p, rows, gamma)
-    doc = CL.claims_document(ctx.slug, ctx.profile, claims)
     tab = table(rows)
     big = max(p.editing.m)
-    metrics = {"gamma": gamma["gamma"], "mom2_weight": gamma.get("mom2_weight"), "claims": {c.id: c.verdict for c in claims},
+    metrics = {"gamma": gamma["gamma"], "mom2_weight": gamma.get("mom2_weight"),
                "at_max_m": {r["method"]: {k: r[k] for k in (*KEYS, "ppl", "ppl_rise", "fluency")}
                             for r in tab if r["m"] == big}}
     sections = [
@@ -86,9 +84,7 @@ def run(ctx: StageContext) -> dict:
         srows = [dict(r, seed=0) for r in read_jsonl(smol)]
         if srows:
             sections.append(Section("Extended: SmolLM2-135M on real facts", "", tables=[table(srows)]))
-    write_report_outputs(ctx, claims_doc=doc, metrics=metrics, sections=sections,
-                         readme_link="../../flows/neuraldb/README.md")
-    write_plot_csv(ctx, f"{REPORT}/plots/metrics_vs_m.csv", tab, ["m", "method", *KEYS, "ppl", "ppl_rise", "fluency"])
-    write_plot_csv(ctx, f"{REPORT}/plots/gamma_sweep.csv", gamma["dev"],
-                   ["gamma", "efficacy", "generalisation", "specificity", "score"])
-    return {"claims": {c.id: c.verdict for c in claims}}
+    return finish_report(ctx, CLAIMS, claims, metrics=metrics, sections=sections,
+                         plots={"metrics_vs_m.csv": (tab, ["m", "method", *KEYS, "ppl", "ppl_rise", "fluency"]),
+                                "gamma_sweep.csv": (gamma["dev"],
+                                                    ["gamma", "efficacy", "generalisation", "specificity", "score"])})

@@ -10,11 +10,11 @@ from components.editing.train_lm import train_fact_lm
 from components.io import write_json
 from components.models.tiny_lm import TinyLMConfig, save_model
 from components.training.tokenizer import load_bpe
-from flows.neuraldb.data import OUT as DATA
+from flows.neuraldb.params import Params
+from flows.neuraldb.spec import DATA, MODEL
 from flows.runtime.stages import StageContext
 
 log = logging.getLogger("paperline")
-MODEL = "data/neuraldb/model"
 
 
 def _log_model(ctx: StageContext, model_dir, params: dict, summary: dict) -> None:
@@ -30,7 +30,7 @@ def _log_model(ctx: StageContext, model_dir, params: dict, summary: dict) -> Non
         ctx.tracker.log_state_dict_model(run_id, model_dir, loader="components.models.tiny_lm:load_model", signature=sig)
 
 
-def run(ctx: StageContext) -> dict:
+def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     if p.model.base != "tiny":
         out = ctx.output(MODEL)
@@ -45,7 +45,7 @@ def run(ctx: StageContext) -> dict:
     model, summary = train_fact_lm(cfg, np.load(data / "fact_tokens.npy"), np.load(data / "filler_tokens.npy"),
                                    steps=t.steps, batch_size=t.batch_size, seq_len=m.seq_len, lr=t.lr,
                                    warmup_frac=t.warmup_frac, weight_decay=t.weight_decay, fact_frac=t.fact_frac,
-                                   seed=p.seed, threads=t.threads, progress=True)
+                                   seed=p.seed, threads=p.resources.threads, progress=True)
     out = ctx.output(MODEL)
     save_model(model, out)
     write_json(out / "train_summary.json", summary)
