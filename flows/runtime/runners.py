@@ -110,6 +110,46 @@ def json_results() -> Any:
     return JSONSerializer(object_encoder=None, object_decoder=None)
 
 
+def drop_untrusted_results(storage: str | os.PathLike | None = None) -> list[str]:
+    """Remove stored Prefect task results that this project did not write; return their names.
+
+    Prefect deserialises a stored result with the serializer named *inside* the
+    file (``ResultRecord.deserialize``), so a planted record naming ``pickle``, or
+    ``json`` with another ``jsonlib`` or an ``object_decoder``, would run code when a
+    cached task is looked up. Every record whose serializer is not exactly
+    :func:`json_results` is removed before a fan-out submits (its task then simply
+    reruns). Covers Prefect's local result storage (``PREFECT_LOCAL_STORAGE_PATH`` as
+    Prefect resolves it); a remote store must be writable by trusted workers only.
+    """
+    import json
+    from pathlib import Path
+
+    if storage is None:
+        from prefect.settings import get_current_settings
+
+        storage = get_current_settings().results.local_storage_path  # where Prefect itself reads them
+    folder = Path(storage)
+    if not folder.is_dir():
+        return []
+    trusted = json_results().model_dump(mode="json")
+    dropped = []
+    for path in folder.rglob("*"):
+        if not path.is_file():
+            continue
+        try:
+            record = json.loads(path.read_bytes())
+            ok = isinstance(record, dict) and record.get("metadata", {}).get("serializer") == trusted
+        except (ValueError, OSError, AttributeError):
+            ok = False
+        if not ok:
+            path.unlink(missing_ok=True)
+            dropped.append(path.name)
+    if dropped:
+        log.warning("removed %d stored task result(s) not written with the JSON serializer: %s", len(dropped),
+                    ", ".join(sorted(dropped)[:5]))
+    return dropped
+
+
 def _probe(seconds: float = 0.0, tag: int = 0, busy: bool = False) -> str:
     """Wait ``seconds`` (sleeping, or spinning the CPU if ``busy``); return ``host:pid`` of the process that ran it.
 
@@ -140,6 +180,7 @@ def fan_out(task: Callable, calls: Sequence[dict[str, Any]], spec: RunnerSpec) -
     With ``local`` the tasks run one after another in this process (no pool), which
     keeps a failing task's traceback simple and costs nothing per task.
     """
+    drop_untrusted_results()
     if spec.kind == "local":
         for call in calls:
             yield call, task(**call, return_state=True)
