@@ -3,22 +3,16 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from components.evaluation import claims as CL
-from components.evaluation.claim_spec import ClaimSpec, check_results
-from components.errors import PaperlineError
 from components.io import read_jsonl
 from components.reporting import Section
 from components.reporting.plots import errorbar_plot
 from flows.cer_god.claims import CLAIMS, all_claims
 from flows.cer_god.params import Params
 from flows.cer_god.spec import EVAL, RUNS
-from flows.runtime.report_stage import PlotRows, write_plot_csv, write_report_outputs
+from flows.runtime.report_stage import finish_report
 from flows.runtime.stages import StageContext
 
 COLS = ("auc", "ap", "recall_at_k", "f1", "trap_auc", "rest_auc")
@@ -81,26 +75,6 @@ def auc_figures(rows):
     return figs, csv_rows
 
 
-def finish_report_with_extra(ctx: StageContext, declared: Sequence[ClaimSpec], results: Sequence[CL.ClaimResult], *,
-                             extra: Mapping[str, Any], metrics: Mapping[str, Any], sections: Sequence[Section],
-                             plots: Mapping[str, PlotRows]) -> dict[str, Any]:
-    """``flows.runtime.report_stage.finish_report`` plus top-level ``extra`` keys in claims.json (cer-god's
-    ``leakage`` table, which the smoke test reads there). finish_report takes no ``extra`` yet; once it does,
-    this becomes ``finish_report(ctx, CLAIMS, results, extra=..., metrics=..., sections=..., plots=...)``."""
-    check_results(declared, results, f"{ctx.slug}:{ctx.stage.name}")
-    verdicts = {c.id: c.verdict for c in results}
-    doc = CL.claims_document(ctx.slug, ctx.profile, results, extra=extra)
-    declared_plots = {Path(rel).name: rel for rel in ctx.stage.plots}
-    if set(plots) != set(declared_plots):
-        raise PaperlineError(f"{ctx.slug}:{ctx.stage.name}: plots {sorted(plots)} were computed but "
-                             f"{sorted(declared_plots)} are declared (spec.py)")
-    write_report_outputs(ctx, claims_doc=doc, metrics={**metrics, "claims": verdicts}, sections=sections,
-                         readme_link=f"../../flows/{ctx.paper.module_name}/README.md")
-    for name, (rows, columns) in plots.items():
-        write_plot_csv(ctx, declared_plots[name], rows, columns)
-    return {"claims": verdicts}
-
-
 def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     rows = read_jsonl(ctx.input(f"{EVAL}/metrics.jsonl"))
@@ -122,5 +96,5 @@ def run(ctx: StageContext[Params]) -> dict:
         Section("Leakage probe", "Degree-only scorer against CER-GOD (guard of claims 1-2).",
                 tables=[[{"graph": g, **v} for g, v in leak.items()]]),
     ]
-    return finish_report_with_extra(ctx, CLAIMS, claims, extra={"leakage": leak}, metrics=metrics, sections=sections,
+    return finish_report(ctx, CLAIMS, claims, extra={"leakage": leak}, metrics=metrics, sections=sections,
                                     plots={"auc_by_method.csv": (csv_rows, ["graph", "method", "mean_auc"])})

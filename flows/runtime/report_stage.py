@@ -77,16 +77,18 @@ PlotRows = tuple[Iterable[Mapping[str, Any]], Sequence[str]]
 
 def finish_report(ctx: StageContext, declared: Sequence[ClaimSpec], results: Sequence[CL.ClaimResult], *,
                   metrics: Mapping[str, Any], sections: Sequence[Section],
-                  plots: Mapping[str, PlotRows] | None = None) -> dict[str, Any]:
+                  plots: Mapping[str, PlotRows] | None = None, extra: Mapping[str, Any] | None = None
+                  ) -> dict[str, Any]:
     """The one ending of every report stage: check the results against the declared claims, then write
-    claims.json (with provenance), metrics.json (with each claim's verdict under ``claims``), the report with
-    its figures, and every declared DVC plots CSV (``plots``: file name -> (rows, columns)).
+    claims.json (with provenance and any ``extra`` top-level keys), metrics.json (with each claim's verdict under
+    ``claims``), the report with its figures, and every declared DVC plots CSV (``plots``: file name ->
+    (rows, columns)).
 
     Returns the stage's summary ``{"claims": {id: verdict}}``.
     """
     check_results(declared, results, f"{ctx.slug}:{ctx.stage.name}")
     verdicts = {c.id: c.verdict for c in results}
-    doc = CL.claims_document(ctx.slug, ctx.profile, results)
+    doc = CL.claims_document(ctx.slug, ctx.profile, results, extra=extra)
     plots = dict(plots or {})
     declared_plots = {Path(rel).name: rel for rel in ctx.stage.plots}
     if set(plots) != set(declared_plots):
