@@ -7,15 +7,13 @@ artifacts on S3, and a Dask scheduler with two worker processes. Every port is
 picked free at start. ``start`` writes ``<dir>/stack.json`` (URLs, pids) and
 ``<dir>/stack.env`` (variables to export); ``stop`` ends every process it started.
 
-Secured by default: Prefect's API needs basic auth (``PREFECT_API_AUTH_STRING``), Dask
-speaks TLS only (a private CA in ``<dir>/tls``), passwords are random, travel by
-environment or file (never on a command line) and every credential file is created
-mode 0600. MLflow's ``basic-auth`` app is on with ``--mlflow-auth`` where Flask-WTF and
-WTForms are installed (``mlflow[auth]``); they are not in this venv, so it is off by default
-(checked by hand with both on PYTHONPATH: 401 without credentials, a client with
-MLFLOW_TRACKING_USERNAME/PASSWORD logs runs).
+Secured by default: Prefect's API needs basic auth (``PREFECT_API_AUTH_STRING``), MLflow
+runs its ``basic-auth`` app (clients send ``MLFLOW_TRACKING_USERNAME``/``MLFLOW_TRACKING_PASSWORD``;
+Flask-WTF comes with the ``scale`` extra), Dask speaks TLS only (a private CA in ``<dir>/tls``),
+passwords are random, travel by environment or file (never on a command line) and every
+credential file is created mode 0600. ``--insecure`` turns all three off.
 
-    python scripts/services/native_stack.py start --dir /tmp/stack [--root .] [--insecure] [--mlflow-auth]
+    python scripts/services/native_stack.py start --dir /tmp/stack [--root .] [--insecure]
     source /tmp/stack/stack.env
     python scripts/services/native_stack.py stop --dir /tmp/stack
 """
@@ -50,12 +48,12 @@ S3_KEY = ("paperline-test", "paperline-test-secret")  # moto accepts any key; a 
 class Stack:
     """The running services of one stack folder; ``state`` is what ``stack.json`` holds."""
 
-    def __init__(self, folder: Path, root: Path, *, secure: bool = True, mlflow_auth: bool = False):
+    def __init__(self, folder: Path, root: Path, *, secure: bool = True):
         self.dir = folder.resolve()
         self.root = root.resolve()
         self.dir.mkdir(parents=True, exist_ok=True)
         self.dir.chmod(0o700)
-        self.secure, self.mlflow_auth, self.pg_password = secure, mlflow_auth, ""
+        self.secure, self.pg_password = secure, ""
         results = self.dir / "results"  # shared result storage: every worker process sees this path
         self.state: dict = {"pids": {}, "env": {
             "PREFECT_LOCAL_STORAGE_PATH": str(results / "prefect"),
@@ -155,18 +153,22 @@ class Stack:
         return proc
 
     def _mlflow_auth(self, env: dict[str, str], cmd: list[str]) -> str:
-        """Turn on MLflow's basic-auth app when asked (admin password by environment); returns what was done."""
-        if not self.mlflow_auth:
-            return "off: " + (sec.mlflow_auth_available() or "not asked for (--mlflow-auth)")
+        """MLflow's basic-auth app unless insecure; returns what was done ("on" or "off: why").
+
+        The admin password and the Flask secret key reach the server by environment; clients get
+        MLFLOW_TRACKING_USERNAME/PASSWORD from the stack's env (``stack.env``, 0600), as Prefect's auth string.
+        """
+        if not self.secure:
+            return "off: --insecure"
         missing = sec.mlflow_auth_available()
         if missing:
-            raise RuntimeError(f"--mlflow-auth: {missing}")
+            raise RuntimeError(f"MLflow basic auth: {missing}; or start with --insecure")
         password = sec.token()
         # the app's CSRF protection needs a static Flask secret key (it refuses to start without one)
         env.update(MLFLOW_AUTH_CONFIG_PATH=str(sec.mlflow_auth_config(self.dir)), MLFLOW_AUTH_ADMIN_PASSWORD=password,
                    MLFLOW_FLASK_SERVER_SECRET_KEY=sec.token(24))
         cmd += ["--app-name", "basic-auth"]
-        self.state["env"].update(MLFLOW_TRACKING_USERNAME="admin", MLFLOW_TRACKING_PASSWORD=password)
+        self.state["env"].update(MLFLOW_TRACKING_USERNAME=sec.MLFLOW_ADMIN, MLFLOW_TRACKING_PASSWORD=password)
         return "on"
 
     def dask(self, workers: int = 2) -> None:
@@ -215,13 +217,12 @@ class Stack:
             client.wait_for_workers(self.state["dask_workers"], timeout=timeout)
 
 
-def start(folder: Path, root: Path, *, dask_workers: int = 2, timeout: float = 180, secure: bool = True,
-          mlflow_auth: bool = False) -> Stack:
+def start(folder: Path, root: Path, *, dask_workers: int = 2, timeout: float = 180, secure: bool = True) -> Stack:
     """Start every service (slow ones overlap), wait until each is healthy, return the stack.
 
-    ``secure`` (the default) turns on Prefect basic auth and Dask TLS; ``mlflow_auth`` MLflow's basic-auth app.
+    ``secure`` (the default) turns on Prefect basic auth, MLflow's basic-auth app and Dask TLS.
     """
-    stack = Stack(folder, root, secure=secure, mlflow_auth=mlflow_auth)
+    stack = Stack(folder, root, secure=secure)
     try:
         stack.postgres()
         stack.s3()
@@ -260,8 +261,8 @@ def main() -> None:
     parser.add_argument("--dir", type=Path, default=Path(".paperline/stack"), help="stack folder (logs, stack.json, stack.env)")
     parser.add_argument("--root", type=Path, default=Path.cwd(), help="paperline checkout the workers run")
     parser.add_argument("--dask-workers", type=int, default=2)
-    parser.add_argument("--insecure", action="store_true", help="no Prefect auth, no Dask TLS (a throwaway local stack)")
-    parser.add_argument("--mlflow-auth", action="store_true", help="MLflow's basic-auth app (needs mlflow[auth])")
+    parser.add_argument("--insecure", action="store_true", help="no Prefect auth, no MLflow auth, no Dask TLS (a throwaway local stack)")
+    parser.add_argument("--mlflow-auth", action="store_true", help="ignored: MLflow's basic-auth app is on unless --insecure")
     args = parser.parse_args()
     if args.action == "check":
         missing = missing_binaries()
@@ -271,7 +272,7 @@ def main() -> None:
         stop(args.dir)
         print("stopped")
         return
-    stack = start(args.dir, args.root, dask_workers=args.dask_workers, secure=not args.insecure, mlflow_auth=args.mlflow_auth)
+    stack = start(args.dir, args.root, dask_workers=args.dask_workers, secure=not args.insecure)
     print(f"stack up; variables in {stack.dir / 'stack.env'}")
     for key, value in stack.state["env"].items():
         if not any(word in key for word in ("SECRET", "PASSWORD", "AUTH_STRING")):

@@ -23,6 +23,10 @@ import sys
 from pathlib import Path
 
 CA, CERT, KEY = "ca.pem", "dask.pem", "dask-key.pem"
+MLFLOW_ADMIN = "admin"
+# the basic-auth app checks a PBKDF2 hash (1e6 rounds, about 0.25 s of CPU here) on every request unless
+# it may cache a verified (user, password) for a while; 60 s bounds how long a changed password still works
+MLFLOW_AUTH_CACHE_TTL_S = 60
 
 
 def write_private(path: Path, text: str) -> Path:
@@ -102,17 +106,22 @@ def mlflow_auth_available() -> str | None:
     try:
         import flask_wtf  # noqa: F401
     except ImportError:
-        return "MLflow's basic-auth app needs Flask-WTF and WTForms (pip install 'mlflow[auth]'), which are not installed"
+        return "MLflow's basic-auth app needs Flask-WTF (the scale extra: pip install -e '.[scale]'), which is not installed"
     return None
 
 
-def mlflow_auth_config(folder: Path, admin: str = "admin") -> Path:
-    """The ``basic-auth`` app's config (its user database beside it); the admin password goes by environment."""
+def mlflow_auth_ini(database_uri: str, admin: str = MLFLOW_ADMIN) -> str:
+    """The text of the ``basic-auth`` app's config; no password in it (``MLFLOW_AUTH_ADMIN_PASSWORD`` by environment)."""
+    return ("[mlflow]\ndefault_permission = READ\n"
+            f"database_uri = {database_uri}\nadmin_username = {admin}\n"
+            "authorization_function = mlflow.server.auth:authenticate_request_basic_auth\n"
+            f"auth_cache_ttl_seconds = {MLFLOW_AUTH_CACHE_TTL_S}\n")
+
+
+def mlflow_auth_config(folder: Path, admin: str = MLFLOW_ADMIN) -> Path:
+    """The native stack's ``basic-auth`` config, 0600 in ``folder`` (its SQLite user database beside it)."""
     folder = Path(folder)
-    text = ("[mlflow]\ndefault_permission = READ\n"
-            f"database_uri = sqlite:///{folder / 'mlflow-auth.db'}\nadmin_username = {admin}\n"
-            "authorization_function = mlflow.server.auth:authenticate_request_basic_auth\n")
-    return write_private(folder / "mlflow-auth.ini", text)
+    return write_private(folder / "mlflow-auth.ini", mlflow_auth_ini(f"sqlite:///{folder / 'mlflow-auth.db'}", admin))
 
 
 if __name__ == "__main__":

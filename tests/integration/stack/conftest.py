@@ -4,7 +4,8 @@ PostgreSQL (Debian's server binaries; run as the `postgres` user when root), a P
 server on it with a process pool and worker, an MLflow server on it with artifacts on a
 moto S3 server, and a Dask scheduler with two worker processes: the services of
 infra/compose/compose.yml, started by scripts/services/native_stack.py with its defaults:
-Prefect basic auth and Dask TLS on (the tests check that both refuse a client without them).
+Prefect basic auth, MLflow's basic-auth app and Dask TLS on (the tests check that each refuses a
+client without its credentials).
 """
 
 from __future__ import annotations
@@ -31,8 +32,9 @@ def _native_stack():
 def stack(tmp_path_factory):
     """The running stack's state (URLs, pids); its variables are exported into this process meanwhile.
 
-    Module-scoped: the stack stops, and its variables (MLFLOW_TRACKING_URI, PAPERLINE_RUNNER, ...) are
-    restored, before any other test module runs, so no other test logs to it or fans out to its Dask.
+    Module-scoped: the stack stops, and its variables (MLFLOW_TRACKING_URI, MLFLOW_TRACKING_PASSWORD,
+    PAPERLINE_RUNNER, ...) are restored, before any other test module runs, so no other test logs to it
+    or fans out to its Dask.
     """
     native = _native_stack()
     missing = native.missing_binaries()

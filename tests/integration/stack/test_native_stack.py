@@ -7,7 +7,8 @@
 3. two flow runs logging to MLflow at the same time both complete, nothing lost;
 4. killing a Dask worker in the middle of a grid does not lose the run;
 0. (first) the stack runs secured: Prefect refuses a client without its auth string, Dask a client
-   without TLS, no password is on a command line, the credential files are mode 0600.
+   without TLS, MLflow's basic-auth app is on (test_stack_mlflow_auth.py checks its 401), no password
+   is on a command line, the credential files are mode 0600.
 The tests run in file order and share the session's stack (tests 2 and 3 use test 1's run).
 """
 
@@ -94,7 +95,7 @@ def test_0_the_stack_runs_with_authentication_and_tls(stack, tmp_path):
     for service in ("mlflow", "prefect-server", "prefect-worker", "dask-workers"):
         lines = _session_cmdlines(stack["pids"][service])
         assert lines and not any(password in line for line in lines), f"the database password is on {service}'s command line"
-    assert stack["mlflow_auth"].startswith("off: ") or stack["mlflow_auth"] == "on"
+    assert stack["mlflow_auth"] == "on" and stack["env"]["MLFLOW_TRACKING_PASSWORD"]  # every client below logs with it
 
 
 def test_1_deployment_on_worker_fans_out_to_dask_logs_to_mlflow_and_dvc_s3(stack, stack_project, tmp_path):
