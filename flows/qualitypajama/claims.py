@@ -15,6 +15,29 @@ import numpy as np
 
 from components.evaluation import claims as CL
 from components.evaluation import scaling_claims as S
+from components.evaluation.claim_spec import ClaimSpec
+
+REFITS = "bootstrap refits"
+
+# Per run: the baseline (claims.baseline), the headline comparison's metric/method (chosen on the fits), the
+# scale note (from the trained grid) and, for C3 and C4, the statement with the run's budgets and ratio.
+CLAIMS = (
+    ClaimSpec("C1", "Exponents move: for MinHash dedup or the QA mix vs raw, the CI of Δalpha or Δbeta excludes 0.",
+              metric="Δalpha or Δbeta (intervention − baseline)", method="minhash or qa mix", baseline="raw",
+              rule="composite", unit=REFITS, cluster_unit=None, direction=None),
+    ClaimSpec("C2", "Opposing forces: for at least one intervention one scaling-law component improves while another "
+              "worsens (both CIs exclude 0).", metric="components improved and worsened vs baseline",
+              method="interventions", baseline="raw", rule="composite", unit=REFITS, cluster_unit=None,
+              direction=None),
+    ClaimSpec("C3", "Rank reversal: two interventions' loss order at the smallest trained compute differs from their "
+              "order projected at the target compute.", metric="P(reversal)", method="intervention pair",
+              baseline=None, rule="composite", unit="bootstrap draws", cluster_unit=None, direction=None),
+    ClaimSpec("C4", "Different allocation: the compute-optimal D/N of two interventions differs by at least the "
+              "claims.allocation_ratio (CI of the log ratio above its log).",
+              metric="log[(D/N)_a / (D/N)_b] at the target compute", method="intervention pair", baseline=None,
+              rule="composite", unit=REFITS, cluster_unit=None, direction=None),
+)
+C1, C2, C3, C4 = CLAIMS
 
 
 def _decisive(subs: list[CL.ClaimResult], verdict: str) -> CL.ClaimResult:
@@ -34,14 +57,14 @@ def _finite(*xs: float | None) -> bool:
     return all(x is not None and math.isfinite(x) for x in xs)
 
 
-def _part(cid: str, d: dict, *, n_units: int, n_seeds: int, note: str, level: float, **kw) -> CL.ClaimResult:
-    """One comparison of fitted parameters: its refit-bootstrap CI under a CI rule.
+def _part(spec: ClaimSpec, d: dict, *, n_units: int, n_seeds: int, note: str, level: float, **kw) -> CL.ClaimResult:
+    """One comparison of fitted parameters (a part declared by ``spec``): its refit-bootstrap CI under a CI rule.
 
     The refits resample grid points within one set of trained models, so ``n_seeds``
     clusters are what the bootstrap saw (1 today: such a claim is inconclusive).
     """
-    return CL.from_ci(cid, kw.pop("statement", ""), effect=d["effect"], ci_low=d["ci_low"], ci_high=d["ci_high"],
-                      unit="bootstrap refits", n_units=n_units, n_seeds=n_seeds, ci_level=level, scale_note=note, **kw)
+    return spec.from_ci(effect=d["effect"], ci_low=d["ci_low"], ci_high=d["ci_high"], n_units=n_units,
+                        n_seeds=n_seeds, ci_level=level, scale_note=note, **kw)
 
 
 def claim_exponents(fits, samples, baseline, targets, *, delta, level, note, n_seeds: int = 1) -> CL.ClaimResult:
@@ -49,15 +72,14 @@ def claim_exponents(fits, samples, baseline, targets, *, delta, level, note, n_s
     for name in targets:
         deltas = S.param_deltas(samples[name], samples[baseline], fits[name]["full"], fits[baseline]["full"], level=level)
         for exp in ("alpha", "beta"):
-            subs.append(_part(f"C1/{name}/{exp}", deltas[exp], rule="ci-excludes", direction="two-sided", delta=delta,
-                              metric=f"Δ{exp} ({name} − {baseline})", method=name, baseline=baseline,
-                              n_units=len(samples[baseline]), n_seeds=n_seeds, note=note, level=level))
+            spec = C1.part(f"{name}/{exp}", "", rule="ci-excludes", direction="two-sided", cluster_unit="seed",
+                           metric=f"Δ{exp} ({name} − {baseline})", method=name)
+            subs.append(_part(spec, deltas[exp], baseline=baseline, delta=delta, n_units=len(samples[baseline]),
+                              n_seeds=n_seeds, note=note, level=level))
     verdict = CL.combine_any(s.verdict for s in subs)
     pick = _decisive(subs, verdict)
-    return CL.composite("C1", "Exponents move: for MinHash dedup or the QA mix vs raw, the CI of Δalpha or Δbeta "
-                        "excludes 0.", subs, how="any", headline=subs.index(pick), metric=pick.metric,
-                        method=pick.method, baseline=baseline, unit="bootstrap refits", ci_level=level,
-                        scale_note=note)
+    return C1.composite(subs, how="any", headline=subs.index(pick), metric=pick.metric, method=pick.method,
+                        baseline=baseline, ci_level=level, scale_note=note)
 
 
 def _change_parts(name: str, baseline: str, deltas: dict, direction_of: str, *, d_exp, d_log, n_units, n_seeds,
@@ -67,9 +89,10 @@ def _change_parts(name: str, baseline: str, deltas: dict, direction_of: str, *, 
     for k, d in deltas.items():
         better = "greater" if S.IMPROVES[k] > 0 else "less"
         direction = better if direction_of == "improved" else ("less" if better == "greater" else "greater")
-        out.append(_part(f"C2/{name}/{k}/{direction_of}", d, rule="standard", direction=direction,
-                         delta=d_log if k in S.LOG_PARAMS else d_exp, metric=f"Δ{k} ({name} − {baseline})",
-                         method=name, baseline=baseline, n_units=n_units, n_seeds=n_seeds, note=note, level=level))
+        spec = C2.part(f"{name}/{k}/{direction_of}", "", rule="standard", direction=direction, cluster_unit="seed",
+                       metric=f"Δ{k} ({name} − {baseline})", method=name)
+        out.append(_part(spec, d, baseline=baseline, delta=d_log if k in S.LOG_PARAMS else d_exp, n_units=n_units,
+                         n_seeds=n_seeds, note=note, level=level))
     return out
 
 
@@ -78,21 +101,18 @@ def claim_opposing(fits, samples, baseline, others, *, d_exp, d_log, level, note
     for name in others:
         deltas = S.param_deltas(samples[name], samples[baseline], fits[name]["full"], fits[baseline]["full"], level=level)
         kw = dict(d_exp=d_exp, d_log=d_log, n_units=len(samples[baseline]), n_seeds=n_seeds, note=note, level=level)
-        sides = [CL.composite(f"C2/{name}/{side}", f"some component {side}", _change_parts(
-                     name, baseline, deltas, side, **kw), how="any", headline=None, metric="components",
-                     method=name, baseline=baseline, unit="bootstrap refits", scale_note=note)
+        sides = [C2.part(f"{name}/{side}", f"some component {side}", metric="components", method=name).composite(
+                     _change_parts(name, baseline, deltas, side, **kw), how="any", headline=None, baseline=baseline,
+                     scale_note=note)
                  for side in ("improved", "worsened")]
-        subs.append(CL.composite(f"C2/{name}", f"{name}: one component improves while another worsens", sides,
-                                 how="all", headline=None, metric="components", method=name, baseline=baseline,
-                                 unit="bootstrap refits", scale_note=note,
-                                 details={"classes": {k: S.classify(v, k) for k, v in deltas.items()}}))
+        subs.append(C2.part(name, f"{name}: one component improves while another worsens", metric="components",
+                            method=name).composite(
+            sides, how="all", headline=None, baseline=baseline, scale_note=note,
+            details={"classes": {k: S.classify(v, k) for k, v in deltas.items()}}))
     hits = [s.method for s in subs if s.verdict == CL.REPRODUCED]
-    return CL.composite(
-        "C2", "Opposing forces: for at least one intervention one scaling-law component improves while another "
-        "worsens (both CIs exclude 0).", subs, how="any", headline=None,
-        metric="components improved and worsened vs baseline", method=", ".join(hits) or ", ".join(others),
-        baseline=baseline, unit="bootstrap refits", scale_note=note,
-        details={"delta_exponents": d_exp, "delta_log_coefficients": d_log})
+    return C2.composite(subs, how="any", headline=None, method=", ".join(hits) or ", ".join(others),
+                        baseline=baseline, scale_note=note,
+                        details={"delta_exponents": d_exp, "delta_log_coefficients": d_log})
 
 
 def claim_reversal(samples, names, c_small, c_big, *, level, note, n_seeds: int = 1) -> CL.ClaimResult:
@@ -101,19 +121,18 @@ def claim_reversal(samples, names, c_small, c_big, *, level, note, n_seeds: int 
         r = S.reversal_probability(samples[a], samples[b], c_small, c_big)
         pair = {k: v for k, v in r.items() if k != "p"}
         if math.isfinite(r["p"]):
-            subs.append(CL.simple(f"C3/{a}/{b}", "", rule="probability", effect=r["p"], metric="P(reversal)",
-                                  method=a, baseline=b, unit="bootstrap draws", n_units=int(r["draws"]),
-                                  n_seeds=n_seeds, details=pair, scale_note=note, cluster_unit="seed"))
+            subs.append(C3.part(f"{a}/{b}", "", rule="probability", cluster_unit="seed").simple(
+                effect=r["p"], method=a, baseline=b, n_units=int(r["draws"]), n_seeds=n_seeds, details=pair,
+                scale_note=note))
         else:
-            subs.append(CL.simple(f"C3/{a}/{b}", "", rule="check", effect=None, metric="P(reversal)", method=a,
-                                  baseline=b, unit="bootstrap draws", n_units=int(r["draws"]), scale_note=note,
-                                  details={**pair, "passed": False, "what": "a reversal probability is defined"}))
+            subs.append(C3.part(f"{a}/{b}", "", rule="check").simple(
+                effect=None, method=a, baseline=b, n_units=int(r["draws"]), scale_note=note,
+                details={**pair, "passed": False, "what": "a reversal probability is defined"}))
     pick = max(subs, key=lambda s: s.effect if s.effect is not None else -1.0)
-    return CL.composite(
-        "C3", "Rank reversal: two interventions' loss order at the smallest trained compute differs from their order "
-        f"projected at the target compute (between {c_small:.2e} and {c_big:.2e} FLOPs).", subs, how="any",
-        headline=subs.index(pick), metric="P(reversal)", method=pick.method, baseline=pick.baseline,
-        unit="bootstrap draws", ci_level=None, scale_note=note,
+    return C3.composite(
+        subs, statement="Rank reversal: two interventions' loss order at the smallest trained compute differs from "
+        f"their order projected at the target compute (between {c_small:.2e} and {c_big:.2e} FLOPs).", how="any",
+        headline=subs.index(pick), method=pick.method, baseline=pick.baseline, ci_level=None, scale_note=note,
         details={"note": "the pair with the highest reversal probability is shown"})
 
 
@@ -124,13 +143,14 @@ def claim_allocation(fits, samples, names, c_target, *, ratio, level, note, n_se
         r = S.log_allocation_ratio(samples[a], samples[b], fits[a]["full"], fits[b]["full"], c_target, level=level)
         if r["effect"] < 0:  # orient so the larger D/N is first
             a, b, r = b, a, {**r, "effect": -r["effect"], "ci_low": -r["ci_high"], "ci_high": -r["ci_low"]}
-        subs.append(_part(f"C4/{a}/{b}", r, rule="ci-excludes", direction="two-sided", threshold=log_r, delta=log_r,
-                          metric=f"log[(D/N)_{a} / (D/N)_{b}] at {c_target:.2e} FLOPs", method=a, baseline=b,
-                          n_units=int(r["draws"]), n_seeds=n_seeds, note=note, level=level,
+        spec = C4.part(f"{a}/{b}", "", rule="ci-excludes", direction="two-sided", cluster_unit="seed",
+                       metric=f"log[(D/N)_{a} / (D/N)_{b}] at {c_target:.2e} FLOPs", method=a, baseline=b)
+        subs.append(_part(spec, r, threshold=log_r, delta=log_r, n_units=int(r["draws"]), n_seeds=n_seeds,
+                          note=note, level=level,
                           details={"ratio": float(np.exp(r["effect"])) if _finite(r["effect"]) else None}))
     verdict = CL.combine_any(s.verdict for s in subs)
     pick = _decisive(subs, verdict)
-    return CL.composite(
-        "C4", f"Different allocation: the compute-optimal D/N of two interventions differs by ≥{ratio:g}× (CI of the "
-        f"log ratio above log {ratio:g}).", subs, how="any", headline=subs.index(pick), metric=pick.metric,
-        method=pick.method, baseline=pick.baseline, unit="bootstrap refits", ci_level=level, scale_note=note)
+    return C4.composite(
+        subs, statement=f"Different allocation: the compute-optimal D/N of two interventions differs by ≥{ratio:g}× "
+        f"(CI of the log ratio above log {ratio:g}).", how="any", headline=subs.index(pick), metric=pick.metric,
+        method=pick.method, baseline=pick.baseline, ci_level=level, scale_note=note)

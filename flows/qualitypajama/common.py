@@ -1,15 +1,8 @@
-"""Paths and small helpers the qualitypajama stages share."""
+"""Small helpers the qualitypajama stages share (their data paths are declared in spec.py)."""
 
 from __future__ import annotations
 
-DATA = "data/qualitypajama"
-CORPUS = f"{DATA}/corpus"
-CURATED = f"{DATA}/curated"
-REWRITE = f"{DATA}/rewrite"
-TOKENS = f"{DATA}/tokens"
-GRID = f"{DATA}/grid"
-FITS = f"{DATA}/fits"
-REPORT = "reports/qualitypajama"
+from flows.qualitypajama.spec import CURATED, REWRITE
 
 CURATION_KINDS = ("raw", "exact", "minhash", "gopher", "c4")
 

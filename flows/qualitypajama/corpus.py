@@ -7,7 +7,8 @@ from pathlib import Path
 from components.data import validate as V
 from components.data.corpus import build_pool, inject_noise, stream_hf_text
 from components.io import write_json, write_jsonl
-from flows.qualitypajama.common import CORPUS
+from flows.qualitypajama.params import Params
+from flows.qualitypajama.spec import CORPUS
 from flows.runtime.paths import check_names, safe_join
 from flows.runtime.stages import StageContext
 
@@ -31,7 +32,7 @@ def _hf_pool(dataset_id: str, budget_bytes: int) -> list[dict]:
     return docs
 
 
-def run(ctx: StageContext) -> dict:
+def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     c = p.corpus
     budget = int(c.pool_mb * 1_000_000)

@@ -15,7 +15,9 @@ from components.data import validate as V
 from components.data.dedup import exact_dedup, minhash_dedup, normalize_text, score_dedup, write_dedup
 from components.data.filters import apply_filters, get_rules, score_filters
 from components.io import read_jsonl, write_json, write_jsonl
-from flows.qualitypajama.common import CORPUS, CURATED, is_curation, kind
+from flows.qualitypajama.common import is_curation, kind
+from flows.qualitypajama.params import Params
+from flows.qualitypajama.spec import CORPUS, CURATED
 from flows.runtime.stages import StageContext
 
 BASE_SUITE = [V.columns_present(["id", "text", "label"]), V.unique("id"), V.non_empty_text("text")]
@@ -29,7 +31,7 @@ def _with_norm_hash(docs: list[dict]) -> list[dict]:
     return [{**d, "norm_hash": hashlib.md5(normalize_text(d["text"]).encode()).hexdigest()} for d in docs]
 
 
-def _curate_one(name: str, docs: list[dict], ctx: StageContext, out: Path) -> dict:
+def _curate_one(name: str, docs: list[dict], ctx: StageContext[Params], out: Path) -> dict:
     c = ctx.params.curation
     k = kind(name)
     suite = list(BASE_SUITE)
@@ -65,7 +67,7 @@ def _curate_one(name: str, docs: list[dict], ctx: StageContext, out: Path) -> di
     return {"documents": len(kept), "retained_bytes_frac": _bytes(kept) / max(_bytes(docs), 1), **extra}
 
 
-def run(ctx: StageContext) -> dict:
+def run(ctx: StageContext[Params]) -> dict:
     docs = read_jsonl(ctx.input(f"{CORPUS}/pool.jsonl"), required=("id", "text", "label"))
     out = Path(ctx.output(CURATED))
     out.mkdir(parents=True, exist_ok=True)

@@ -16,7 +16,8 @@ from components.io import atomic_path, read_jsonl, write_json
 from components.scaling.allocation import compute_optimal, optimal_loss
 from components.scaling.bootstrap import bootstrap_fits
 from components.scaling.chinchilla import fit_chinchilla
-from flows.qualitypajama.common import FITS, GRID
+from flows.qualitypajama.params import Params
+from flows.qualitypajama.spec import FITS, GRID
 from flows.runtime.stages import StageContext
 
 
@@ -58,7 +59,7 @@ def _ranking_agreement(rows: list[dict], interventions: list[str], val_sets: lis
     return {"projected_loss": projected, "spearman": rhos}
 
 
-def run(ctx: StageContext) -> dict:
+def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     rows = read_jsonl(ctx.input(f"{GRID}/results.jsonl"), required=("intervention", "N", "D", "loss", "flops"))
     out = Path(ctx.output(FITS))

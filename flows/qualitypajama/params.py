@@ -6,7 +6,8 @@ import re
 
 from pydantic import Field, field_validator, model_validator
 
-from flows.runtime.params import Count, ModelSize, Section, Seed, Seeds, Steps, Windows, check_known
+from flows.runtime.params import (ClaimsBase, Count, ModelSize, PaperParams, Section, Seed, Seeds, Steps, Windows,
+                                  check_known, presets)
 from flows.shared.params import ALL_SOURCES
 
 # raw | exact | minhash-<threshold> | gopher | c4 | <style>-<synthetic percent>
@@ -91,8 +92,6 @@ class TrainingParams(Section):
     cooldown_frac: float = Field(0.1, gt=0, le=0.5)
     weight_decay: float = Field(0.1, ge=0, le=1)
     grad_clip: float = Field(1.0, gt=0)
-    threads: int = Field(2, ge=1, le=256, description="torch threads per training process")
-    workers: int = Field(1, ge=1, le=256, description="grid models trained at once (>1: a process pool) unless --runner/PAPERLINE_RUNNER picks a runner")
     eval_windows: Windows = Field(ge=1, description="validation windows per held-out set (at most 100,000)")
 
 
@@ -101,16 +100,15 @@ class FitParams(Section):
     huber_delta: float = Field(1e-3, gt=0)
 
 
-class ClaimsParams(Section):
+class ClaimsParams(ClaimsBase):
     baseline: str = "raw"
     projection_multiplier: float = Field(100.0, gt=1, le=1e6, description="claim 3: project to this multiple of the largest trained compute (at most 1e6)")
     allocation_ratio: float = Field(3.0, gt=1, le=1e6, description="claim 4: D/N ratio difference to detect (at most 1e6)")
-    level: float = Field(0.95, gt=0.5, lt=1)
     delta_exponent: float = Field(0.01, ge=0, description="no-practical-effect band for exponent differences")
     delta_log_coefficient: float = Field(0.05, ge=0, description="no-practical-effect band for log A, log B, log E differences")
 
 
-class Params(Section):
+class Params(PaperParams):
     seed: Seed = 0
     interventions: list[str] = Field(min_length=2, description="raw, exact, minhash-T, gopher, c4, qa-P (P% synthetic), ...")
     corpus: CorpusParams
@@ -139,58 +137,46 @@ class Params(Section):
         return self
 
 
-_COMMON = {
-    "seed": 0,
-    "curation": {},
-    "corpus": {"heldout": ["austen", "linux_docs", "shakespeare"]},
-    "fit": {},
-    "claims": {},
-}
-
-PRESETS = {
-    "smoke": {
-        **_COMMON,
-        "interventions": ["raw", "minhash-0.7", "qa-67"],
-        "corpus": {**_COMMON["corpus"], "sources": ["wordnet", "austen", "shakespeare", "linux_docs"], "pool_mb": 0.4, "heldout_max_docs": 8},
-        "rewrite": {"llm_docs": 0},
-        "tokenizer": {"vocab_size": 512},
-        "grid": {"sizes": [5_000, 10_000, 20_000], "budgets": [8_192, 16_384, 32_768], "seeds": [0]},
-        "training": {"batch_size": 8, "seq_len": 64, "lr": 3e-3, "eval_windows": 8, "threads": 2},
-        "fit": {"bootstrap": 20},
-    },
-    "default": {
-        **_COMMON,
+# resources: torch threads per training process and grid models trained at once (>1: a process pool) unless
+# --runner/PAPERLINE_RUNNER picks a runner
+PRESETS = presets(
+    default={
+        "seed": 0,
         "interventions": ["raw", "minhash-0.7", "qa-67"],
         "corpus": {
-            **_COMMON["corpus"],
             "sources": ["gcide", "wordnet", "linux_docs", "austen", "shakespeare", "kjv", "web"],
             "pool_mb": 20,
+            "heldout": ["austen", "linux_docs", "shakespeare"],
             "heldout_max_docs": 64,
         },
+        "curation": {},
         "rewrite": {"llm_docs": 8},
         "tokenizer": {"vocab_size": 4096},
         "grid": {"sizes": [20_000, 50_000, 120_000, 300_000], "budgets": [62_500, 125_000, 250_000, 500_000], "seeds": [0], "extra_seeds": []},
-        "training": {"batch_size": 16, "seq_len": 128, "lr": 3e-3, "eval_windows": 32, "threads": 1, "workers": 2},
+        "training": {"batch_size": 16, "seq_len": 128, "lr": 3e-3, "eval_windows": 32},
         "fit": {"bootstrap": 2000},
+        "claims": {},
+        "resources": {"threads": 1, "workers": 2},
     },
-    "full": {
-        **_COMMON,
+    smoke={
+        "corpus": {"sources": ["wordnet", "austen", "shakespeare", "linux_docs"], "pool_mb": 0.4, "heldout_max_docs": 8},
+        "rewrite": {"llm_docs": 0},
+        "tokenizer": {"vocab_size": 512},
+        "grid": {"sizes": [5_000, 10_000, 20_000], "budgets": [8_192, 16_384, 32_768]},
+        "training": {"batch_size": 8, "seq_len": 64, "eval_windows": 8},
+        "fit": {"bootstrap": 20},
+        "resources": {"threads": 2, "workers": 1},
+    },
+    full={
         "interventions": ["raw", "exact", "minhash-0.7", "minhash-0.9", "gopher", "qa-100", "qa-67", "qa-33"],
-        "corpus": {
-            **_COMMON["corpus"],
-            "sources": ["gcide", "wordnet", "linux_docs", "austen", "shakespeare", "kjv", "web"],
-            "pool_mb": 140,
-            "heldout_max_docs": 256,
-        },
+        "corpus": {"pool_mb": 140, "heldout_max_docs": 256},
         "rewrite": {"llm_docs": 100_000, "allow_template": False},
-        "tokenizer": {"vocab_size": 4096},
         "grid": {
             "sizes": [20_000, 50_000, 120_000, 300_000, 1_000_000, 3_000_000],
             "budgets": [125_000, 250_000, 500_000, 1_000_000, 2_000_000, 4_000_000],
-            "seeds": [0],
             "extra_seeds": [1, 2],
         },
         "training": {"batch_size": 32, "seq_len": 256, "lr": 2e-3, "eval_windows": 128},
-        "fit": {"bootstrap": 2000},
+        "resources": {"threads": 2, "workers": 1},
     },
-}
+)

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from components.evaluation.claims import claims_document
+from components.errors import PaperlineError
+from components.evaluation import claims as CL
+from components.evaluation.claim_spec import check_results
 from components.io import read_json, read_jsonl
 from components.reporting import Section
 from components.reporting.plots import bar_plot, errorbar_plot, line_plot
 from components.scaling.allocation import optimal_loss
 from components.scaling.sanity import fit_flags
 from flows.qualitypajama import claims as C
-from flows.qualitypajama.common import CURATED, FITS, GRID, REPORT, REWRITE, kind
-from flows.runtime.report_stage import write_plot_csv, write_report_outputs
+from flows.qualitypajama.common import kind
+from flows.qualitypajama.params import Params
+from flows.qualitypajama.spec import CURATED, FITS, GRID, REWRITE
+from flows.runtime.report_stage import PlotRows, write_plot_csv, write_report_outputs
 from flows.runtime.stages import StageContext
-
-PLOTS_CSV = f"{REPORT}/plots/loss_vs_compute.csv"
 
 
 def _scale_note(rows: list[dict], budgets: dict) -> str:
@@ -27,7 +29,7 @@ def _scale_note(rows: list[dict], budgets: dict) -> str:
     )
 
 
-def evaluate_claims(ctx: StageContext, fits: dict, samples: dict, rows: list[dict]) -> list:
+def evaluate_claims(ctx: StageContext[Params], fits: dict, samples: dict, rows: list[dict]) -> list:
     p = ctx.params
     cl = p.claims
     base = cl.baseline
@@ -104,14 +106,31 @@ def _curation_section(curated: dict, rewrite: dict) -> Section:
     return Section("Curation and rewriting", text, figures=figs, tables=[rows, synth] if synth else [rows])
 
 
-def run(ctx: StageContext) -> dict:
+def _finish_report(ctx: StageContext[Params], results: list[CL.ClaimResult], *, extra: dict, metrics: dict,
+                   sections: list[Section], plots: dict[str, PlotRows]) -> dict:
+    """``flows.runtime.report_stage.finish_report`` plus ``extra`` keys in claims.json (the fit sanity flags, which
+    the report also shows above the claims); finish_report takes no extra document keys yet."""
+    check_results(C.CLAIMS, results, f"{ctx.slug}:{ctx.stage.name}")
+    verdicts = {c.id: c.verdict for c in results}
+    declared = {rel.rsplit("/", 1)[-1]: rel for rel in ctx.stage.plots}
+    if set(plots) != set(declared):
+        raise PaperlineError(f"{ctx.slug}:{ctx.stage.name}: plots {sorted(plots)} were computed but "
+                             f"{sorted(declared)} are declared (spec.py)")
+    doc = CL.claims_document(ctx.slug, ctx.profile, results, extra=extra)
+    write_report_outputs(ctx, claims_doc=doc, metrics={**metrics, "claims": verdicts}, sections=sections,
+                         readme_link=f"../../flows/{ctx.paper.module_name}/README.md")
+    for name, (rows, columns) in plots.items():
+        write_plot_csv(ctx, declared[name], rows, columns)
+    return {"claims": verdicts}
+
+
+def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     rows = read_jsonl(ctx.input(f"{GRID}/results.jsonl"))
     fits = read_json(ctx.input(f"{FITS}/fits.json"))
     samples = {n: np.load(ctx.input(f"{FITS}/bootstrap-{n}.npy")) for n in p.interventions}
     claims = evaluate_claims(ctx, fits, samples, rows)
     flags = [flag for n, f in fits["fits"].items() for flag in fit_flags(n, f["full"])]
-    doc = claims_document(ctx.slug, ctx.profile, claims, extra={"flags": flags})
     curated = read_json(ctx.input(f"{CURATED}/metrics.json"))
     rewrite = read_json(ctx.input(f"{REWRITE}/summary.json"))
     metrics = {
@@ -119,9 +138,7 @@ def run(ctx: StageContext) -> dict:
         "allocation_at_target": {n: (f["allocation"] or {}).get("target") for n, f in fits["fits"].items()},
         "curation": {n: {k: v for k, v in m.items() if isinstance(v, (int, float))} for n, m in curated.items()},
         "ranking_spearman": fits["ranking"]["spearman"],
-        "claims": {c.id: c.verdict for c in claims},
     }
     sections = [_curation_section(curated, rewrite), _loss_section(rows, fits), _params_section(fits)]
-    write_report_outputs(ctx, claims_doc=doc, metrics=metrics, sections=sections, readme_link="../../flows/qualitypajama/README.md")
-    write_plot_csv(ctx, PLOTS_CSV, rows, ["intervention", "N", "D", "flops", "loss"])
-    return {"claims": {c.id: c.verdict for c in claims}}
+    return _finish_report(ctx, claims, extra={"flags": flags}, metrics=metrics, sections=sections,
+                          plots={"loss_vs_compute.csv": (rows, ["intervention", "N", "D", "flops", "loss"])})

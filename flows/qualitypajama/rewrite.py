@@ -15,7 +15,9 @@ from pathlib import Path
 from components.data import validate as V
 from components.data.rewrite import LLMRewriter, mix_synthetic, rewrite_corpus
 from components.io import read_jsonl, write_json, write_jsonl
-from flows.qualitypajama.common import CORPUS, REWRITE, is_curation, kind, synthetic_fraction
+from flows.qualitypajama.common import is_curation, kind, synthetic_fraction
+from flows.qualitypajama.params import Params
+from flows.qualitypajama.spec import CORPUS, REWRITE
 from flows.runtime.stages import StageContext
 
 SUITE = [
@@ -26,7 +28,7 @@ SUITE = [
 ]
 
 
-def _rewriter(ctx: StageContext) -> LLMRewriter | None:
+def _rewriter(ctx: StageContext[Params]) -> LLMRewriter | None:
     r = ctx.params.rewrite
     if r.llm_docs == 0:
         return None
@@ -39,7 +41,7 @@ def _rewriter(ctx: StageContext) -> LLMRewriter | None:
     return LLMRewriter(model, tokenizer, max_new_tokens=r.max_new_tokens, batch_size=r.batch_size)
 
 
-def run(ctx: StageContext) -> dict:
+def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     mixes = [name for name in p.interventions if not is_curation(name)]
     out = Path(ctx.output(REWRITE))

@@ -9,7 +9,9 @@ import numpy as np
 from components.data import validate as V
 from components.io import atomic_path, iter_jsonl, write_json
 from components.training.tokenizer import bytes_per_token, encode_docs, train_bpe
-from flows.qualitypajama.common import CORPUS, TOKENS, intervention_file
+from flows.qualitypajama.common import intervention_file
+from flows.qualitypajama.params import Params
+from flows.qualitypajama.spec import CORPUS, TOKENS
 from flows.runtime.stages import StageContext
 
 
@@ -22,7 +24,7 @@ def _texts(path: Path) -> list[str]:
     return [d["text"] for d in iter_jsonl(path, required=("text",))]
 
 
-def run(ctx: StageContext) -> dict:
+def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     out = Path(ctx.output(TOKENS))
     out.mkdir(parents=True, exist_ok=True)

@@ -31,7 +31,8 @@ from prefect.cache_policies import INPUTS, TASK_SOURCE
 from components.data import validate as V
 from components.faults import crash_point
 from components.io import path_md5, read_json, write_json, write_jsonl
-from flows.qualitypajama.common import GRID, TOKENS
+from flows.qualitypajama.params import Params
+from flows.qualitypajama.spec import GRID, TOKENS
 from flows.runtime import runners
 from flows.runtime.stages import StageContext
 
@@ -136,7 +137,7 @@ def _champion(best: tuple | None, p: Any, val_paths: dict[str, str], root: Path)
 
 
 def _runner(workers: int) -> runners.RunnerSpec:
-    """``--runner``/PAPERLINE_RUNNER when set; else a process pool of ``training.workers`` (1 = in this process)."""
+    """``--runner``/PAPERLINE_RUNNER when set; else a process pool of ``resources.workers`` (1 = in this process)."""
     return runners.configured("local" if workers == 1 else f"process:{workers}")
 
 
@@ -156,14 +157,15 @@ def _final_state(spec: dict, state: Any) -> Any:
     return state
 
 
-def run(ctx: StageContext) -> dict:
+def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     tokens = ctx.input(TOKENS)
     stats = read_json(tokens / "stats.json")
     bpt = {r["dataset"]: r["bytes_per_token"] for r in stats["datasets"] if r["kind"] == "validation"}
     val_paths = {name: str(tokens / f"val-{name}.npy") for name in p.corpus.heldout}
     code_md5 = "".join(path_md5(ctx.paths.root / c) for c in TRAINER_CODE)
-    training = p.training.model_dump(exclude={"workers"})  # how many run at once does not change a model
+    # what a model depends on (a task input: its cache key); how many run at once does not change a model
+    training = {**p.training.model_dump(), "threads": p.resources.threads}
     out = Path(ctx.output(GRID))
     rows: list[dict] = []
     cached = 0
@@ -180,7 +182,7 @@ def run(ctx: StageContext) -> dict:
         spec["model_dir"] = str(shared / _spec_key(spec))
     processes: set[str] = set()
     best = None
-    for spec, state in runners.fan_out(train_run, specs, _runner(p.training.workers)):
+    for spec, state in runners.fan_out(train_run, specs, _runner(p.resources.workers)):
         state = _final_state(spec, state)
         cached += state.name == "Cached"
         crash_point(f"train-model:{len(rows) // len(p.grid.budgets) + 1}")

@@ -24,7 +24,7 @@ REPORT = "qualitypajama-report"  # one pipeline keeps this test short; every pip
 def test_repro_noop_experiment_metrics_and_plots(project, tmp_path):
     # the training grid fans out over a Prefect process pool here (two models at a time)
     params = yaml.safe_load((project / "params.yaml").read_text())
-    params["qualitypajama"]["training"].update(workers=2, threads=1)
+    params["qualitypajama"]["resources"].update(workers=2, threads=1)
     (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     first = paperline("repro", "qualitypajama", cwd=project)
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
