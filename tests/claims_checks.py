@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -61,3 +62,21 @@ def check_smoke_claims(path: Path, ids: list[str]) -> dict:
         assert claim["scale_note"], f"{claim['id']}: no scale note"
     assert assert_every_verdict_flip_is_caught(doc) >= 2 * len(ids)
     return doc
+
+
+def check_smoke_report(project: Path, slug: str, *, section: str = "", plots: dict[str, str] | None = None) -> dict:
+    """The report checks shared by every smoke test: the HTML is self-contained (no remote src/href) with its
+    figures embedded and the named section, metrics.json holds each claim's verdict, and each DVC plots CSV
+    starts with its header. Returns metrics.json."""
+    folder = Path(project) / "reports" / slug
+    html = (folder / "report.html").read_text()
+    assert not re.search(r"""(src|href)=["']https?://""", html), "the report loads something from the network"
+    assert "data:image/png;base64," in html, "no embedded figure in the report"
+    assert section in html, f"no section {section!r} in the report"
+    metrics = json.loads((folder / "metrics.json").read_text())
+    claims = json.loads((folder / "claims.json").read_text())["claims"]
+    assert metrics["claims"] == {c["id"]: c["verdict"] for c in claims}
+    for name, header in (plots or {}).items():
+        text = (folder / "plots" / name).read_text()
+        assert text.startswith(header) and text.count("\n") >= 2, f"plots/{name}: header or rows missing"
+    return metrics

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from components.errors import PaperlineError
-from components.evaluation import claims as CL
-from components.evaluation.claim_spec import check_results
 from components.io import read_json, read_jsonl
 from components.reporting import Section
 from components.reporting.plots import bar_plot, errorbar_plot, line_plot
@@ -16,7 +13,7 @@ from flows.qualitypajama import claims as C
 from flows.qualitypajama.common import kind
 from flows.qualitypajama.params import Params
 from flows.qualitypajama.spec import CURATED, FITS, GRID, REWRITE
-from flows.runtime.report_stage import PlotRows, write_plot_csv, write_report_outputs
+from flows.runtime.report_stage import finish_report
 from flows.runtime.stages import StageContext
 
 
@@ -106,24 +103,6 @@ def _curation_section(curated: dict, rewrite: dict) -> Section:
     return Section("Curation and rewriting", text, figures=figs, tables=[rows, synth] if synth else [rows])
 
 
-def _finish_report(ctx: StageContext[Params], results: list[CL.ClaimResult], *, extra: dict, metrics: dict,
-                   sections: list[Section], plots: dict[str, PlotRows]) -> dict:
-    """``flows.runtime.report_stage.finish_report`` plus ``extra`` keys in claims.json (the fit sanity flags, which
-    the report also shows above the claims); finish_report takes no extra document keys yet."""
-    check_results(C.CLAIMS, results, f"{ctx.slug}:{ctx.stage.name}")
-    verdicts = {c.id: c.verdict for c in results}
-    declared = {rel.rsplit("/", 1)[-1]: rel for rel in ctx.stage.plots}
-    if set(plots) != set(declared):
-        raise PaperlineError(f"{ctx.slug}:{ctx.stage.name}: plots {sorted(plots)} were computed but "
-                             f"{sorted(declared)} are declared (spec.py)")
-    doc = CL.claims_document(ctx.slug, ctx.profile, results, extra=extra)
-    write_report_outputs(ctx, claims_doc=doc, metrics={**metrics, "claims": verdicts}, sections=sections,
-                         readme_link=f"../../flows/{ctx.paper.module_name}/README.md")
-    for name, (rows, columns) in plots.items():
-        write_plot_csv(ctx, declared[name], rows, columns)
-    return {"claims": verdicts}
-
-
 def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     rows = read_jsonl(ctx.input(f"{GRID}/results.jsonl"))
@@ -140,5 +119,5 @@ def run(ctx: StageContext[Params]) -> dict:
         "ranking_spearman": fits["ranking"]["spearman"],
     }
     sections = [_curation_section(curated, rewrite), _loss_section(rows, fits), _params_section(fits)]
-    return _finish_report(ctx, claims, extra={"flags": flags}, metrics=metrics, sections=sections,
-                          plots={"loss_vs_compute.csv": (rows, ["intervention", "N", "D", "flops", "loss"])})
+    return finish_report(ctx, C.CLAIMS, claims, extra={"flags": flags}, metrics=metrics, sections=sections,
+                         plots={"loss_vs_compute.csv": (rows, ["intervention", "N", "D", "flops", "loss"])})

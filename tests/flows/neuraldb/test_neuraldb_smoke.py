@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import re
 
 import pytest
 
 from components.io import read_jsonl
-from tests.claims_checks import check_smoke_claims
+from tests.claims_checks import check_smoke_claims, check_smoke_report
 from tests.conftest import paperline
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
@@ -46,10 +45,7 @@ def test_smoke_profile_end_to_end(project):
         assert c["parts"][0]["rule"] == "non-inferiority" and c["parts"][0]["threshold"] == -0.01
     assert all(c["n_seeds"] == 2 for c in doc["claims"])
 
-    html = (project / "reports/neuraldb/report.html").read_text()
-    assert not re.search(r"""(src|href)=["']https?://""", html)
-    assert "data:image/png;base64," in html
-    metrics = json.loads((project / "reports/neuraldb/metrics.json").read_text())
+    metrics = check_smoke_report(project, "neuraldb")
     assert set(metrics["at_max_m"]) == {"unedited", "memit", "alphaedit", "neuraldb"}
     for csv in ("metrics_vs_m.csv", "gamma_sweep.csv"):
         assert (project / f"reports/neuraldb/plots/{csv}").read_text().count("\n") >= 3
