@@ -14,6 +14,7 @@ from components.training.tokenizer import train_bpe
 from components.unlearning import tofu
 from components.unlearning.lm import prompt
 from flows.ofmu.common import log
+from flows.ofmu.params import Params
 from flows.ofmu.spec import DATA
 from flows.runtime.settings import online
 from flows.runtime.stages import StageContext
@@ -55,7 +56,7 @@ def build_rows(p) -> list[dict]:
     return rows + tofu.general_rows(glosses, d.n_general, d.n_perturbed, seed=d.seed)
 
 
-def run(ctx: StageContext) -> dict:
+def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     rows = build_rows(p)
     out = ctx.output(DATA)

@@ -18,6 +18,7 @@ from components.training.tokenizer import eos_id, load_bpe
 from components.unlearning.base import Timer
 from components.unlearning.lm import encode_pairs, train_lm
 from flows.ofmu.common import log, set_threads
+from flows.ofmu.params import Params
 from flows.ofmu.spec import DATA, MODELS
 from flows.runtime.stages import StageContext
 
@@ -58,7 +59,7 @@ def _log(ctx: StageContext, name: str, info: dict, model_dir) -> None:
         ctx.tracker.log_state_dict_model(rid, model_dir, loader="components.models.tiny_lm:load_model", signature=sig)
 
 
-def run(ctx: StageContext) -> dict:
+def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     if p.model.hf_model:
         raise ParamsError("ofmu.model.hf_model: fine-tuning a Hugging Face model is the full profile's path; "

@@ -21,6 +21,7 @@ from components.unlearning import make_config, run_method
 from components.unlearning.lm import batch_stream, check_vocab, encode_pairs, nll_per_example, pair_stream
 from components.unlearning.lm_eval import evaluate_model
 from flows.ofmu.common import eval_splits, log, set_threads
+from flows.ofmu.params import Params
 from flows.ofmu.spec import DATA, MODELS, UNLEARN
 from flows.runtime.stages import StageContext
 
@@ -60,7 +61,7 @@ def run_one(p, tok, rows, base, name: str, spec, seed: int, splits) -> tuple[dic
     return run, hist, item_rows(name, seed, metrics, splits)
 
 
-def run(ctx: StageContext) -> dict:
+def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     set_threads(p.resources.threads)
     rows = read_jsonl(ctx.input(f"{DATA}/qa.jsonl"))

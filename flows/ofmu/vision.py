@@ -19,6 +19,7 @@ from components.io import write_json, write_jsonl
 from components.unlearning import make_config, run_method
 from components.unlearning import vision as VI
 from flows.ofmu.common import log
+from flows.ofmu.params import Params
 from flows.ofmu.spec import VISION
 from flows.runtime.stages import StageContext
 
@@ -86,7 +87,7 @@ def run_scenario(p, scenario: str, seed: int) -> tuple[list[dict], list[dict], d
     return runs, correct, data
 
 
-def run(ctx: StageContext) -> dict:
+def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     out = ctx.output(VISION)
     out.mkdir(parents=True, exist_ok=True)

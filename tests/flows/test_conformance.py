@@ -100,3 +100,20 @@ def test_every_pipeline_has_its_parts(slug):
         slug.replace("-", "") in tests.replace("-", "").lower(), f"no known-answer test mentions {slug}"
     bench = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "benchmarks").glob("*.py"))
     assert slug in bench or package in bench, f"no benchmark in benchmarks/ runs {slug}"
+
+
+@pytest.mark.parametrize("slug", IMPLEMENTED)
+def test_every_stage_is_typed_by_its_papers_params(slug):
+    """``run(ctx: StageContext[Params])`` with the paper's own Params, so a type checker sees the stage's params."""
+    import importlib
+    import typing
+
+    from flows.runtime.stages import StageContext
+
+    paper = papers()[slug]
+    params_model = importlib.import_module(paper.params_module).Params
+    for stage in paper.stages:
+        run = importlib.import_module(stage.module).run
+        hint = typing.get_type_hints(run)["ctx"]
+        assert typing.get_origin(hint) is StageContext and typing.get_args(hint) == (params_model,), \
+            f"{stage.module}.run: annotate ctx as StageContext[Params] (got {hint})"
