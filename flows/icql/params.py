@@ -29,6 +29,18 @@ class ExternalSource(Section):
         check_known([v], ("minari", "sac"), "source")
         return v
 
+    @field_validator("id")
+    @classmethod
+    def _id(cls, v):
+        """The id becomes a folder name (``ext-<id with / as _>``): letters, digits and ``_ . - /`` only, no ``..``."""
+        from flows.runtime.paths import UnsafePathError, check_name
+
+        try:
+            check_name(v.replace("/", "_"), "id")
+        except UnsafePathError as exc:
+            raise ValueError(str(exc).removeprefix("id: ")) from None
+        return v
+
 
 class DataParams(Section):
     tasks: list[int] = Field(min_length=1, description="numbers of subtasks of the datasets (card: 1 and 4)")
