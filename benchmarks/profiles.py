@@ -1,0 +1,127 @@
+"""What each paper's profiles cost: wall and CPU time per paper and stage, with the machine's load.
+
+Runs ``paperline run <paper> --profile <profile>`` for each chosen paper and profile, one
+at a time, each in a fresh scratch copy of this checkout (so your own data/ and reports/
+are untouched and every stage really runs), and prints per paper and stage the wall time
+and the CPU time (user + system of the whole process tree, which a shared machine
+distorts less than wall time), with the 1-minute load average before and after. The
+results go to a JSON file (``--out``) so two commits can be compared
+(``--compare OLD.json`` prints the ratios new / old per paper).
+
+    .venv/bin/python benchmarks/profiles.py                      # every paper, smoke then default
+    .venv/bin/python benchmarks/profiles.py --papers ofmu icql --profiles smoke
+    .venv/bin/python benchmarks/profiles.py --profiles smoke --compare before.json
+
+The figures are only comparable on an otherwise idle machine: the load columns say how
+idle it was.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # run as a script from anywhere
+
+from flows.registry import SHARED, papers  # noqa: E402
+from flows.runtime import publish  # noqa: E402
+from flows.runtime.gitinfo import git_state  # noqa: E402
+from flows.runtime.settings import Paths  # noqa: E402
+from flows.runtime.workspace import copy_project  # noqa: E402
+
+BIN = Path(sys.executable).parent
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_profile(slug: str, profile: str, workdir: Path, timeout: int) -> dict:
+    """One ``paperline run`` in a fresh copy: totals, per-stage wall/CPU from the stage markers, and the load."""
+    root = copy_project(ROOT, workdir / f"{slug}-{profile}")
+    env = {**os.environ, "PYTHONPATH": str(root), "TQDM_DISABLE": "1", "PAPERLINE_ROOT": str(root)}
+    load_start = os.getloadavg()[0]
+    cpu0, t0 = _children_cpu(), time.perf_counter()
+    try:
+        proc = subprocess.run([str(BIN / "paperline"), "run", slug, "--profile", profile], cwd=root, env=env,
+                              capture_output=True, text=True, timeout=timeout)
+        rc, tail = proc.returncode, (proc.stderr or proc.stdout).strip().splitlines()[-1:]
+    except subprocess.TimeoutExpired:
+        rc, tail = None, [f"timed out after {timeout} s"]
+    wall, cpu = time.perf_counter() - t0, _children_cpu() - cpu0
+    paths = Paths(root)
+    owners = [SHARED, slug]
+    stages = {}
+    for owner in owners:
+        for st in papers()[owner].stages if owner in papers() else ():
+            record = publish.read_marker(paths, owner, st.name)
+            if record and record.get("run_seconds") is not None:
+                stages[f"{owner}:{st.name}"] = {"wall_s": record["run_seconds"], "cpu_s": record.get("cpu_seconds")}
+    return {"paper": slug, "profile": profile, "rc": rc, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
+            "load_start": round(load_start, 2), "load_end": round(os.getloadavg()[0], 2), "stages": stages,
+            "last_line": tail[0] if tail else ""}
+
+
+def _fmt(x) -> str:
+    return "-" if x is None else f"{x:,.1f}"
+
+
+def print_table(results: list[dict]) -> None:
+    print(f"{'paper':<18} {'profile':<8} {'wall s':>8} {'cpu s':>8} {'load':>11}  rc  stages (wall/cpu s)")
+    for r in results:
+        stages = ", ".join(f"{k.split(':', 1)[1]} {_fmt(v['wall_s'])}/{_fmt(v['cpu_s'])}"
+                           for k, v in r["stages"].items() if not k.startswith(SHARED))
+        print(f"{r['paper']:<18} {r['profile']:<8} {_fmt(r['wall_s']):>8} {_fmt(r['cpu_s']):>8} "
+              f"{r['load_start']:>5.2f}-{r['load_end']:<5.2f} {r['rc']!s:>3}  {stages}")
+
+
+def print_comparison(results: list[dict], old: dict) -> None:
+    before = {(r["paper"], r["profile"]): r for r in old.get("results", [])}
+    print(f"\nagainst {old.get('commit', '?')[:10]} ({old.get('date', '?')}): new / old")
+    for r in results:
+        o = before.get((r["paper"], r["profile"]))
+        if o and o["wall_s"] and o["cpu_s"]:
+            print(f"{r['paper']:<18} {r['profile']:<8} wall {r['wall_s'] / o['wall_s']:.2f}x  "
+                  f"cpu {r['cpu_s'] / o['cpu_s']:.2f}x")
+
+
+def main(argv: list[str] | None = None) -> int:
+    implemented = [s for s, p in papers().items() if p.implemented and s != SHARED]
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--papers", nargs="+", default=implemented, choices=implemented, metavar="PAPER")
+    parser.add_argument("--profiles", nargs="+", default=["smoke", "default"], choices=["smoke", "default", "full"])
+    parser.add_argument("--out", type=Path, default=ROOT / ".paperline" / "benchmarks" / "profiles.json")
+    parser.add_argument("--compare", type=Path, help="an earlier --out file to compare with")
+    parser.add_argument("--timeout", type=int, default=3 * 3600, help="seconds per run before it is stopped")
+    args = parser.parse_args(argv)
+    results = []
+    with tempfile.TemporaryDirectory(prefix="paperline-profiles-") as tmp:
+        for profile in args.profiles:
+            for slug in args.papers:
+                print(f"running {slug} --profile {profile} ...", file=sys.stderr, flush=True)
+                results.append(run_profile(slug, profile, Path(tmp), args.timeout))
+    doc = {"commit": git_state(ROOT)["git_commit"], "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+           "cpus": os.cpu_count(), "results": results}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    tmp_out = args.out.with_name(args.out.name + ".tmp")
+    tmp_out.write_text(json.dumps(doc, indent=2))
+    tmp_out.replace(args.out)
+    print_table(results)
+    if args.compare:
+        print_comparison(results, json.loads(args.compare.read_text()))
+    print(f"\nwrote {args.out}")
+    return 0 if all(r["rc"] == 0 for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
