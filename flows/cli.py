@@ -20,20 +20,22 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help: flags show no `<bool>` type, options their own metavar
 )
-server_app = typer.Typer(help="Manage the local Prefect server shared by stage processes.", no_args_is_help=True)
+server_app = typer.Typer(help="Manage the local Prefect server shared by stage processes.", no_args_is_help=True,
+                         rich_markup_mode=None)
 app.add_typer(server_app, name="server")
 
-ProfileOpt = Annotated[str | None, typer.Option("--profile", "-p", help="smoke | default | full (default: params.yaml's `profile`)")]
+ProfileOpt = Annotated[str | None, typer.Option("--profile", "-p", metavar="PROFILE", help="smoke | default | full (default: params.yaml's `profile`)")]
 RunnerOpt = Annotated[
     str | None,
-    typer.Option("--runner", help="Task runner for fan-out: local | process[:N] | dask[:N] | tcp://HOST:PORT | ray[:ADDRESS] (env PAPERLINE_RUNNER)"),
+    typer.Option("--runner", metavar="RUNNER", help="Task runner for fan-out: local | process[:N] | dask[:N] | tcp://HOST:PORT | ray[:ADDRESS] (env PAPERLINE_RUNNER)"),
 ]
 WaitOpt = Annotated[
     bool,
     typer.Option("--wait/--no-wait", help="If another process is writing this paper: wait for it (--wait) or stop at once (default)"),
 ]
-SetOpt = Annotated[list[str] | None, typer.Option("--set", "-s", help="Override a param: KEY=VALUE (repeatable), e.g. training.lr=3e-4")]
+SetOpt = Annotated[list[str] | None, typer.Option("--set", "-s", metavar="KEY=VALUE", help="Override a param: KEY=VALUE (repeatable), e.g. training.lr=3e-4")]
 
 
 def _setup_logging(verbose: bool = False) -> None:
@@ -42,60 +44,138 @@ def _setup_logging(verbose: bool = False) -> None:
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
+PaperArg = Annotated[str, typer.Argument(metavar="PAPER", help="a paper's slug (see `paperline list`)")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table")]
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"paperline {version('paperline')}")
+        except PackageNotFoundError:
+            typer.echo("paperline (not installed: run `make setup`)")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print paperline's version and exit")] = False,
+) -> None:
+    """Reproduce ICLR 2026 papers: Prefect flows, DVC-versioned data, MLflow-tracked models."""
+
+
 @app.command("list")
-def list_papers() -> None:
+def list_papers(as_json: JsonOpt = False) -> None:
     """Every paper with its stages and last verdicts (cheap: imports no ML library)."""
     from flows.cli_views import print_list
 
-    print_list(apply_env_defaults())
+    print_list(apply_env_defaults(), as_json=as_json)
 
 
 @app.command()
-def show(paper: str) -> None:
-    """A paper's stages, params per profile and last claims."""
+def show(
+    paper: PaperArg,
+    profile: ProfileOpt = None,
+    set_: Annotated[list[str] | None, typer.Option("--set", "-s", metavar="KEY=VALUE",
+                                                   help="Also print the params resolved with this override (repeatable)")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """A paper's stages, params per profile and last claims; with --profile/--set, the resolved params as YAML."""
     from flows.cli_views import print_show
 
-    print_show(apply_env_defaults(), paper)
+    print_show(apply_env_defaults(), paper, as_json=as_json, profile=profile, overrides=set_ or [])
+
+
+@app.command()
+def doctor() -> None:
+    """Check the set-up: venv packages, offline sources, SmolLM2, Prefect, MLflow, DVC, disk; exit 1 if one is missing."""
+    from flows.doctor import failed, format_table, run_checks
+
+    checks = run_checks(apply_env_defaults())
+    typer.echo(format_table(checks))
+    bad = failed(checks)
+    if bad:
+        typer.echo(f"{len(bad)} required check(s) failed: {', '.join(c.name for c in bad)}", err=True)
+        raise typer.Exit(1)
+    typer.echo("all required checks passed")
 
 
 @app.command("run")
 def run_cmd(
-    paper: str,
+    paper: PaperArg,
     profile: ProfileOpt = None,
     set_: SetOpt = None,
-    stage: Annotated[list[str] | None, typer.Option("--stage", help="Run only these stages (and what they read)")] = None,
-    force: Annotated[bool, typer.Option(help="Rerun stages even when up to date")] = False,
+    stage: Annotated[list[str] | None, typer.Option("--stage", metavar="STAGE",
+                                                    help="Run only these stages (and what they read)")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Rerun stages even when up to date")] = False,
     no_track: Annotated[bool, typer.Option("--no-track", help="Do not log to MLflow")] = False,
     runner: RunnerOpt = None,
     wait: WaitOpt = False,
 ) -> None:
     """Run a paper's pipeline end to end as one Prefect flow run; report in reports/<paper>/."""
+    from flows.cli_views import check_stages, find_paper
+
     paths = apply_env_defaults()
+    spec = find_paper(paper)
+    check_stages(spec, stage)
     _setup_logging()
     _use_runner(runner)
+    from flows.doctor import preflight
+
+    preflight(spec.slug, paths, profile=profile, overrides=set_ or (), stages=stage)
     from flows.runtime import pipeline, prefect_server
 
-    prefect_server.use_running(paths)
-    results = pipeline.run(paper, paths, profile=profile, overrides=set_ or (), stages=stage, force=force,
+    url = prefect_server.use_running(paths)
+    _starting(url, track=not no_track)
+    results = pipeline.run(spec.slug, paths, profile=profile, overrides=set_ or (), stages=stage, force=force,
                            track=not no_track, wait=wait)
     _write_index(paths)
     for name, summary in results.items():
         state = "skipped (up to date)" if summary.get("skipped") else f"done in {summary.get('seconds', 0):.1f} s"
         typer.echo(f"{name}: {state}")
-    typer.echo(f"report: {paths.report(paper.replace('_', '-'))}/report.html")
+    _print_claims(paths, spec.slug, results)
+    typer.echo(f"report: {paths.report(spec.slug)}/report.html")
+
+
+def _starting(url: str | None, *, track: bool) -> None:
+    """One line before the quiet start-up (a temporary Prefect server takes 10-30 s to answer)."""
+    prefect = f"using the Prefect server at {url}" if url else "starting a temporary Prefect server (10-30 s)"
+    typer.echo(f"{prefect}" + (" and opening the MLflow store" if track else "") + " ...", err=True)
+
+
+def _print_claims(paths, slug: str, results: dict) -> None:
+    """The claims the run's report stage wrote (read from reports/<slug>/claims.json)."""
+    if f"{slug}:report" not in results:
+        return
+    from flows.cli_views import claims_table, last_claims
+
+    doc = last_claims(paths, slug)
+    if doc and doc.get("claims"):
+        typer.echo(f"claims ({doc.get('profile')} profile, {paths.report(slug)}/claims.json):")
+        typer.echo(claims_table(doc))
 
 
 @app.command()
 def stage(
-    owner: str,
-    name: str,
+    owner: Annotated[str, typer.Argument(metavar="PAPER", help="a paper's slug, or `shared`")],
+    name: Annotated[str, typer.Argument(metavar="STAGE", help="one of the paper's stages (`paperline show PAPER`)")],
     profile: ProfileOpt = None,
-    force: Annotated[bool, typer.Option(help="Rerun even when up to date")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Rerun even when up to date")] = False,
     wait: WaitOpt = False,
 ) -> None:
     """Run one stage (what dvc.yaml calls); reads params.yaml, no overrides."""
+    from flows.cli_views import check_stages, find_paper
+
     paths = apply_env_defaults()
+    spec = find_paper(owner)
+    check_stages(spec, [name])
     _setup_logging()
+    from flows.doctor import preflight
+
+    preflight(spec.slug, paths, profile=profile, stages=[name], with_upstream=False)
     from flows.runtime import pipeline, prefect_server
 
     prefect_server.use_running(paths)

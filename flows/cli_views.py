@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import importlib
 import json
+import textwrap
 from pathlib import Path
 from typing import Any
 
 import typer
 import yaml
 
-from components.errors import PaperlineError
+from components.errors import PaperlineError, ParamsError
 from flows.registry import SHARED, get_paper, paper_slugs, papers
 from flows.runtime.params import PROFILES, deep_merge, load_params_file, null_template
 from flows.runtime.settings import Paths
@@ -44,10 +45,76 @@ def _verdicts(doc: dict[str, Any] | None) -> str:
     return ", ".join(f"{c.get('id')}: {c.get('verdict')}" for c in doc.get("claims", [])) or "-"
 
 
-def print_list(paths: Paths) -> None:
+def close_matches(name: str, choices: list[str]) -> str:
+    """`` did you mean 'x'?`` (with a leading '; ') for a misspelt name, or ''."""
+    import difflib
+
+    found = difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
+    return f"; did you mean {found[0]!r}?" if found else ""
+
+
+def find_paper(slug: str):
+    """The paper ``slug`` names; a misspelt one fails with one line suggesting the closest slug."""
+    try:
+        return get_paper(slug)
+    except ParamsError:
+        known = paper_slugs()
+        raise ParamsError(f"unknown paper {slug!r}{close_matches(slug.replace('_', '-'), known)} "
+                          f"(known papers: {', '.join(known)})") from None
+
+
+def check_stages(spec, names: list[str] | None) -> None:
+    """Every name is one of the paper's stages; a misspelt one fails suggesting the closest stage."""
+    stages = [s.name for s in spec.stages]
+    for name in names or ():
+        if name not in stages:
+            raise ParamsError(f"{spec.slug}: unknown stage {name!r}{close_matches(name, stages)} "
+                              f"(stages: {', '.join(stages)})")
+
+
+def _num(x: Any) -> str:
+    return f"{x:+.4g}" if isinstance(x, (int, float)) and not isinstance(x, bool) else "-"
+
+
+def _one_line(text: Any, width: int = 90) -> str:
+    line = " ".join(str(text or "").split())
+    return line if len(line) <= width else line[: width - 1].rstrip() + "…"
+
+
+def claims_table(doc: dict[str, Any]) -> str:
+    """The claims of a claims.json as an aligned table: id, verdict, effect, CI, reason (one line)."""
+    rows = [("id", "verdict", "effect", "CI", "reason")]
+    for c in doc.get("claims", []):
+        ci = "-" if c.get("ci_low") is None and c.get("ci_high") is None else f"[{_num(c.get('ci_low'))}, {_num(c.get('ci_high'))}]"
+        rows.append((str(c.get("id")), str(c.get("verdict")), _num(c.get("effect")), ci, _one_line(c.get("reason"))))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    return "\n".join("  ".join(r[i].ljust(widths[i]) for i in range(4)) + "  " + r[4] for r in rows)
+
+
+def list_rows(paths: Paths) -> list[dict[str, Any]]:
+    """What ``paperline list --json`` prints: one object per paper."""
+    rows = []
+    for slug in paper_slugs():
+        spec = get_paper(slug)
+        problem = report_problem(paths, slug)
+        doc = None if problem else last_claims(paths, slug)
+        rows.append({
+            "number": spec.number, "slug": slug, "title": spec.title, "implemented": spec.implemented,
+            "stages": [s.name for s in spec.stages],
+            "last_verdicts": {c.get("id"): c.get("verdict") for c in doc.get("claims", [])} if doc else None,
+            "last_profile": doc.get("profile") if doc else None,
+            "report_problem": problem,
+        })
+    return rows
+
+
+def print_list(paths: Paths, *, as_json: bool = False) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    if as_json:
+        typer.echo(json.dumps(list_rows(paths), indent=2))
+        return
     table = Table(title="paperline papers", show_lines=False)
     for col in ("#", "paper", "stages", "last verdicts"):
         table.add_column(col, overflow="fold")
@@ -59,8 +126,40 @@ def print_list(paths: Paths) -> None:
     Console(width=160).print(table)
 
 
-def print_show(paths: Paths, slug: str) -> None:
-    spec = get_paper(slug)
+def resolved_params(paths: Paths, spec, profile: str | None, overrides: list[str]) -> dict[str, Any]:
+    """The validated params ``paperline run --profile P --set ...`` would use (bad keys: one-line error)."""
+    from flows.runtime.params import check_profile
+    from flows.runtime.pipeline import file_profile, resolve_owner_params
+
+    chosen = check_profile(profile) if profile else file_profile(paths)
+    return {"profile": chosen, "params": resolve_owner_params(spec, paths, chosen, overrides).model_dump(mode="json")}
+
+
+def show_doc(paths: Paths, spec, *, profile: str | None = None, overrides: list[str] | None = None) -> dict[str, Any]:
+    """What ``paperline show --json`` prints."""
+    doc: dict[str, Any] = {"number": spec.number, "slug": spec.slug, "title": spec.title,
+                           "card": f"shared/papers/{spec.card}", "implemented": spec.implemented}
+    if not spec.implemented:
+        return doc
+    doc["stages"] = [{"name": st.name, "summary": st.summary, "outs": list(st.outs + st.metrics)} for st in spec.stages]
+    module = importlib.import_module(spec.params_module)
+    explicit = load_params_file(paths.params_file).get(spec.slug) or {}
+    doc["params"] = {p: deep_merge(module.PRESETS[p], explicit, skip_none=True) for p in PROFILES}
+    if profile or overrides:
+        doc["resolved"] = resolved_params(paths, spec, profile, list(overrides or ()))
+    problem = report_problem(paths, spec.slug)
+    doc["report_problem"] = problem
+    doc["last_claims"] = None if problem else last_claims(paths, spec.slug)
+    return doc
+
+
+def print_show(paths: Paths, slug: str, *, as_json: bool = False, profile: str | None = None,
+               overrides: list[str] | None = None) -> None:
+    spec = find_paper(slug)
+    res = resolved_params(paths, spec, profile, list(overrides or ())) if profile or overrides else None
+    if as_json:
+        typer.echo(json.dumps(show_doc(paths, spec, profile=profile, overrides=overrides), indent=2, default=str))
+        return
     typer.echo(f"{spec.number:02d} {spec.slug}: {spec.title}")
     typer.echo(f"card: shared/papers/{spec.card}")
     if not spec.implemented:
@@ -73,9 +172,13 @@ def print_show(paths: Paths, slug: str) -> None:
     module = importlib.import_module(spec.params_module)
     explicit = load_params_file(paths.params_file).get(spec.slug) or {}
     typer.echo("params (preset per profile; params.yaml values override):")
-    for profile in PROFILES:
-        merged = deep_merge(module.PRESETS[profile], explicit, skip_none=True)
-        typer.echo(f"  [{profile}] " + json.dumps(merged, sort_keys=False))
+    for name in PROFILES:
+        merged = deep_merge(module.PRESETS[name], explicit, skip_none=True)
+        typer.echo(f"  [{name}] " + json.dumps(merged, sort_keys=False))
+    if res is not None:
+        how = f"profile {res['profile']}" + (f", --set {' '.join(overrides)}" if overrides else "")
+        typer.echo(f"resolved params ({how}; what `paperline run` would use):")
+        typer.echo(textwrap.indent(yaml.safe_dump(res["params"], sort_keys=False, width=120), "  "), nl=False)
     problem = report_problem(paths, spec.slug)
     if problem:
         typer.echo(f"last claims: not shown: {problem}")
