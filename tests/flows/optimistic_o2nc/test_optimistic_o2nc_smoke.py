@@ -30,6 +30,16 @@ def test_smoke_profile_end_to_end(project):
     assert [q["id"] for q in c3["parts"]] == ["C3/success", "C3/monotone", "C3/sigma0"]
     assert c2["n_seeds"] == 3 and c2["details"]["strata"] == ["robust-synthetic"]
 
+    # the run ends with the claims table read from claims.json, and the report path
+    out = proc.stdout.splitlines()
+    head = out.index(f"claims (smoke profile, {project}/reports/optimistic-o2nc/claims.json):")
+    assert out[head + 1].split() == ["id", "verdict", "effect", "CI", "reason"]
+    for line, claim in zip(out[head + 2:head + 5], doc["claims"], strict=True):
+        assert line.startswith(f"{claim['id']}  {claim['verdict']} ") and claim["reason"][:40] in line
+    assert out[-1] == f"report: {project}/reports/optimistic-o2nc/report.html"
+    # one line says what the quiet start-up is doing
+    assert "starting a temporary Prefect server" in proc.stderr or "using the Prefect server at" in proc.stderr
+
     check_smoke_report(project, "optimistic-o2nc", plots={"calls_vs_eps.csv": "function,method,eps_rel,median_calls"})
 
     # the grid stage again on a process pool: the same outputs as the local runner's
