@@ -17,7 +17,8 @@ import typer
 
 from components.errors import DataError, ParamsError
 
-curate_app = typer.Typer(help="Curate a JSONL corpus: dedup or heuristic filters.", no_args_is_help=True)
+curate_app = typer.Typer(help="Curate a JSONL corpus: dedup or heuristic filters.", no_args_is_help=True,
+                        rich_markup_mode=None)
 
 
 def scaling_fit(

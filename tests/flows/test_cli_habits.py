@@ -1,0 +1,81 @@
+"""CLI habits a user expects: clean --help, --version, "did you mean", --json listings, resolved params as YAML."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from importlib.metadata import version
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from flows.cli import app
+from tests.conftest import ROOT, error_line, paperline
+
+pytestmark = pytest.mark.integration
+
+COMMANDS = [[], ["list"], ["show"], ["run"], ["stage"], ["report"], ["repro"], ["doctor"], ["server"],
+            ["server", "start"], ["dvc-yaml"], ["verdicts"], ["new"], ["params"], ["scaling-fit"], ["schedule"],
+            ["deployments"], ["curate"], ["curate", "dedup"], ["curate", "filter"]]
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c) or "paperline")
+def test_help_shows_no_bool_metavars(command):
+    result = CliRunner().invoke(app, [*command, "--help"])
+    assert result.exit_code == 0, result.output
+    assert "<bool>" not in result.output and "Usage:" in result.output
+
+
+def test_run_help_shows_flags_and_value_names():
+    out = paperline("run", "--help", cwd=ROOT, timeout=120).stdout
+    assert "<bool>" not in out and "<list[str]>" not in out
+    for text in ("--force ", "--no-track ", "--wait / --no-wait", "--set KEY=VALUE", "--profile PROFILE", "--stage STAGE"):
+        assert text in out, text
+
+
+def test_version():
+    proc = paperline("--version", cwd=ROOT, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == f"paperline {version('paperline')}"
+
+
+@pytest.mark.parametrize("args, suggestion", [
+    (["run", "qualitypajma"], "did you mean 'qualitypajama'?"),
+    (["show", "optimistic_o2mc"], "did you mean 'optimistic-o2nc'?"),
+    (["run", "qualitypajama", "--stage", "trian"], "did you mean 'train'?"),
+    (["stage", "qualitypajama", "tokenise"], "did you mean 'tokenize'?"),
+])
+def test_misspelt_paper_or_stage_suggests_the_closest(args, suggestion):
+    line = error_line(paperline(*args, cwd=ROOT, timeout=120))
+    assert suggestion in line and repr(args[-1]) in line
+
+
+def test_list_json_parses():
+    proc = paperline("list", "--json", cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    rows = {row["slug"]: row for row in json.loads(proc.stdout)}
+    assert rows["qualitypajama"]["implemented"] and "train" in rows["qualitypajama"]["stages"]
+    assert rows["forestpersons"]["implemented"] is False and rows["forestpersons"]["stages"] == []
+
+
+def test_show_json_parses():
+    proc = paperline("show", "qualitypajama", "--json", cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["slug"] == "qualitypajama" and [s["name"] for s in doc["stages"]][-1] == "report"
+    assert set(doc["params"]) == {"smoke", "default", "full"} and "resolved" not in doc
+    with_set = json.loads(paperline("show", "qualitypajama", "--json", "-p", "smoke", "--set", "training.lr=0.002",
+                                    cwd=ROOT, timeout=120).stdout)
+    assert with_set["resolved"]["profile"] == "smoke" and with_set["resolved"]["params"]["training"]["lr"] == 0.002
+
+
+def test_show_set_prints_the_resolved_params_as_yaml():
+    proc = paperline("show", "qualitypajama", "--profile", "smoke", "--set", "training.lr=0.002", cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("resolved params (profile smoke, --set training.lr=0.002"))
+    end = next(i for i in range(start + 1, len(lines)) if not lines[i].startswith("  "))
+    params = yaml.safe_load(textwrap.dedent("\n".join(lines[start + 1:end])))
+    assert params["training"]["lr"] == 0.002 and params["seed"] is not None and "grid" in params
+    bad = paperline("show", "qualitypajama", "--set", "training.lrr=1", cwd=ROOT, timeout=120)
+    assert "training.lrr" in error_line(bad)
