@@ -166,8 +166,11 @@ def schedule(
     runner: Annotated[str | None, typer.Option(help="task runner for the fan-out (see `paperline run --runner`)")] = None,
     pool: Annotated[str, typer.Option(help="Prefect work pool (created as a process pool if missing)")] = "paperline",
 ) -> None:
-    """Create or update a paper's scheduled Prefect deployment (needs PREFECT_API_URL or `paperline server start`)."""
-    from flows.deployments import schedule as deploy
+    """Create or update a paper's scheduled Prefect deployment.
+
+    On the server PREFECT_API_URL names, else the one `paperline server start` recorded, else a temporary
+    one on this checkout's Prefect database (the deployment is kept there for the next server).
+    """
     from flows.runtime import prefect_server
     from flows.runtime.settings import apply_env_defaults
 
@@ -180,20 +183,28 @@ def schedule(
         from flows.runtime.runners import parse
 
         parse(runner)
-    prefect_server.use_running(paths)
-    name = deploy(paper, paths.root, cron=cron, profile=profile, overrides=set_ or [], runner=runner, pool=pool)
+    from flows import deployments as D
+
+    D.plan(paper, paths.root, cron=cron, profile=profile, overrides=set_ or [], runner=runner)  # bad input: no server
+    with prefect_server.connected(paths) as server:
+        name = D.schedule(paper, paths.root, cron=cron, profile=profile, overrides=set_ or [], runner=runner, pool=pool,
+                          api_url=server.url)
     typer.echo(f"deployment {name} on pool {pool}" + (f", cron {cron!r}" if cron else ", no schedule"))
+    if server.temporary:
+        typer.echo("no Prefect server was running: the deployment is stored in this checkout's Prefect database; "
+                   "start one with `paperline server start` so its schedule runs", err=True)
     typer.echo(f"run it now: prefect deployment run '{name}'; a worker: prefect worker start --pool {pool}")
 
 
 def deployments(as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False) -> None:
-    """List the Prefect server's deployments with their schedules."""
-    from flows.deployments import list_deployments
+    """List the deployments with their schedules (on the same server `paperline schedule` uses)."""
     from flows.runtime import prefect_server
     from flows.runtime.settings import apply_env_defaults
 
-    prefect_server.use_running(apply_env_defaults())
-    rows = list_deployments()
+    with prefect_server.connected(apply_env_defaults()) as server:
+        from flows.deployments import list_deployments
+
+        rows = list_deployments(server.url)
     if as_json:
         typer.echo(json.dumps(rows, default=str))
         return

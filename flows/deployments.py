@@ -53,11 +53,19 @@ def paperline_run(
     return pipeline.run(paper, paths, profile=profile, overrides=overrides or (), stages=stages or None, wait=wait)
 
 
-def _require_server() -> str:
-    url = os.environ.get("PREFECT_API_URL")
+def _require_server(api_url: str | None = None) -> str:
+    url = api_url or os.environ.get("PREFECT_API_URL")
     if not url:
         raise PaperlineError("scheduling needs a Prefect server: set PREFECT_API_URL or run `paperline server start` first")
     return url
+
+
+def _on(url: str):
+    """Prefect's settings pointing at ``url`` for the block: Prefect reads PREFECT_API_URL once, when it is
+    imported, so setting the variable afterwards would leave its clients on a temporary server of their own."""
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    return temporary_settings(updates={PREFECT_API_URL: url})
 
 
 def ensure_pool(name: str, kind: str = "process") -> None:
@@ -73,6 +81,34 @@ def ensure_pool(name: str, kind: str = "process") -> None:
             client.create_work_pool(WorkPoolCreate(name=name, type=kind))
 
 
+def plan(
+    paper: str,
+    root: Path,
+    *,
+    cron: str | None,
+    profile: str | None = None,
+    overrides: list[str] | None = None,
+    runner: str | None = None,
+    parameters: dict[str, Any] | None = None,
+) -> tuple[str, str, dict[str, Any]]:
+    """Validate a deployment (cron, paper, profile, ``--set`` values) without a server: (name, entrypoint, params)."""
+    from flows.registry import get_paper
+
+    if cron is not None:
+        _check_cron(cron)
+    if paper == RECURRING:
+        params = {"root": str(root), **(parameters or {})}
+        if profile:
+            params["profile"] = profile
+        return RECURRING, ENTRYPOINTS[RECURRING], params
+    check_overrides(paper, root, profile, overrides or [])
+    spec = get_paper(paper)
+    if not spec.implemented:
+        raise ParamsError(f"paper {paper!r} has no pipeline yet (see `paperline list`)")
+    params = {"paper": spec.slug, "profile": profile, "overrides": overrides or [], "runner": runner, "root": str(root)}
+    return spec.slug, ENTRYPOINTS["run"], params
+
+
 def schedule(
     paper: str,
     root: Path,
@@ -83,35 +119,23 @@ def schedule(
     runner: str | None = None,
     pool: str = DEFAULT_POOL,
     parameters: dict[str, Any] | None = None,
+    api_url: str | None = None,
 ) -> str:
-    """Create or update the deployment for ``paper`` (or ``recurring-eval``); returns its full name."""
-    from flows.registry import get_paper
-
-    if cron is not None:
-        _check_cron(cron)
-    if paper != RECURRING:
-        check_overrides(paper, root, profile, overrides or [])
-    _require_server()
-    if paper == RECURRING:
-        entry, params = ENTRYPOINTS[RECURRING], {"root": str(root), **(parameters or {})}
-        if profile:
-            params["profile"] = profile
-    else:
-        spec = get_paper(paper)
-        if not spec.implemented:
-            raise ParamsError(f"paper {paper!r} has no pipeline yet (see `paperline list`)")
-        paper = spec.slug
-        entry = ENTRYPOINTS["run"]
-        params = {"paper": paper, "profile": profile, "overrides": overrides or [], "runner": runner, "root": str(root)}
-    ensure_pool(pool)
+    """Create or update the deployment for ``paper`` (or ``recurring-eval``) on the server at ``api_url``
+    (default: PREFECT_API_URL); returns its full name."""
+    name, entry, params = plan(paper, root, cron=cron, profile=profile, overrides=overrides, runner=runner,
+                               parameters=parameters)
+    url = _require_server(api_url)
     from prefect import Flow
 
-    source = Flow.from_source(source=str(root), entrypoint=entry)
-    source.deploy(
-        name=paper, work_pool_name=pool, cron=cron, parameters=params, build=False, push=False,
-        print_next_steps=False, ignore_warnings=True, tags=["paperline", paper],
-    )
-    return f"{source.name}/{paper}"
+    with _on(url):
+        ensure_pool(pool)
+        source = Flow.from_source(source=str(root), entrypoint=entry)
+        source.deploy(
+            name=name, work_pool_name=pool, cron=cron, parameters=params, build=False, push=False,
+            print_next_steps=False, ignore_warnings=True, tags=["paperline", name],
+        )
+    return f"{source.name}/{name}"
 
 
 def check_overrides(paper: str, root: Path, profile: str | None, overrides: list[str]) -> None:
@@ -137,12 +161,13 @@ def _check_cron(cron: str) -> None:
         raise ParamsError(f"--cron {cron!r} is not a valid cron expression (e.g. '0 3 * * *')")
 
 
-def list_deployments() -> list[dict[str, Any]]:
-    """Every deployment on the server: name, pool, schedules, paused, parameters."""
+def list_deployments(api_url: str | None = None) -> list[dict[str, Any]]:
+    """Every deployment on the server at ``api_url`` (default: PREFECT_API_URL): name, pool, schedules, paused,
+    parameters."""
     from prefect.client.orchestration import get_client
 
-    _require_server()
-    with get_client(sync_client=True) as client:
+    url = _require_server(api_url)
+    with _on(url), get_client(sync_client=True) as client:
         flows = {f.id: f.name for f in client.read_flows()}
         rows = []
         for d in client.read_deployments():

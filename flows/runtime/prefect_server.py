@@ -6,6 +6,10 @@ one server on 127.0.0.1 instead and records it in ``.paperline/prefect-server.js
 stage processes find it there, which brings a stage's orchestration overhead to a
 few seconds (see ``benchmarks/orchestration.py``).
 
+Which server a command talks to (``run``, ``stage``, ``report``, ``repro``, ``schedule``,
+``deployments``): the user's ``PREFECT_API_URL`` when set (it must answer), else the recorded
+local server when it answers, else a temporary one for that command (``choose``).
+
 No server outlives a killed parent that owns it: a server started ``owned`` runs
 under ``orphan_guard.py run`` and ends when that process dies, and a process left to Prefect's
 own temporary server gets an ``orphan_guard.py watch`` that ends it if the process is killed.
@@ -21,6 +25,9 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from components.errors import PaperlineError
@@ -34,6 +41,11 @@ _WATCHDOGS: list[subprocess.Popen] = []  # what Prefect's temporary server runs 
 
 def _record(paths: Paths) -> Path:
     return paths.state / "prefect-server.json"
+
+
+def record(paths: Paths, url: str, *, pid: int | None = None, owner_pid: int | None = None) -> Path:
+    """Record ``url`` as this checkout's local server (what ``start`` writes; ``stop`` ends ``pid``'s group)."""
+    return write_json(_record(paths), {"url": url, "pid": pid, "owner_pid": owner_pid})
 
 
 def healthy(url: str, timeout: float = 2.0) -> bool:
@@ -56,25 +68,62 @@ def running(paths: Paths) -> str | None:
     return url if healthy(url) else None
 
 
-def use_running(paths: Paths) -> str | None:
-    """Point this process at a server: the user's PREFECT_API_URL, or the recorded local one.
-
-    With neither, Prefect starts a temporary server for this process when the flow runs; a
-    watchdog is started so that server ends if this process is killed (see ``watch_temporary``).
-    """
-    if os.environ.get("PREFECT_API_URL"):
-        url = os.environ["PREFECT_API_URL"]
+def choose(paths: Paths) -> str | None:
+    """The server a command talks to: PREFECT_API_URL when set (it must answer), else the recorded
+    local server when it answers, else None (the command needs a temporary one)."""
+    url = os.environ.get("PREFECT_API_URL")
+    if url:
         if not healthy(url, timeout=5.0):
             raise PaperlineError(
                 f"PREFECT_API_URL={url}: no Prefect server answers at {url}/health (it is down, or its port is "
                 "taken by another program); start one with `paperline server start` or unset PREFECT_API_URL")
         return url
-    url = running(paths)
+    return running(paths)
+
+
+def use_running(paths: Paths) -> str | None:
+    """Point this process at a server: the user's PREFECT_API_URL, or the recorded local one.
+
+    With neither, Prefect starts a temporary server for this process when the flow runs; a
+    watchdog is started so that server ends if this process is killed (see ``watch_temporary``).
+    Call it before Prefect is imported: Prefect reads PREFECT_API_URL once, at import.
+    """
+    url = choose(paths)
     if url:
         os.environ["PREFECT_API_URL"] = url
     else:
         watch_temporary()
     return url
+
+
+@dataclass(frozen=True)
+class Server:
+    url: str
+    temporary: bool  # started for this command only, stopped when it ends
+
+
+@contextmanager
+def connected(paths: Paths) -> Iterator[Server]:
+    """The server for a command that only talks to the API (``schedule``, ``deployments``), as ``choose``
+    picks it; with none, a temporary server on this checkout's Prefect database for the command's duration.
+
+    The temporary server is one of ours (``prefect server start`` under the orphan guard, its output in
+    ``.paperline/prefect-temporary-server.log``, not recorded), stopped once the command's clients are closed,
+    rather than Prefect's own temporary server, which writes its shutdown errors to this process's stderr.
+    It serves the API only (no UI, no services such as the scheduler): the next full server schedules runs.
+    """
+    url = choose(paths)
+    if url:
+        os.environ["PREFECT_API_URL"] = url
+        yield Server(url, temporary=False)
+        return
+    url, proc = _start(paths, port=None, timeout=120.0, owned=True, recorded=False)
+    os.environ["PREFECT_API_URL"] = url
+    try:
+        yield Server(url, temporary=True)
+    finally:
+        os.environ.pop("PREFECT_API_URL", None)
+        _terminate(proc.pid)
 
 
 def watch_temporary(parent: int | None = None) -> subprocess.Popen | None:
@@ -114,27 +163,50 @@ def start(paths: Paths, *, port: int | None = None, timeout: float = 120.0, owne
     url = running(paths)
     if url:
         return url
+    return _start(paths, port=port, timeout=timeout, owned=owned, recorded=True)[0]
+
+
+def _start(paths: Paths, *, port: int | None, timeout: float, owned: bool, recorded: bool) -> tuple[str, subprocess.Popen]:
     if port is not None and not _port_free(port):
         raise PaperlineError(f"port {port} on 127.0.0.1 is already taken; choose another or stop what uses it")
     port = port or _free_port()
     url = f"http://127.0.0.1:{port}/api"
-    log_path = paths.state / "prefect-server.log"
+    log_path = paths.state / ("prefect-server.log" if recorded else "prefect-temporary-server.log")
     env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
     cmd = [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port)]
+    if not recorded:  # a command's temporary server: the API only (no UI, no scheduler or other services)
+        cmd += ["--no-services", "--no-ui"]
     if owned:
         cmd = [sys.executable, str(GUARD), "run", "--parent", str(os.getpid()), "--", *cmd]
     with open(log_path, "ab") as log:
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
+                                start_new_session=True)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if healthy(url):
-            write_json(_record(paths), {"url": url, "pid": proc.pid, "owner_pid": os.getpid() if owned else None})
-            return url
+            if recorded:
+                record(paths, url, pid=proc.pid, owner_pid=os.getpid() if owned else None)
+            return url, proc
         if proc.poll() is not None:
             raise PaperlineError(f"prefect server exited with code {proc.returncode}; see {log_path}")
         time.sleep(0.5)
-    os.killpg(proc.pid, signal.SIGTERM)
+    _terminate(proc.pid)
     raise PaperlineError(f"prefect server did not answer within {timeout:.0f} s; see {log_path}")
+
+
+def _terminate(pid: int) -> None:
+    """SIGTERM the server's process group and wait (up to 10 s) until its leader is gone."""
+    try:
+        os.killpg(pid, signal.SIGTERM)
+        for _ in range(40):
+            try:
+                if os.waitpid(pid, os.WNOHANG)[0]:
+                    break
+            except ChildProcessError:
+                os.kill(pid, 0)  # not our child: raises once it is gone
+            time.sleep(0.25)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def stop(paths: Paths) -> bool:
@@ -144,15 +216,9 @@ def stop(paths: Paths) -> bool:
         return False
     try:
         pid = int(json.loads(rec.read_text())["pid"])
-        os.killpg(pid, signal.SIGTERM)
-        for _ in range(40):
-            try:
-                if os.waitpid(pid, os.WNOHANG)[0]:
-                    break
-            except ChildProcessError:
-                os.kill(pid, 0)  # not our child: raises once it is gone
-            time.sleep(0.25)
-    except (ProcessLookupError, PermissionError, ValueError, KeyError):
-        pass
+    except (ValueError, KeyError, TypeError):
+        pid = None
+    if pid is not None:
+        _terminate(pid)
     rec.unlink(missing_ok=True)
     return True

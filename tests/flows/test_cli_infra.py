@@ -1,4 +1,4 @@
-"""The CLI's infra options: `--runner` is validated before any work; schedule/deployments need a server."""
+"""The CLI's infra options: `--runner`, `--cron` and `--set` are validated before any work (no server started)."""
 
 from __future__ import annotations
 
@@ -30,11 +30,19 @@ def test_run_rejects_an_unknown_runner_naming_it(monkeypatch):
     assert "PAPERLINE_RUNNER" not in os.environ
 
 
-def test_schedule_checks_the_runner_and_needs_a_server(monkeypatch, tmp_path):
+def test_schedule_checks_its_input_before_any_server_starts(monkeypatch, tmp_path):
     monkeypatch.delenv("PREFECT_API_URL", raising=False)
     bad = CliRunner().invoke(app, ["schedule", "qualitypajama", "--runner", "dask:zero"])
     assert isinstance(bad.exception, ParamsError)
-    no_server = CliRunner().invoke(app, ["schedule", "qualitypajama", "--cron", "0 3 * * *"])
-    assert isinstance(no_server.exception, PaperlineError) and "PREFECT_API_URL" in str(no_server.exception)
-    listing = CliRunner().invoke(app, ["deployments"])
-    assert isinstance(listing.exception, PaperlineError)
+    cron = CliRunner().invoke(app, ["schedule", "qualitypajama", "--cron", "every day"])
+    assert isinstance(cron.exception, ParamsError) and "--cron 'every day'" in str(cron.exception)
+    key = CliRunner().invoke(app, ["schedule", "qualitypajama", "--cron", "0 3 * * *", "--set", "training.nope=1"])
+    assert isinstance(key.exception, ParamsError) and "training.nope" in str(key.exception)
+    assert not (tmp_path / ".paperline" / "prefect-temporary-server.log").exists()  # no temporary server was started
+
+
+def test_a_prefect_api_url_where_nothing_answers_is_named_before_any_work(monkeypatch):
+    monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")
+    for args in (["deployments"], ["schedule", "qualitypajama", "--cron", "0 3 * * *"], ["repro", "ofmu"]):
+        result = CliRunner().invoke(app, args)
+        assert isinstance(result.exception, PaperlineError) and "PREFECT_API_URL=http://127.0.0.1:9/api" in str(result.exception)

@@ -1,0 +1,73 @@
+"""One server record: `paperline schedule` and `deployments` talk to the server `paperline server start`
+recorded in the checkout (not a temporary one of their own), and fall back to a temporary server only
+when none is up; no command prints a traceback on its way out."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from flows.runtime import prefect_server
+from flows.runtime.settings import Paths
+from tests.conftest import paperline
+
+pytestmark = [pytest.mark.slow, pytest.mark.integration]
+
+
+@pytest.fixture
+def as_user(project, monkeypatch):
+    """The copy as a user has it: no PREFECT_API_URL, and its own Prefect database (.paperline/prefect),
+    so a temporary server would hold other deployments than the recorded one."""
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    monkeypatch.delenv("PREFECT_HOME", raising=False)
+    return project
+
+
+def _clean(proc) -> None:
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+
+
+def test_schedule_and_deployments_use_the_recorded_server(as_user, prefect_api):
+    root = as_user
+    prefect_server.record(Paths(root), prefect_api)  # the session's server, as `paperline server start` records it
+    assert paperline("server", "status", cwd=root).stdout.strip() == prefect_api
+
+    scheduled = paperline("schedule", "qualitypajama", "--cron", "0 3 * * 1", "--profile", "smoke", cwd=root)
+    _clean(scheduled)
+    assert "no Prefect server was running" not in scheduled.stderr
+
+    from prefect.client.orchestration import get_client
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    with temporary_settings(updates={PREFECT_API_URL: prefect_api}), get_client(sync_client=True) as client:
+        deployment = client.read_deployment_by_name("paperline-run/qualitypajama")
+        assert deployment.parameters["root"] == str(root)  # this copy's deployment, on the recorded server
+        assert [s.schedule.cron for s in deployment.schedules] == ["0 3 * * 1"]
+        # one made on the recorded server by someone else: `paperline deployments` must show it too
+        flow_id = client.create_flow_from_name("server-record-probe")
+        client.create_deployment(flow_id=flow_id, name=root.parent.name, parameters={"root": str(root)})
+
+    listed = paperline("deployments", "--json", cwd=root)
+    _clean(listed)
+    rows = {r["name"]: r for r in json.loads(listed.stdout)}
+    assert rows["paperline-run/qualitypajama"]["schedules"] == ["0 3 * * 1"]
+    assert f"server-record-probe/{root.parent.name}" in rows
+    assert not (root / ".paperline" / "prefect-temporary-server.log").exists()
+
+
+def test_with_no_server_a_temporary_one_keeps_the_deployment_in_the_checkout(as_user):
+    root = as_user
+    assert paperline("server", "status", cwd=root).stdout.strip() == "not running"
+
+    scheduled = paperline("schedule", "ofmu", "--cron", "0 4 * * *", cwd=root)
+    _clean(scheduled)
+    assert "no Prefect server was running" in scheduled.stderr and "paperline server start" in scheduled.stderr
+
+    listed = paperline("deployments", "--json", cwd=root)  # another temporary server, on the same database
+    _clean(listed)
+    rows = {r["name"]: r for r in json.loads(listed.stdout)}
+    assert rows["paperline-run/ofmu"]["schedules"] == ["0 4 * * *"]
+    assert rows["paperline-run/ofmu"]["parameters"]["root"] == str(root)
+    assert paperline("server", "status", cwd=root).stdout.strip() == "not running"  # nothing left recorded
