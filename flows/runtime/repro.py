@@ -55,7 +55,7 @@ def _reproduce(paths: Paths, targets: list[str], *, keep_server: bool) -> Path:
     from flows.cli_views import write_index
 
     started = False
-    url = os.environ.get("PREFECT_API_URL") or prefect_server.running(paths)
+    url = prefect_server.choose(paths)  # PREFECT_API_URL (it must answer), else the recorded server
     if not url:
         log.info("starting a local Prefect server for this reproduction")
         url = prefect_server.start(paths, owned=not keep_server)  # owned: it ends if this process is killed
