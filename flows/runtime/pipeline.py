@@ -116,8 +116,35 @@ def _run_flow(slug, order, resolved, paths, profile, *, force, track) -> dict[st
 
     # MLflow's import and store set-up take ~3 s; they overlap Prefect's start-up and the stage's work.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="mlflow-init") as pool:
-        tracker = pool.submit(_tracker, slug, flow_name, paths, profile, order) if track else None
-        return _prefect_flow(flow_name, order, resolved, paths, profile, force=force, tracker=tracker)
+        tracker = pool.submit(_tracker, slug, flow_name, paths, profile, order, resolved) if track else None
+        try:
+            return _prefect_flow(flow_name, order, resolved, paths, profile, force=force, tracker=tracker)
+        except BaseException as exc:
+            _fail_unfinished(tracker, exc)
+            raise
+
+
+def _fail_unfinished(tracker, exc: BaseException) -> None:
+    """A run whose flow never reached its stages (Prefect failed to start): its MLflow run ends FAILED too."""
+    if tracker is None or not tracker.done() or tracker.exception() is not None:
+        return
+    t = tracker.result()
+    try:
+        running = t.client.get_run(t.run_id).info.status == "RUNNING"
+    except Exception:  # noqa: BLE001 - the original error is what the user must see
+        running = True
+    if running:
+        _fail(t, exc)
+
+
+def _fail(tracker, exc: BaseException) -> None:
+    """Mark the parent run FAILED with its ``error`` tag; a tracking error here never hides the run's own error."""
+    if tracker is None:
+        return
+    try:
+        tracker.fail(exc)
+    except Exception:  # noqa: BLE001
+        log.warning("could not mark MLflow run %s FAILED", tracker.run_id, exc_info=True)
 
 
 def _prefect_flow(flow_name, order, resolved, paths, profile, *, force, tracker) -> dict[str, Any]:
@@ -136,7 +163,6 @@ def _prefect_flow(flow_name, order, resolved, paths, profile, *, force, tracker)
         holder[0] = holder[0].result() if holder[0] is not None else None
         tracker = holder[0]
         results: dict[str, Any] = {}
-        status = "FAILED"
         try:
             for owner, name in order:
                 paper = get_paper(owner)
@@ -149,11 +175,13 @@ def _prefect_flow(flow_name, order, resolved, paths, profile, *, force, tracker)
                 summary["seconds"] = round(time.perf_counter() - t0, 3)
                 results[f"{owner}:{name}"] = summary
                 _log_stage(ctx.tracker, owner, name, summary, single=len(order) == 1)
-            _register_champions(holder[0], results)
-            status = "FINISHED"
-        finally:
-            if tracker is not None:
-                tracker.finish(status)
+                _log_report(ctx)
+            _register_champions(holder[0], results, profile)
+        except BaseException as exc:
+            _fail(tracker, exc)
+            raise
+        if tracker is not None:
+            tracker.finish("FINISHED")
         return results
 
     return pipeline()
@@ -169,15 +197,34 @@ def _log_stage(tracker, owner: str, name: str, summary: dict[str, Any], *, singl
             tracker.set_tag("dvc_stage_hash", summary["fingerprint"])
 
 
-def _register_champions(tracker, results: dict[str, Any]) -> None:
-    """Every stage passed (checks included): register each stage's champion model and move ``@champion``."""
+def _log_report(ctx) -> None:
+    """After a report stage (run or up to date): its report, claims.json, metrics.json and figures become
+    artifacts of the parent run, its verdicts tags (``verdict.<id>``, ``verdicts``)."""
+    outputs = (*ctx.stage.outs, *ctx.stage.metrics)
+    if ctx.tracker is None or not any(rel.endswith("/claims.json") for rel in outputs):
+        return
+    ctx.tracker.log_report([ctx.paths.root / rel for rel in outputs])
+
+
+def _register_champions(tracker, results: dict[str, Any], profile: str) -> None:
+    """Every stage passed (checks included): register each stage's champion model and move ``@champion``.
+
+    A smoke run never does: its models are too small to be anyone's champion.
+    """
     if tracker is None:
+        return
+    candidates = {key.split(":")[0]: s["champion"] for key, s in results.items() if isinstance(s.get("champion"), dict)}
+    if profile == "smoke":  # the candidate stays on record (artifact champion/<model>.json) for whoever promotes it
+        for model, champion in candidates.items():
+            log.info("%s: @champion not moved (smoke profile)", model)
+            tracker.set_tag(f"champion.{model}", "not moved: smoke profile")
+            tracker.log_json(champion, f"champion/{model}.json")
         return
     from flows.runtime.tracking import register_champion
 
-    for key, summary in results.items():
-        if isinstance(summary.get("champion"), dict):
-            register_champion(tracker, key.split(":")[0], summary["champion"])
+    for model, champion in candidates.items():
+        version = register_champion(tracker, model, champion)
+        tracker.set_tag(f"champion.{model}", f"version {version}")
 
 
 def _stage_body(ctx, force):
@@ -190,7 +237,7 @@ def _numbers(summary: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in summary.items() if isinstance(v, (int, float, dict)) and not isinstance(v, bool)}
 
 
-def _tracker(slug, run_name, paths, profile, order):
+def _tracker(slug, run_name, paths, profile, order, resolved):
     from flows.runtime.gitinfo import git_state
     from flows.runtime.tracking import Tracker
 
@@ -199,4 +246,15 @@ def _tracker(slug, run_name, paths, profile, order):
         tags["dvc_stage"] = os.environ["DVC_STAGE"]
     tags["stages"] = ",".join(dvc_stage_name(o, s) for o, s in order)
     experiment = slug if slug != SHARED else "shared"
-    return Tracker(experiment, run_name, tags)
+    tracker = Tracker(experiment, run_name, tags)
+    tracker.log_config(_config(slug, resolved))
+    return tracker
+
+
+def _config(slug: str, resolved: dict[str, BaseModel]) -> dict[str, Any]:
+    """The params of the run: the paper's own at the top (``grid.sizes``), other owners' under their name."""
+    config: dict[str, Any] = {}
+    for owner, params in sorted(resolved.items(), key=lambda kv: kv[0] != slug):
+        values = params.model_dump(mode="json")
+        config.update(values if owner == slug else {owner: values})
+    return config

@@ -2,6 +2,10 @@
 
 The embedded default is a SQLite store under ``.paperline/`` (set by
 ``settings.apply_env_defaults``); ``MLFLOW_TRACKING_URI`` points elsewhere at scale.
+A parent run holds the resolved params (flattened, ``grid.sizes``; whole in ``params.json``), tags ``profile``,
+``git_commit`` and ``git_dirty``, each stage's numbers, and after a report stage its report, claims.json,
+metrics.json and figures as artifacts and a ``verdict.<claim id>`` tag per claim (``verdicts``: the counts).
+A failed run ends FAILED with tag ``error`` (the line ``paperline`` prints after ``error:``).
 Models are logged as a state_dict + config folder with a pyfunc model-from-code (no pickle) and an explicit
 signature and requirements, which takes well under a second; the default
 ``mlflow.pytorch.log_model`` path takes 24-40 s here (pt2 export, requirement
@@ -13,11 +17,26 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 log = logging.getLogger(__name__)
+
+
+# What an MLflow server takes: 500 characters per param value (the limit of older servers; 3.x takes 6000),
+# 100 params or tags per log_batch call, tag values up to 8000 characters.
+MAX_PARAM_VALUE = 500
+MAX_PARAMS_PER_BATCH = 100
+MAX_TAG_VALUE = 8000
+
+
+def param_value(value: Any) -> str:
+    """A param's text: strings as they are, anything else as JSON (``[1, 2]``, ``true``), cut to 500 chars."""
+    import json
+
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+    return text if len(text) <= MAX_PARAM_VALUE else text[: MAX_PARAM_VALUE - 3] + "..."
 
 
 def flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -77,12 +96,29 @@ class Tracker:
         self.run = self.client.create_run(self.experiment_id, run_name=run_name, tags=self.tags)
         self.run_id = self.run.info.run_id
 
+    def log_config(self, params: Mapping[str, Any]) -> None:
+        """The run's resolved params: flattened as params, and whole (no value cut) as artifact ``params.json``."""
+        self.log_params(params)
+        self.log_json(params, "params.json")
+
+    def log_json(self, doc: Any, name: str) -> None:
+        """``doc`` as a JSON artifact of the parent run at ``name`` (``folder/file.json`` puts it in a folder)."""
+        import json
+        import tempfile
+
+        rel = Path(name)
+        with tempfile.TemporaryDirectory(prefix="paperline-json-") as tmp:
+            path = Path(tmp) / rel.name
+            path.write_text(json.dumps(doc, indent=2, sort_keys=True, default=str) + "\n")
+            self.client.log_artifact(self.run_id, str(path), rel.parent.as_posix() if rel.parent != Path(".") else None)
+
     def log_params(self, params: Mapping[str, Any], run_id: str | None = None) -> None:
+        """Log a (nested) mapping as flattened params (``a.b``), 100 per batch, each value cut to 500 chars."""
         from mlflow.entities import Param
 
-        flat = [Param(k, str(v)[:6000]) for k, v in flatten(params).items()]
-        for i in range(0, len(flat), 100):
-            self.client.log_batch(run_id or self.run_id, params=flat[i : i + 100])
+        flat = [Param(k, param_value(v)) for k, v in flatten(params).items()]
+        for i in range(0, len(flat), MAX_PARAMS_PER_BATCH):
+            self.client.log_batch(run_id or self.run_id, params=flat[i : i + MAX_PARAMS_PER_BATCH])
 
     def log_metrics(self, metrics: Mapping[str, Any], *, step: int = 0, run_id: str | None = None) -> None:
         """Log numeric leaves of a (nested) dict in batches; non-numbers are skipped."""
@@ -99,6 +135,31 @@ class Tracker:
 
     def log_artifact(self, path: Path, artifact_path: str | None = None, run_id: str | None = None) -> None:
         self.client.log_artifact(run_id or self.run_id, str(path), artifact_path)
+
+    def log_report(self, files: Sequence[Path]) -> dict[str, str]:
+        """The report stage's outputs as artifacts of the parent run (a folder under its own name, files at the
+        top), and its verdicts as tags: ``verdict.<claim id>`` per claim and ``verdicts`` (the counts).
+
+        The verdicts come from the ``claims.json`` among ``files``; returns them (claim id -> verdict).
+        """
+        import json
+
+        from mlflow.entities import RunTag
+
+        verdicts: dict[str, str] = {}
+        for path in files:
+            if path.is_dir():
+                self.client.log_artifacts(self.run_id, str(path), path.name)
+            elif path.is_file():
+                self.client.log_artifact(self.run_id, str(path))
+            if path.name == "claims.json" and path.is_file():
+                doc = json.loads(path.read_text())
+                verdicts = {str(c["id"]): str(c["verdict"]) for c in doc.get("claims", [])}
+                summary = ", ".join(f"{k}={v}" for k, v in doc.get("summary", {}).items())
+                tags = [RunTag(f"verdict.{k}", v) for k, v in verdicts.items()] + [RunTag("verdicts", summary)]
+                for i in range(0, len(tags), MAX_PARAMS_PER_BATCH):
+                    self.client.log_batch(self.run_id, tags=tags[i : i + MAX_PARAMS_PER_BATCH])
+        return verdicts
 
     @contextlib.contextmanager
     def child(self, name: str, params: Mapping[str, Any] | None = None) -> Iterator[str]:
@@ -127,6 +188,22 @@ class Tracker:
 
     def finish(self, status: str = "FINISHED") -> None:
         self.client.set_terminated(self.run_id, status)
+
+    def fail(self, exc: BaseException) -> None:
+        """End the parent run FAILED (KILLED on Ctrl-C) with tag ``error``: the line the CLI prints after ``error:``."""
+        self.client.set_tag(self.run_id, "error", error_message(exc))
+        self.finish("KILLED" if isinstance(exc, KeyboardInterrupt) else "FAILED")
+
+
+def error_message(exc: BaseException) -> str:
+    """One line naming what failed: a user error's own message (as ``paperline`` prints it), else ``Type: message``."""
+    from components.errors import PaperlineError
+
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted"
+    text = str(exc) if isinstance(exc, PaperlineError) else f"{type(exc).__name__}: {exc}"
+    lines = text.strip().splitlines()
+    return (lines[0] if lines else type(exc).__name__)[:MAX_TAG_VALUE]
 
 
 

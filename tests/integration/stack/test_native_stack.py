@@ -124,6 +124,10 @@ def test_1_deployment_on_worker_fans_out_to_dask_logs_to_mlflow_and_dvc_s3(stack
     assert len(parents) == 1 and parents[0].info.status == "FINISHED"
     assert parents[0].data.metrics["train.worker_processes"] >= 2, "the grid must run in more than one Dask worker process"
     assert len(children) == 4 and all(r.info.status == "FINISHED" and "loss" in r.data.metrics for r in children)
+    # a smoke run never moves @champion; its candidate is on record, and promoting it is what a real run does
+    assert parents[0].data.tags["champion.qualitypajama"] == "not moved: smoke profile"
+    assert client.search_registered_models() == []
+    _promote_smoke_candidate(client, parents[0].info.run_id, tmp_path)
     assert str(client.get_model_version_by_alias("qualitypajama", "champion").version) == "1"
     assert _s3_keys(stack, "mlflow"), "model artifacts must land in the S3 artifact store"
 
@@ -137,6 +141,19 @@ def test_1_deployment_on_worker_fans_out_to_dask_logs_to_mlflow_and_dvc_s3(stack
     pulled = tool("dvc", "pull", "-r", "s3", "qualitypajama-train", cwd=clone)
     assert pulled.returncode == 0, pulled.stderr[-2000:]
     assert path_md5(clone / "data/qualitypajama/grid") == path_md5(grid)
+
+
+def _promote_smoke_candidate(client, parent_run_id: str, tmp_path) -> None:
+    """Register the smoke run's champion candidate (artifact champion/qualitypajama.json) as a non-smoke run would."""
+    from types import SimpleNamespace
+
+    import mlflow
+
+    from flows.runtime.tracking import register_champion
+
+    local = client.download_artifacts(parent_run_id, "champion/qualitypajama.json", str(tmp_path))
+    with open(local) as fh:
+        register_champion(SimpleNamespace(client=client, _mlflow=mlflow), "qualitypajama", json.load(fh))
 
 
 def _plant_regression(client, tmp_path) -> None:
