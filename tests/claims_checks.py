@@ -80,3 +80,12 @@ def check_smoke_report(project: Path, slug: str, *, section: str = "", plots: di
         text = (folder / "plots" / name).read_text()
         assert text.startswith(header) and text.count("\n") >= 2, f"plots/{name}: header or rows missing"
     return metrics
+
+
+def run_smoke(project: Path, slug: str, *extra: str):
+    """``paperline run <slug> --profile smoke`` in the scratch project: it must succeed. Returns the process."""
+    from tests.conftest import paperline
+
+    proc = paperline("run", slug, "--profile", "smoke", *extra, cwd=project)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc

@@ -8,15 +8,13 @@ import pytest
 
 from components.io import read_json, read_jsonl
 from flows.assomem.params import METHODS
-from tests.claims_checks import check_smoke_claims, check_smoke_report
-from tests.conftest import paperline
+from tests.claims_checks import check_smoke_claims, check_smoke_report, run_smoke
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 
 def test_smoke_profile_end_to_end(project):
-    proc = paperline("run", "assomem", "--profile", "smoke", cwd=project)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    run_smoke(project, "assomem")
     data = project / "data/assomem"
     units = read_json(data / "memories/units.json")
     assert [u["size"] for u in units] == [300, 1000]

@@ -9,7 +9,7 @@ import pytest
 
 from components.graph.graph import Graph, check_graph
 from components.io import read_jsonl
-from tests.claims_checks import check_smoke_claims, check_smoke_report
+from tests.claims_checks import check_smoke_claims, check_smoke_report, run_smoke
 from tests.fanout_checks import assert_fan_out_matches_local
 from tests.conftest import paperline
 
@@ -17,8 +17,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 
 def test_smoke_profile_end_to_end(project):
-    proc = paperline("run", "cer-god", "--profile", "smoke", cwd=project)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    run_smoke(project, "cer-god")
     data = project / "data/cer-god"
     g = check_graph(Graph.load(data / "graphs/sbm.npz"))
     assert g.n == 500 and 0 < g.y.mean() <= 0.5 and set(np.unique(g.kind)) == {0, 1, 2, 3}

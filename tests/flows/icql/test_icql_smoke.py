@@ -9,7 +9,7 @@ import pytest
 
 from components.io import read_json, read_jsonl
 from components.rl.dataset import load
-from tests.claims_checks import check_smoke_claims, check_smoke_report
+from tests.claims_checks import check_smoke_claims, check_smoke_report, run_smoke
 from tests.fanout_checks import assert_fan_out_matches_local
 from tests.conftest import paperline
 
@@ -17,8 +17,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 
 def test_smoke_profile_end_to_end(project):
-    proc = paperline("run", "icql", "--profile", "smoke", cwd=project)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    run_smoke(project, "icql")
     ds = project / "data/icql/datasets"
     for task, width in ((1, 5), (4, 8)):
         data = load(ds / f"t{task}/transitions.npz")

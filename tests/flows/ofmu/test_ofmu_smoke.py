@@ -7,15 +7,13 @@ import json
 import pytest
 
 from components.io import read_jsonl
-from tests.claims_checks import check_smoke_claims, check_smoke_report
-from tests.conftest import paperline
+from tests.claims_checks import check_smoke_claims, check_smoke_report, run_smoke
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 
 def test_smoke_profile_end_to_end(project):
-    proc = paperline("run", "ofmu", "--profile", "smoke", cwd=project)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    run_smoke(project, "ofmu")
     data = project / "data/ofmu"
     qa = read_jsonl(data / "data/qa.jsonl")
     assert {r["split"] for r in qa} == {"forget", "retain", "general"}
