@@ -65,17 +65,12 @@ def _sources_dir(paths: Paths, value: str | None) -> Path:
 
 
 def _extracted_in_cache(paths: Paths, name: str, sources_dir: Path) -> bool:
-    """True when the ``sources`` stage would copy ``name`` from the file cache instead of extracting it.
-
-    The key is the one flows/shared/sources.py builds; if the two ever differ this returns False,
-    which only makes the check stricter.
-    """
-    from components.io import path_md5
+    """True when the ``sources`` stage would copy ``name`` from the file cache instead of extracting it
+    (the same key: ``flows.shared.sources.cache_key``)."""
     from flows.runtime.file_cache import cache_key
+    from flows.shared.sources import cache_key as source_key
 
-    code = path_md5(paths.root / "components" / "data" / "corpus")
-    key = {"source": name, "code": code, "sources_dir": str(sources_dir)}
-    return (paths.cache / "sources" / f"{cache_key(key)}.jsonl").is_file()
+    return (paths.cache / "sources" / f"{cache_key(source_key(paths.root, name, sources_dir))}.jsonl").is_file()
 
 
 def needed_sources(order: Sequence[tuple[str, str]], resolved: dict, paths: Paths) -> list[tuple[str, Path, str]]:

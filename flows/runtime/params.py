@@ -102,23 +102,12 @@ class Replace(dict):
     (a smaller ``methods`` table, say)."""
 
 
-def _apply_changes(base: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
-    out = copy.deepcopy(dict(base))
-    for key, value in changes.items():
-        if isinstance(value, Replace):
-            out[key] = copy.deepcopy(dict(value))
-        elif isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
-            out[key] = _apply_changes(out[key], value)
-        else:
-            out[key] = copy.deepcopy(value)
-    return out
-
-
 def presets(default: Mapping[str, Any], *, smoke: Mapping[str, Any], full: Mapping[str, Any]) -> dict[str, dict]:
     """The three profiles from the default one and what smoke and full change: a mapping merges into the
     default's recursively (wrap it in :class:`Replace` to replace it whole), any other value replaces it."""
-    base = _apply_changes({}, default)
-    return {"smoke": _apply_changes(base, smoke), "default": base, "full": _apply_changes(base, full)}
+    base = deep_merge({}, default, skip_none=False)
+    return {"smoke": deep_merge(base, smoke, skip_none=False), "default": base,
+            "full": deep_merge(base, full, skip_none=False)}
 
 
 def check_known(values: list[str], allowed, what: str) -> list[str]:
@@ -205,12 +194,15 @@ def _set_path(tree: dict[str, Any], parts: list[str], value: Any) -> None:
 
 
 def deep_merge(base: Mapping[str, Any], top: Mapping[str, Any], *, skip_none: bool) -> dict[str, Any]:
-    """Merge ``top`` onto ``base`` recursively; with ``skip_none`` a None in ``top`` keeps ``base``."""
+    """Merge ``top`` onto ``base`` recursively; with ``skip_none`` a None in ``top`` keeps ``base``; a
+    :class:`Replace` in ``top`` replaces ``base``'s mapping whole."""
     out = copy.deepcopy(dict(base))
     for key, value in top.items():
         if value is None and skip_none:
             continue
-        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+        if isinstance(value, Replace):
+            out[key] = copy.deepcopy(dict(value))
+        elif isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
             out[key] = deep_merge(out[key], value, skip_none=skip_none)
         elif isinstance(value, Mapping) and skip_none and key not in out:
             out[key] = deep_merge({}, value, skip_none=True)  # a section the preset leaves to its defaults

@@ -19,6 +19,12 @@ from flows.runtime.stages import StageContext
 OUT = "data/sources"
 
 
+def cache_key(root: Path, name: str, sources_dir: Path, code: str | None = None) -> dict:
+    """The file-cache key of one extracted source: its name, the extractor's code hash, its sources folder."""
+    code = code or path_md5(root / "components" / "data" / "corpus")
+    return {"source": name, "code": code, "sources_dir": str(sources_dir)}
+
+
 def run(ctx: StageContext) -> dict:
     p = ctx.params.sources
     out = ctx.output(OUT)
@@ -27,10 +33,9 @@ def run(ctx: StageContext) -> dict:
     code = path_md5(ctx.paths.root / "components" / "data" / "corpus")
     hits = 0
     for name in tqdm(p.names, desc="sources", unit="source"):
-        key = {"source": name, "code": code, "sources_dir": str(sources_dir)}
         hits += materialise(
             ctx.paths.cache / "sources",
-            key,
+            cache_key(ctx.paths.root, name, sources_dir, code),
             Path(out) / f"{name}.jsonl",
             lambda tmp, name=name: extract_to_jsonl(name, tmp, sources_dir=sources_dir, progress=False),
         )
