@@ -36,10 +36,10 @@ except ImportError:
     from scripts.services import stack_security as sec
 
 try:
-    from stack_procs import BIN, _http_ok, _kill_group, _port_open, _wait, _world_traversable_tmp, free_port, missing_binaries, pg_binary
+    from stack_procs import BIN, _http_ok, _kill_group, _port_open, _wait, _world_traversable_tmp, free_port, missing_binaries, pg_binary, why_not_startable
 except ImportError:
     from scripts.services.stack_procs import (BIN, _http_ok, _kill_group, _port_open, _wait, _world_traversable_tmp, free_port,
-                                              missing_binaries, pg_binary)
+                                              missing_binaries, pg_binary, why_not_startable)
 
 POOL = "paperline"
 S3_KEY = ("paperline-test", "paperline-test-secret")  # moto accepts any key; a real store reads them from env

@@ -40,6 +40,19 @@ def missing_binaries() -> list[str]:
     return missing
 
 
+def why_not_startable() -> str | None:
+    """Why the native stack cannot start on this machine (the stack tests skip with it), or None."""
+    import os
+    import shutil
+
+    missing = missing_binaries()
+    if missing:
+        return f"native stack needs {', '.join(missing)} (apt-get install postgresql; pip install the stack extras)"
+    if os.geteuid() == 0 and shutil.which("runuser") is None:
+        return "running as root needs `runuser` to start PostgreSQL as the postgres user"
+    return None
+
+
 def _wait(check, what: str, timeout: float, proc: subprocess.Popen | None = None, log: Path | None = None) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

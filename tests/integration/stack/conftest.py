@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
-import shutil
 
 import pytest
 
@@ -37,11 +36,9 @@ def stack(tmp_path_factory):
     or fans out to its Dask.
     """
     native = _native_stack()
-    missing = native.missing_binaries()
-    if missing:
-        pytest.skip(f"native stack needs {', '.join(missing)} (apt-get install postgresql; pip install the stack extras)")
-    if os.geteuid() == 0 and shutil.which("runuser") is None:
-        pytest.skip("running as root needs `runuser` to start PostgreSQL as the postgres user")
+    reason = native.why_not_startable()
+    if reason:
+        pytest.skip(reason)
     folder = tmp_path_factory.mktemp("stack")
     running = native.start(folder, ROOT)
     old = {k: os.environ.get(k) for k in running.state["env"]}

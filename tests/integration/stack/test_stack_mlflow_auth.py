@@ -8,8 +8,6 @@ so this module adds about 40 s rather than a second full stack.
 from __future__ import annotations
 
 import base64
-import os
-import shutil
 import stat
 import urllib.error
 import urllib.request
@@ -25,11 +23,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.integration, pytest.mark.stack]
 
 @pytest.fixture(scope="module")
 def mlflow_stack(tmp_path_factory):
-    missing = native_stack.missing_binaries()
-    if missing:
-        pytest.skip(f"native stack needs {', '.join(missing)} (apt-get install postgresql; pip install the stack extras)")
-    if os.geteuid() == 0 and shutil.which("runuser") is None:
-        pytest.skip("running as root needs `runuser` to start PostgreSQL as the postgres user")
+    reason = native_stack.why_not_startable()
+    if reason:
+        pytest.skip(reason)
     folder = tmp_path_factory.mktemp("mlflow-auth-stack")
     stack = native_stack.Stack(folder, ROOT)
     try:
