@@ -201,11 +201,20 @@ def params_yaml(paths: Paths) -> str:
         tree[slug] = _keep_known(template, current.get(slug) or {})
     head = (
         "# paperline params: one section per pipeline. `profile` (smoke | default | full) picks each\n"
-        "# pipeline's presets; null means \"the profile's preset\" (`paperline show <paper>` prints them).\n"
+        "# pipeline's presets; an empty value means \"the profile's preset\" (`paperline show <paper>` prints\n"
+        "# them).\n"
         "# Set a value to override it, e.g. `dvc exp run -S qualitypajama.training.lr=3e-3`.\n"
         "# Regenerate the key list with `paperline params --write` (your values are kept).\n"
     )
-    return head + yaml.safe_dump(tree, sort_keys=False, width=120)
+    return head + yaml.dump(tree, Dumper=_ParamsDumper, sort_keys=False, width=120)
+
+
+class _ParamsDumper(yaml.SafeDumper):
+    """Writes ``None`` as an empty value (``key:``), the way DVC's ``exp run -S`` rewrites params.yaml, so that a
+    ``dvc exp run`` changes only the keys it sets (with ``key: null`` it rewrote every unset key)."""
+
+
+_ParamsDumper.add_representer(type(None), lambda dumper, _: dumper.represent_scalar("tag:yaml.org,2002:null", ""))
 
 
 def _keep_known(template: dict[str, Any], current: dict[str, Any]) -> dict[str, Any]:

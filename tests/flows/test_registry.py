@@ -55,3 +55,20 @@ def test_dvc_yaml_parses_and_lists_params_present_in_params_yaml():
             for part in key.split("."):
                 assert part in node, key
                 node = node[part]
+
+
+def test_dvc_exp_run_set_param_changes_only_the_keys_it_sets(tmp_path):
+    """`dvc exp run -S key=value` rewrites params.yaml through DVC's own override writer; unset keys (empty values,
+    which YAML reads as null: "the preset") and the user's own values must come back byte for byte."""
+    from dvc.utils.hydra import apply_overrides
+
+    (tmp_path / "params.yaml").write_text(
+        "profile: smoke\nofmu:\n  model:\n    lr: 0.003\n  unlearn:\n    seeds: [0, 1]\n"
+        "    methods:\n      ga:\n        options:\n          lr: 1.0e-05\n")
+    before = params_yaml(Paths(tmp_path))
+    (tmp_path / "params.yaml").write_text(before)
+    apply_overrides(str(tmp_path / "params.yaml"), ["ofmu.model.d_model=64", "assomem.claims.level=0.9"])
+    after = (tmp_path / "params.yaml").read_text()
+    changed = [(a, b) for a, b in zip(before.splitlines(), after.splitlines(), strict=True) if a != b]
+    assert changed == [("    d_model:", "    d_model: 64"), ("    level:", "    level: 0.9")]
+    assert yaml.safe_load(after)["ofmu"]["unlearn"]["seeds"] == [0, 1]
