@@ -136,8 +136,26 @@ def run_cmd(
     for name, summary in results.items():
         state = "skipped (up to date)" if summary.get("skipped") else f"done in {summary.get('seconds', 0):.1f} s"
         typer.echo(f"{name}: {state}")
+    _record_in_dvc_lock(paths, results, profile=profile, overrides=set_ or ())
     _print_claims(paths, spec.slug, results)
     typer.echo(f"report: {paths.report(spec.slug)}/report.html")
+
+
+def _record_in_dvc_lock(paths, results: dict, *, profile: str | None, overrides) -> None:
+    """After a run with params.yaml's own params, `dvc status` is clean (flows/runtime/dvc_lock.py)."""
+    from flows.runtime import dvc_lock, pipeline
+
+    why = dvc_lock.why_not(paths, profile=profile, file_profile=pipeline.file_profile(paths), overrides=overrides)
+    if why:
+        typer.echo(f"dvc.lock not updated: {why}", err=True)
+        return
+    try:
+        names = dvc_lock.record(paths, results)
+    except Exception as exc:  # noqa: BLE001  (the run itself succeeded; say why DVC could not record it)
+        typer.echo(f"dvc.lock not updated: dvc commit failed: {str(exc).splitlines()[0] if str(exc) else exc!r}",
+                   err=True)
+        return
+    typer.echo(f"dvc.lock: recorded {len(names)} stage(s); `dvc status` is clean for them")
 
 
 def _starting(url: str | None, *, track: bool) -> None:

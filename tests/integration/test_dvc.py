@@ -53,3 +53,20 @@ def test_repro_noop_experiment_metrics_and_plots(project, tmp_path):
     assert "loss_vs_compute" in page
     assert not re.search(r"<script[^>]+src=[\"']https?://", page), "the plots page must not load scripts from a CDN"
     assert "vegaEmbed" in page
+
+
+def test_paperline_run_records_its_stages_so_dvc_status_is_clean(project):
+    """A `paperline run` with params.yaml's own params leaves dvc.lock as `dvc repro` would (assomem: the shortest
+    smoke run); a run with --set leaves dvc.lock alone and says why."""
+    run = paperline("run", "assomem", "--profile", "smoke", cwd=project)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert "dvc.lock: recorded" in run.stdout
+    status = tool("dvc", "status", "assomem-report", cwd=project)  # the report and every stage it reads
+    assert status.returncode == 0 and UP_TO_DATE in status.stdout, status.stdout + status.stderr
+    lock = (project / "dvc.lock").read_text()
+    assert "assomem-report" in lock and "reports/assomem/claims.json" in lock
+
+    again = paperline("run", "assomem", "--stage", "report", "--set", "assomem.claims.level=0.9", cwd=project)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    assert "dvc.lock not updated: the run used --set" in again.stderr
+    assert (project / "dvc.lock").read_text() == lock

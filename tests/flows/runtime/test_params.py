@@ -5,6 +5,7 @@ import pytest
 from components.errors import ParamsError
 from flows.qualitypajama import params as qp
 from flows.runtime import params as P
+from flows.runtime.settings import Paths
 
 
 def resolve(file_section=None, overrides=(), profile="smoke"):
@@ -55,3 +56,19 @@ def test_null_template_lists_every_leaf():
     template = P.null_template(qp.Params)
     assert template["training"]["lr"] is None and template["seed"] is None
     assert set(template) == set(qp.Params.model_fields)
+
+
+def test_only_a_run_with_params_yaml_own_params_is_recorded_in_dvc_lock(tmp_path, monkeypatch):
+    from flows.runtime.dvc_lock import why_not
+
+    monkeypatch.delenv("DVC_STAGE", raising=False)
+    paths = Paths(tmp_path)
+    assert "not a DVC project" in why_not(paths, profile=None, file_profile="smoke", overrides=())
+    (tmp_path / ".dvc").mkdir()
+    (tmp_path / "dvc.yaml").write_text("stages: {}\n")
+    assert why_not(paths, profile=None, file_profile="smoke", overrides=()) is None
+    assert why_not(paths, profile="smoke", file_profile="smoke", overrides=()) is None
+    assert "--profile default" in why_not(paths, profile="default", file_profile="smoke", overrides=())
+    assert "--set" in why_not(paths, profile=None, file_profile="smoke", overrides=("ofmu.model.lr=1",))
+    monkeypatch.setenv("DVC_STAGE", "ofmu-train")
+    assert "dvc repro" in why_not(paths, profile=None, file_profile="smoke", overrides=())
