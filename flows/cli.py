@@ -268,11 +268,21 @@ def dvc_yaml(
     write: Annotated[bool, typer.Option(help="Write dvc.yaml")] = False,
     check: Annotated[bool, typer.Option(help="Fail if dvc.yaml differs from the registry")] = False,
 ) -> None:
-    """Print (or write, or check) dvc.yaml generated from the stage registry."""
+    """Print (or write, or check) dvc.yaml generated from the stage registry, with its plot templates."""
     from flows.cli_views import sync_generated
-    from flows.dvcgen import render
+    from flows.dvcgen import PLOT_TEMPLATE_DIR, plot_templates, render
 
-    sync_generated(apply_env_defaults().root / "dvc.yaml", render(), write=write, check=check)
+    root = apply_env_defaults().root
+    sync_generated(root / "dvc.yaml", render(), write=write, check=check)
+    if write or check:
+        templates = plot_templates()
+        for name, text in templates.items():
+            sync_generated(root / PLOT_TEMPLATE_DIR / name, text, write=write, check=check)
+        for stale in sorted(p for p in (root / PLOT_TEMPLATE_DIR).glob("paperline-*.json") if p.name not in templates):
+            if check:
+                raise PaperlineError(f"{stale} is no longer used by dvc.yaml: run `paperline dvc-yaml --write`")
+            stale.unlink()
+            typer.echo(f"removed {stale}")
 
 
 @app.command("verdicts")

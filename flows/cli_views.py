@@ -242,6 +242,8 @@ def sync_generated(path: Path, text: str, *, write: bool, check: bool) -> None:
 
 
 def _cmd(path: Path) -> str:
+    if path.parent.name == "plots" and path.parent.parent.name == ".dvc":
+        return "dvc-yaml"
     return {"dvc.yaml": "dvc-yaml", "README.md": "verdicts"}.get(path.name, "params")
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import copy
+import json
+import re
 from typing import Any
 
 import yaml
@@ -29,10 +32,88 @@ def stage_entries() -> dict[str, dict[str, Any]]:
             if st.metrics:
                 entry["metrics"] = [{m: {"cache": False}} for m in st.metrics]
             if st.plots:
-                entry["plots"] = [{p: {"cache": False, **st.plot_axes.get(p.rsplit("/", 1)[-1], {})}} for p in st.plots]
+                entry["plots"] = [{p: {"cache": False, **_dvc_props(st.plot_axes.get(p.rsplit("/", 1)[-1], {}))}}
+                                  for p in st.plots]
             out[dvc_stage_name(owner, st.name)] = entry
     return out
 
 
 def render() -> str:
     return HEADER + yaml.safe_dump({"stages": stage_entries()}, sort_keys=False, width=120)
+
+
+# Plot properties DVC's stage plots lack: colour by a column of the CSV (the method, say) and log axes. A plot that
+# asks for them gets a custom Vega-Lite template in .dvc/plots/ (where DVC looks templates up by name), generated
+# here from DVC's own built-in template of the same kind with those encodings changed.
+PLOT_TEMPLATE_DIR = ".dvc/plots"
+EXTRA_PLOT_PROPS = ("color", "x_scale", "y_scale")
+
+
+def _base_template(props: dict[str, str]) -> str:
+    """DVC's template the custom one starts from. DVC's ``linear`` is a smoothed line grouped by revision, and
+    colouring it by a column breaks that grouping, so a coloured line plot starts from ``simple``."""
+    base = props.get("template", "linear")
+    return "simple" if props.get("color") and base in ("linear", "smooth") else base
+
+
+def _template_name(props: dict[str, str]) -> str | None:
+    if not any(props.get(k) for k in EXTRA_PLOT_PROPS):
+        return None
+    name = f"paperline-{_base_template(props)}"
+    if props.get("color"):
+        name += "-by-" + re.sub(r"[^A-Za-z0-9_]+", "_", props["color"])
+    for axis in ("x", "y"):
+        scale = props.get(f"{axis}_scale")
+        if scale:
+            name += f"-{scale}{axis}"
+    return name
+
+
+def _dvc_props(props: dict[str, str]) -> dict[str, str]:
+    out = {k: v for k, v in props.items() if k not in EXTRA_PLOT_PROPS}
+    name = _template_name(props)
+    if name:
+        out["template"] = name
+    return out
+
+
+def _template_content(props: dict[str, str]) -> dict[str, Any]:
+    from dvc_render.vega_templates import TEMPLATES, Template
+
+    base = _base_template(props)
+    by_name = {t.DEFAULT_NAME: t for t in TEMPLATES}
+    if base not in by_name:
+        raise ValueError(f"plot template {base!r} is not one of DVC's built-in templates: {', '.join(by_name)}")
+    content = copy.deepcopy(by_name[base].DEFAULT_CONTENT)
+
+    def edit(node: Any) -> None:
+        if isinstance(node, list):
+            for item in node:
+                edit(item)
+            return
+        if not isinstance(node, dict):
+            return
+        if props.get("color") and node.get("color") == Template.anchor("color"):
+            node["color"] = {"field": props["color"], "type": "nominal", "legend": {"title": props["color"]}}
+        for axis in ("x", "y"):
+            scale = props.get(f"{axis}_scale")
+            if scale and node.get("field") == Template.anchor(axis):
+                node["scale"] = {**node.get("scale", {}), "type": scale}
+        for value in node.values():
+            edit(value)
+
+    edit(content)
+    return content
+
+
+def plot_templates() -> dict[str, str]:
+    """File name under ``.dvc/plots/`` -> JSON text of every custom template that dvc.yaml refers to."""
+    out: dict[str, str] = {}
+    table = papers()
+    for spec in table.values():
+        for st in spec.stages:
+            for props in st.plot_axes.values():
+                name = _template_name(props)
+                if name:
+                    out[f"{name}.json"] = json.dumps(_template_content(props), indent=2) + "\n"
+    return dict(sorted(out.items()))

@@ -27,7 +27,8 @@ STAGES = (
             reads=(MEMORIES, RUNS), params=_P, writes=(EVAL,), after=("retrieve",),
             summary="R@6, R@10, nDCG@10, MRR per question (ir_measures), utterance and session level; GX checks"),
     L.report_stage(reads=(EVAL, RUNS, GRAPHS), params=_P,
-                   plots={"recall_vs_size.csv": {"x": "size", "y": "R@10", "template": "linear"}},
+                   plots={"recall_vs_size.csv": {"x": "size", "y": "R@10", "template": "linear", "color": "method",
+                                                      "x_scale": "log"}},
                    after=("evaluate",),
                    summary="claims 1-4 with verdicts; recall vs memory size, fusion weights per type, ablations"),
 )

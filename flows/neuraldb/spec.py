@@ -24,7 +24,8 @@ STAGES = (
             summary="MEMIT, AlphaEdit and NeuralDB at each m and seed; per-fact metrics, held-out NLL, fluency; "
                     "gamma sweep"),
     L.report_stage(reads=(EDITS,), params=("seed", "editing.m", "editing.seeds"),
-                   plots={"metrics_vs_m.csv": {"x": "m", "y": "efficacy", "template": "linear"},
+                   plots={"metrics_vs_m.csv": {"x": "m", "y": "efficacy", "template": "linear", "color": "method",
+                                               "x_scale": "log"},
                           "gamma_sweep.csv": {"x": "gamma", "y": "generalisation", "template": "linear"}},
                    after=("edit",),
                    summary="claims 1-4 with verdicts; metrics vs number of edits per method; gamma sweep; perplexity "

@@ -22,8 +22,8 @@ STAGES = (
     L.stage("vision", code=(*_UNL, "components/data/validate.py"), params=("vision",), writes=(VISION,),
             summary="digits MLP: base and Retrain per scenario and seed, each method, UA/RA/TA/MIA"),
     L.report_stage(reads=(UNLEARN, VISION), params=("unlearn.seeds", "vision.seeds"),
-                   plots={"tradeoff.csv": {"x": "log10_fq", "y": "mu", "template": "scatter"},
-                          "cosine.csv": {"x": "step", "y": "abs_cos", "template": "linear"}},
+                   plots={"tradeoff.csv": {"x": "log10_fq", "y": "mu", "template": "scatter", "color": "method"},
+                          "cosine.csv": {"x": "step", "y": "abs_cos", "template": "linear", "color": "method"}},
                    after=("unlearn", "vision"),
                    summary="claims 1-4 with verdicts; FQ-MU trade-off, gradient cosine, vision table"),
 )

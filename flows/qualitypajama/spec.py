@@ -29,6 +29,7 @@ STAGES = (
             after=("train",),
             summary="Chinchilla approach-3 fits per intervention with bootstrap CIs; compute-optimal allocation"),
     L.report_stage(reads=(FITS, GRID, CURATED, REWRITE), code=("components/scaling/sanity.py",), params=_ALL,
-                   plots={"loss_vs_compute.csv": {"x": "flops", "y": "loss", "template": "scatter"}},
+                   plots={"loss_vs_compute.csv": {"x": "flops", "y": "loss", "template": "scatter",
+                                                          "color": "intervention", "x_scale": "log"}},
                    after=("fit",), summary="claims 1-4 with verdicts; report with plots"),
 )

@@ -72,3 +72,22 @@ def test_dvc_exp_run_set_param_changes_only_the_keys_it_sets(tmp_path):
     changed = [(a, b) for a, b in zip(before.splitlines(), after.splitlines(), strict=True) if a != b]
     assert changed == [("    d_model:", "    d_model: 64"), ("    level:", "    level: 0.9")]
     assert yaml.safe_load(after)["ofmu"]["unlearn"]["seeds"] == [0, 1]
+
+
+def test_committed_plot_templates_equal_the_generated_ones_and_colour_by_a_column_with_log_axes():
+    from flows.dvcgen import PLOT_TEMPLATE_DIR, plot_templates
+
+    templates = plot_templates()
+    committed = {p.name for p in (ROOT / PLOT_TEMPLATE_DIR).glob("*.json")}
+    assert committed == set(templates)
+    for name, text in templates.items():
+        assert (ROOT / PLOT_TEMPLATE_DIR / name).read_text() == text, name
+    for entry in stage_entries().values():
+        for plot in entry.get("plots", []):
+            (props,) = plot.values()
+            assert "color" not in props and "x_scale" not in props  # DVC knows only its own properties
+            if props["template"].startswith("paperline-"):
+                assert f"{props['template']}.json" in templates
+    qp = yaml.safe_load(templates["paperline-scatter-by-intervention-logx.json"])
+    assert qp["encoding"]["color"] == {"field": "intervention", "type": "nominal", "legend": {"title": "intervention"}}
+    assert qp["encoding"]["x"]["scale"] == {"type": "log"} and "scale" not in qp["encoding"]["y"]

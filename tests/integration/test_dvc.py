@@ -53,6 +53,7 @@ def test_repro_noop_experiment_metrics_and_plots(project, tmp_path):
     assert "loss_vs_compute" in page
     assert not re.search(r"<script[^>]+src=[\"']https?://", page), "the plots page must not load scripts from a CDN"
     assert "vegaEmbed" in page
+    assert '"field": "intervention"' in page and '"type": "log"' in page  # coloured by intervention, log compute axis
 
 
 def test_paperline_run_records_its_stages_so_dvc_status_is_clean(project):
