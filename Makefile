@@ -1,7 +1,7 @@
 # The two commands of the README's quick start. Each sets up first (idempotent).
 VENV ?= .venv
 
-.PHONY: setup repro test smoke
+.PHONY: setup repro test smoke docs
 setup:
 	bash scripts/setup.sh
 
@@ -16,3 +16,7 @@ test: setup
 ## Every paper at the smoke profile (about a minute each).
 smoke: setup
 	$(VENV)/bin/dvc exp run -S profile=smoke
+
+## The documentation site from the READMEs (site/index.html); `.venv/bin/mkdocs serve` to browse it live.
+docs: setup
+	$(VENV)/bin/mkdocs build --strict

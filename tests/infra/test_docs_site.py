@@ -1,0 +1,33 @@
+"""The documentation site: `mkdocs build --strict` over the READMEs where they live, one page per pipeline."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+from flows.registry import papers
+from scripts.mkdocs_hooks import gfm_lists
+from tests.conftest import BIN, ROOT
+
+
+def test_site_builds_strict_offline_with_a_page_per_pipeline(tmp_path):
+    site = tmp_path / "site"
+    proc = subprocess.run([str(BIN / "mkdocs"), "build", "--strict", "-q", "-f", str(ROOT / "mkdocs.yml"), "-d", str(site)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    home = (site / "index.html").read_text()
+    assert "Quick start" in home
+    for slug, spec in papers().items():
+        if spec.implemented and slug != "shared":
+            page = site / "flows" / spec.module_name / "index.html"
+            assert page.is_file(), f"no page for {slug}"
+            assert f'href="flows/{spec.module_name}/index.html"' in home, f"the home page does not link {slug}"
+    for page in site.rglob("*.html"):
+        assert not re.search(r"<script[^>]+src=[\"']https?://", page.read_text()), f"{page} loads a script from the web"
+    assert (site / "infra" / "index.html").is_file()
+
+
+def test_github_style_lists_become_python_markdown_lists():
+    text = "Baselines:\n- GA;\n  - nested\n- NPO.\n\n```\n- not a list in code\n```\n"
+    assert gfm_lists(text) == "Baselines:\n\n- GA;\n    - nested\n- NPO.\n\n```\n- not a list in code\n```\n"
+    assert gfm_lists("a\n\n- b\n") == "a\n\n- b\n"
