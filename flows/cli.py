@@ -18,7 +18,7 @@ from flows.runtime.settings import apply_env_defaults
 app = typer.Typer(
     help="Reproduce ICLR 2026 papers: Prefect flows, DVC-versioned data, MLflow-tracked models.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish, PowerShell)
     pretty_exceptions_enable=False,
     rich_markup_mode=None,  # plain help: flags show no `<bool>` type, options their own metavar
 )
@@ -44,7 +44,15 @@ def _setup_logging(verbose: bool = False) -> None:
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
-PaperArg = Annotated[str, typer.Argument(metavar="PAPER", help="a paper's slug (see `paperline list`)")]
+def _complete_paper(incomplete: str) -> list[str]:
+    """Shell completion for paper arguments: the implemented papers' slugs (the registry is cheap to import)."""
+    from flows.registry import papers
+
+    return [slug for slug, spec in papers().items() if spec.implemented and slug != "shared" and slug.startswith(incomplete)]
+
+
+PaperArg = Annotated[str, typer.Argument(metavar="PAPER", help="a paper's slug (see `paperline list`)",
+                                         autocompletion=_complete_paper)]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table")]
 
 

@@ -55,12 +55,7 @@ def close_matches(name: str, choices: list[str]) -> str:
 
 def find_paper(slug: str):
     """The paper ``slug`` names; a misspelt one fails with one line suggesting the closest slug."""
-    try:
-        return get_paper(slug)
-    except ParamsError:
-        known = paper_slugs()
-        raise ParamsError(f"unknown paper {slug!r}{close_matches(slug.replace('_', '-'), known)} "
-                          f"(known papers: {', '.join(known)})") from None
+    return get_paper(slug)  # a misspelt slug fails with one line suggesting the closest
 
 
 def check_stages(spec, names: list[str] | None) -> None:

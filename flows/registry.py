@@ -74,7 +74,11 @@ def get_paper(slug: str) -> PaperSpec:
     table = papers()
     key = slug.replace("_", "-") if slug.replace("_", "-") in table else slug
     if key not in table:
-        raise ParamsError(f"unknown paper {slug!r}; known papers: {', '.join(paper_slugs())}")
+        import difflib
+
+        found = difflib.get_close_matches(slug.replace("_", "-"), paper_slugs(), n=1, cutoff=0.6)
+        hint = f"; did you mean {found[0]!r}?" if found else ""
+        raise ParamsError(f"unknown paper {slug!r}{hint} (known papers: {', '.join(paper_slugs())})")
     return table[key]
 
 

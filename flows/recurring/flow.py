@@ -60,7 +60,7 @@ def run(root: str | None, settings: dict[str, Any]) -> dict[str, Any]:
     try:
         params = Params(**settings)
     except ValidationError as exc:
-        raise ParamsError(format_validation_error(exc, "recurring-eval")) from None
+        raise ParamsError(format_validation_error(exc, "recurring-eval", Params)) from None
     paths = apply_env_defaults(Path(root) if root else None)
     from mlflow.tracking import MlflowClient
 

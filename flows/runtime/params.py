@@ -211,18 +211,35 @@ def deep_merge(base: Mapping[str, Any], top: Mapping[str, Any], *, skip_none: bo
     return out
 
 
-def format_validation_error(exc: ValidationError, slug: str) -> str:
-    """One line per problem: ``slug.key.path: reason (got value)``."""
+def format_validation_error(exc: ValidationError, slug: str, model: type[BaseModel] | None = None) -> str:
+    """One line per problem: ``slug.key.path: reason (got value)``; a misspelt key gets "did you mean"."""
     lines = []
     for err in exc.errors():
         path = ".".join(str(p) for p in (slug, *err["loc"]))
         msg = err["msg"]
         if err["type"] == "extra_forbidden":
-            msg = "unknown key"
+            msg = "unknown key" + _did_you_mean(str(err["loc"][-1]), _sibling_keys(model, err["loc"][:-1]))
         got = err.get("input")
         suffix = f" (got {got!r})" if err["type"] != "extra_forbidden" and not isinstance(got, dict) else ""
         lines.append(f"{path}: {msg}{suffix}")
     return "; ".join(lines)
+
+
+def _sibling_keys(model: type[BaseModel] | None, loc: tuple) -> list[str]:
+    """The keys the section at ``loc`` of ``model`` accepts ([] where it is not a params model)."""
+    node = model
+    for part in loc:
+        field = node.model_fields.get(str(part)) if node is not None else None
+        ann = field.annotation if field is not None else None
+        node = ann if isinstance(ann, type) and issubclass(ann, BaseModel) else None
+    return list(node.model_fields) if node is not None else []
+
+
+def _did_you_mean(name: str, choices: list[str]) -> str:
+    import difflib
+
+    found = difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
+    return f" (did you mean {found[0]!r}?)" if found else ""
 
 
 def resolve(
@@ -243,7 +260,7 @@ def resolve(
     try:
         return model.model_validate(merged)
     except ValidationError as exc:
-        raise ParamsError(format_validation_error(exc, slug)) from None
+        raise ParamsError(format_validation_error(exc, slug, model)) from None
 
 
 def null_template(model: type[BaseModel]) -> dict[str, Any]:

@@ -44,10 +44,20 @@ def test_version():
     (["show", "optimistic_o2mc"], "did you mean 'optimistic-o2nc'?"),
     (["run", "qualitypajama", "--stage", "trian"], "did you mean 'train'?"),
     (["stage", "qualitypajama", "tokenise"], "did you mean 'tokenize'?"),
+    (["report", "qualitypajma"], "did you mean 'qualitypajama'?"),
+    (["repro", "neuraldv"], "did you mean 'neuraldb'?"),
+    (["show", "qualitypajama", "--set", "qualitypajama.trainig.lr=1"], "did you mean 'training'?"),
 ])
 def test_misspelt_paper_or_stage_suggests_the_closest(args, suggestion):
     line = error_line(paperline(*args, cwd=ROOT, timeout=120))
-    assert suggestion in line and repr(args[-1]) in line
+    assert suggestion in line and (repr(args[-1]) in line or args[-1].split("=")[0].rsplit(".", 1)[0] in line)
+
+
+def test_shell_completion_offers_the_implemented_papers():
+    env = {"_PAPERLINE_COMPLETE": "complete_bash", "COMP_WORDS": "paperline run o", "COMP_CWORD": "2"}
+    proc = paperline(cwd=ROOT, env=env, timeout=120)
+    assert proc.stdout.split() == ["ofmu", "optimistic-o2nc"], proc.stdout + proc.stderr
+    assert "--install-completion" in paperline("--help", cwd=ROOT, timeout=120).stdout
 
 
 def test_list_json_parses():
@@ -55,7 +65,7 @@ def test_list_json_parses():
     assert proc.returncode == 0, proc.stderr
     rows = {row["slug"]: row for row in json.loads(proc.stdout)}
     assert rows["qualitypajama"]["implemented"] and "train" in rows["qualitypajama"]["stages"]
-    assert rows["forestpersons"]["implemented"] is False and rows["forestpersons"]["stages"] == []
+    assert rows["anthrobench"]["implemented"] is False and rows["anthrobench"]["stages"] == []
 
 
 def test_show_json_parses():
