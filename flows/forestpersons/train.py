@@ -1,0 +1,65 @@
+"""Stage ``train``: one tiny CenterNet per training domain and seed, fanned out through
+``flows.runtime.runners.map_items`` (``--runner process:N``, ``dask`` or ``ray`` reach it).
+
+Training sets: ``urban_train`` and ``aerial_train`` (generate) and ``forest_train`` (split). Each model is saved as
+``models/<domain>-s<seed>/`` (config.json + model.safetensors) with ``history.json``; ``runs.jsonl`` has one row
+per model. MLflow: a child run per model with its loss curve and the model (signature) logged.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from components.detection import centernet as CN
+from components.io import read_json, write_json, write_jsonl
+from flows.forestpersons.common import fit, load_set, log_model
+from flows.forestpersons.params import DOMAINS, Params
+from flows.forestpersons.spec import MODELS, SCENES, SPLIT
+from flows.runtime import runners
+from flows.runtime.stages import StageContext
+
+log = logging.getLogger("paperline")
+
+
+def train_one(job: dict) -> dict:
+    """Train and save one (domain, seed) model; module level so process runners can pickle it."""
+    from flows.forestpersons.params import Params as P
+
+    p = P.model_validate(job["params"])
+    images, doc = load_set(Path(job["folder"]), job["set"])
+    model, hist = fit(images, doc, p, job["run_seed"])
+    out = Path(job["out"]) / job["name"]
+    CN.save_model(model, out)
+    write_json(out / "history.json", {"loss": hist["loss"], "steps": hist["steps"], "images": int(len(images))})
+    return {"name": job["name"], "domain": job["domain"], "seed": job["seed"], "images": int(len(images)),
+            "epochs": p.train.epochs, "final_loss": hist["loss"][-1], "loss": hist["loss"],
+            "seconds": round(hist["seconds"], 3), "steps_per_s": round(hist["steps_per_s"], 3),
+            "n_params": CN.n_params(model)}
+
+
+def jobs(ctx: StageContext[Params], out: Path) -> list[dict]:
+    p = ctx.params
+    folders = {"urban": (ctx.input(SCENES), "urban_train"), "aerial": (ctx.input(SCENES), "aerial_train"),
+               "forest": (ctx.input(SPLIT), "forest_train")}
+    plain = p.model_dump(mode="json")
+    return [{"name": f"{d}-s{s}", "domain": d, "seed": s, "run_seed": 7919 * DOMAINS.index(d) + s,
+             "folder": str(folders[d][0]), "set": folders[d][1], "out": str(out), "params": plain}
+            for d in DOMAINS for s in p.train.seeds[d]]
+
+
+def run(ctx: StageContext[Params]) -> dict:
+    p = ctx.params
+    out = ctx.output(MODELS)
+    out.mkdir(parents=True, exist_ok=True)
+    todo = jobs(ctx, out)
+    log.info("forestpersons: %d detectors on %d worker(s)", len(todo), p.resources.workers)
+    rows = runners.map_items(train_one, todo, workers=p.resources.workers, desc="forestpersons detectors",
+                             progress=p.progress)
+    for row in rows:
+        hist = read_json(out / row["name"] / "history.json")
+        log_model(ctx, row["name"], {"domain": row["domain"], "seed": row["seed"], **p.train.model_dump(
+            exclude={"seeds"})}, {"loss": hist["loss"], "images_seen": row["images"] * row["epochs"],
+                                  "seconds": row["seconds"]}, out / row["name"])
+    write_jsonl(out / "runs.jsonl", rows)
+    return {"models": len(rows), "seconds": round(sum(r["seconds"] for r in rows), 1)}
