@@ -179,7 +179,7 @@ def train_with_cooldowns(
     eval_tokens: int | None = None,
     num_threads: int = 2,
     log_every: int = 10,
-    progress: bool = True,
+    progress: bool | str = True,  # True, False, or the bar's label (which model this is)
 ) -> TrainResult:
     """Train ``model`` in place once to ``max(budgets)`` tokens, cooling down a fork at each budget.
 
@@ -250,7 +250,8 @@ def _run(model, train_tokens, branches, val_sets, batch_kw, *, peak_lr, warmup, 
     seq_len, tokens_per_step = batch_kw["seq_len"], batch_kw["batch_size"] * batch_kw["seq_len"]
     history, points = _History(log_every, tokens_per_step), []
     total = branches[-1].fork_step + sum(br.steps - br.fork_step for br in branches)
-    bar = tqdm(total=total, disable=not progress, desc="train", unit="step")
+    desc = progress if isinstance(progress, str) else "train"  # a label names the model (one of a grid's)
+    bar = tqdm(total=total, disable=not progress, desc=desc, unit="step")
 
     def step_on(m, o, s, lr):
         loss = train_step(m, o, *sample_batch(train_tokens, step=s, **batch_kw), lr=lr, grad_clip=grad_clip)

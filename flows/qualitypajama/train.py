@@ -77,7 +77,7 @@ def train_run(
         seed=seed,
         eval_tokens=training["eval_windows"] * (training["seq_len"] + 1),
         num_threads=training["threads"],
-        progress=True,
+        progress=f"{intervention} N~{size:,} seed {seed}",
     )
     save_model(result.final_model, model_dir)
     return {

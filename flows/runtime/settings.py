@@ -9,6 +9,7 @@ go online (``PAPERLINE_ONLINE=1``) without touching code.
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -99,6 +100,8 @@ def apply_env_defaults(root: Path | None = None) -> Paths:
         defaults["HF_HUB_OFFLINE"] = "1"
         defaults["HF_DATASETS_OFFLINE"] = "1"
         defaults["TRANSFORMERS_OFFLINE"] = "1"
+    if os.environ.get("CI") or not sys.stderr.isatty():
+        defaults["TQDM_DISABLE"] = "1"  # progress bars only on a terminal: no bar spam in CI logs or log files
     for key, value in defaults.items():
         os.environ.setdefault(key, value)
     state.mkdir(parents=True, exist_ok=True)
