@@ -1,0 +1,210 @@
+"""A tiny ViT (64x64 grey input, patch 8 -> 8x8 grid, d = 96, 6 pre-norm blocks) with adapter slots.
+
+Hand-written rather than ``timm``'s ``VisionTransformer``: timm needs torchvision, which this offline
+environment does not ship (installing it risks a CUDA torch). The module names follow timm's ViT
+(``blocks.i.attn.qkv``, ``attn.proj``, ``mlp.fc1``, ``mlp.fc2``, ``norm1``, ``norm2``, ``head``), so the
+same ``peft`` LoRA ``target_modules`` work on both. The ``full`` profile's timm ViT-B/16 sits behind config
+(:mod:`components.dka.sources`).
+
+Adapter slots per block (``None`` = absent): ``post`` after the block (DKA and the bottleneck adapter, as in
+the official ``ViTWithAdapter``: ``x = adapter(block(x))``) and ``side_attn``/``side_mlp`` in parallel to
+MHSA and MLP (Convpass: ``x + attn(n1(x)) + s * side(n1(x))``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from components.errors import DataError, ParamsError
+from components.io import atomic_path, read_json, write_json
+
+CONFIG_FILE = "config.json"
+WEIGHTS_FILE = "model.safetensors"
+MODEL_TYPE = "paperline-dka-tiny-vit"
+
+
+@dataclass
+class ViTConfig:
+    img_size: int = 64
+    patch: int = 8
+    in_chans: int = 1
+    dim: int = 96
+    depth: int = 6
+    heads: int = 4
+    mlp_ratio: float = 4.0
+    n_classes: int = 10
+
+    def __post_init__(self) -> None:
+        if self.img_size % self.patch:
+            raise ParamsError(f"ViTConfig.img_size {self.img_size} is not a multiple of patch {self.patch}")
+        if self.dim % self.heads:
+            raise ParamsError(f"ViTConfig.dim {self.dim} does not split into {self.heads} heads")
+        for k in ("img_size", "patch", "in_chans", "dim", "depth", "heads", "n_classes"):
+            if int(getattr(self, k)) < 1:
+                raise ParamsError(f"ViTConfig.{k} must be >= 1")
+
+    @property
+    def grid(self) -> int:
+        return self.img_size // self.patch
+
+
+class Attention(nn.Module):
+    def __init__(self, dim: int, heads: int):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, n, d = x.shape
+        q, k, v = self.qkv(x).view(b, n, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        y = F.scaled_dot_product_attention(q, k, v)
+        return self.proj(y.transpose(1, 2).reshape(b, n, d))
+
+
+class Mlp(nn.Module):
+    def __init__(self, dim: int, hidden: int):
+        super().__init__()
+        self.fc1, self.act, self.fc2 = nn.Linear(dim, hidden), nn.GELU(), nn.Linear(hidden, dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc2(self.act(self.fc1(x)))
+
+
+class Block(nn.Module):
+    """Pre-norm transformer block with optional adapter slots (see the module doc)."""
+
+    def __init__(self, dim: int, heads: int, mlp_ratio: float):
+        super().__init__()
+        self.norm1, self.attn = nn.LayerNorm(dim), Attention(dim, heads)
+        self.norm2, self.mlp = nn.LayerNorm(dim), Mlp(dim, int(dim * mlp_ratio))
+        self.post: nn.Module | None = None
+        self.side_attn: nn.Module | None = None
+        self.side_mlp: nn.Module | None = None
+        self.side_scale = 1.0
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.norm1(x)
+        x = x + self.attn(h) + (self.side_scale * self.side_attn(h) if self.side_attn is not None else 0.0)
+        h = self.norm2(x)
+        x = x + self.mlp(h) + (self.side_scale * self.side_mlp(h) if self.side_mlp is not None else 0.0)
+        return self.post(x) if self.post is not None else x
+
+
+class TinyViT(nn.Module):
+    """CLS-token ViT; ``tokens(x)`` gives the final normed tokens (CLS first), ``forward`` the head's logits."""
+
+    def __init__(self, cfg: ViTConfig, seed: int = 0):
+        super().__init__()
+        self.config = cfg
+        g = torch.Generator().manual_seed(seed)
+        self.patch_embed = nn.Conv2d(cfg.in_chans, cfg.dim, cfg.patch, stride=cfg.patch)
+        self.cls_token = nn.Parameter(torch.randn(1, 1, cfg.dim, generator=g) * 0.02)
+        self.pos_embed = nn.Parameter(torch.randn(1, cfg.grid ** 2 + 1, cfg.dim, generator=g) * 0.02)
+        self.blocks = nn.ModuleList(Block(cfg.dim, cfg.heads, cfg.mlp_ratio) for _ in range(cfg.depth))
+        self.norm = nn.LayerNorm(cfg.dim)
+        self.head = nn.Linear(cfg.dim, cfg.n_classes)
+        with torch.no_grad():
+            for m in self.modules():
+                if isinstance(m, nn.Linear):
+                    m.weight.copy_(torch.randn(m.weight.shape, generator=g) * 0.02)
+                    nn.init.zeros_(m.bias)
+
+    def tokens(self, x: torch.Tensor) -> torch.Tensor:
+        z = self.patch_embed(x).flatten(2).transpose(1, 2)
+        z = torch.cat([self.cls_token.expand(z.shape[0], -1, -1), z], 1) + self.pos_embed
+        for blk in self.blocks:
+            z = blk(z)
+        return self.norm(z)
+
+    def features(self, x: torch.Tensor) -> torch.Tensor:
+        return self.tokens(x)[:, 0]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.features(x))
+
+    @torch.no_grad()
+    def pyfunc_predict(self, model_input) -> np.ndarray:
+        """Class probabilities for float32 images (B, 1, H, W): what the logged MLflow model serves."""
+        self.eval()
+        return F.softmax(self(torch.as_tensor(np.asarray(model_input, np.float32))), -1).numpy()
+
+    def reset_head(self, n_classes: int, seed: int) -> None:
+        g = torch.Generator().manual_seed(seed)
+        self.head = nn.Linear(self.config.dim, n_classes)
+        with torch.no_grad():
+            self.head.weight.copy_(torch.randn(self.head.weight.shape, generator=g) * 0.02)
+            nn.init.zeros_(self.head.bias)
+
+
+def upsample(x: np.ndarray | torch.Tensor, size: int = 64) -> torch.Tensor:
+    """uint8 (B, h, w) images -> float (B, 1, size, size) in [-1, 1] (bilinear), the pretraining input."""
+    t = torch.as_tensor(np.asarray(x), dtype=torch.float32)[:, None] / 255.0
+    return (F.interpolate(t, size=(size, size), mode="bilinear", align_corners=False) - 0.5) / 0.5
+
+
+def pretrain(model: TinyViT, x: np.ndarray, y: np.ndarray, *, steps: int, batch: int, lr: float, seed: int,
+             progress: bool = False) -> list[float]:
+    """Supervised pretraining on uint8 images (upsampled per batch; AdamW, one-cycle); returns every step's loss."""
+    from tqdm import tqdm
+
+    rng = np.random.default_rng(seed)
+    torch.manual_seed(seed)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.05)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps, pct_start=0.1)
+    yt = torch.as_tensor(y, dtype=torch.long)
+    model.train()
+    losses = []
+    for _ in tqdm(range(steps), desc="dka pretrain", disable=not progress):
+        idx = rng.integers(0, len(x), batch)
+        loss = F.cross_entropy(model(upsample(x[idx], model.config.img_size)), yt[idx])
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        sched.step()
+        losses.append(loss.item())
+    return losses
+
+
+def save_model(model: TinyViT, directory: str | os.PathLike) -> Path:
+    """``config.json`` + ``model.safetensors`` (the backbone and its pretraining head), atomically."""
+    from safetensors.torch import save_file
+
+    with atomic_path(directory, is_dir=True) as tmp:
+        write_json(tmp / CONFIG_FILE, {"model_type": MODEL_TYPE, **dataclasses.asdict(model.config)})
+        save_file({k: v.detach().contiguous() for k, v in model.state_dict().items()}, str(tmp / WEIGHTS_FILE))
+    return Path(directory)
+
+
+def load_model(directory: str | os.PathLike) -> TinyViT:
+    """Rebuild a :class:`TinyViT` written by :func:`save_model` (eval mode); a wrong folder is a DataError."""
+    from safetensors.torch import load_file
+
+    directory = Path(directory)
+    raw = read_json(directory / CONFIG_FILE)
+    if not isinstance(raw, dict) or raw.pop("model_type", None) != MODEL_TYPE:
+        raise DataError(f"{directory / CONFIG_FILE}: not a {MODEL_TYPE} config")
+    names = {f.name for f in dataclasses.fields(ViTConfig)}
+    if set(raw) - names:
+        raise DataError(f"{directory / CONFIG_FILE}: unknown field(s) {sorted(set(raw) - names)}")
+    model = TinyViT(ViTConfig(**raw))
+    weights = directory / WEIGHTS_FILE
+    if not weights.is_file():
+        raise DataError(f"{weights}: file not found")
+    try:
+        state = load_file(str(weights))
+    except Exception as exc:  # safetensors raises its own error types for a corrupt header
+        raise DataError(f"{weights}: not a safetensors file ({type(exc).__name__})") from None
+    try:
+        model.load_state_dict(state, strict=True)
+    except RuntimeError as exc:
+        raise DataError(f"{weights}: weights do not match {CONFIG_FILE} ({str(exc).splitlines()[0]})") from None
+    return model.eval()
