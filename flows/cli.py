@@ -6,6 +6,7 @@ commands that need them, so ``paperline list`` and ``--help`` answer at once.
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 from typing import Annotated
@@ -182,6 +183,21 @@ def _print_claims(paths, slug: str, results: dict) -> None:
     if doc and doc.get("claims"):
         typer.echo(f"claims ({doc.get('profile')} profile, {paths.report(slug)}/claims.json):")
         typer.echo(claims_table(doc))
+
+
+@app.command()
+def metrics(paper: PaperArg, as_json: JsonOpt = False) -> None:
+    """A paper's metrics (reports/<paper>/metrics.json), one key per line (`dvc metrics diff` compares revisions)."""
+    from flows.cli_views import find_paper, flat_metrics
+
+    paths = apply_env_defaults()
+    values = flat_metrics(paths, find_paper(paper).slug)
+    if as_json:
+        typer.echo(json.dumps(values, indent=2))
+        return
+    width = max((len(k) for k in values), default=0)
+    for key, value in values.items():
+        typer.echo(f"{key.ljust(width)}  {value:.6g}" if isinstance(value, float) else f"{key.ljust(width)}  {value}")
 
 
 @app.command()

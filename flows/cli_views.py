@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import json
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +85,29 @@ def claims_table(doc: dict[str, Any]) -> str:
         rows.append((str(c.get("id")), str(c.get("verdict")), _num(c.get("effect")), ci, _one_line(c.get("reason"))))
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     return "\n".join("  ".join(r[i].ljust(widths[i]) for i in range(4)) + "  " + r[4] for r in rows)
+
+
+def flat_metrics(paths: Paths, slug: str) -> dict[str, Any]:
+    """A paper's reports/<slug>/metrics.json as ``{"a.b.c": value}`` (what ``paperline metrics`` prints).
+
+    ``dvc metrics show`` puts every key in a column of one row per file, thousands of characters wide for one
+    paper; one key per line reads better, and ``dvc metrics diff`` stays the way to compare revisions."""
+    path = paths.report(slug) / "metrics.json"
+    if report_problem(paths, slug) or not path.is_file():
+        raise PaperlineError(f"{path}: no metrics yet; run `paperline run {slug}` first")
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise PaperlineError(f"{path}: not valid JSON ({exc})") from None
+
+    def walk(node: Any, prefix: str) -> Iterator[tuple[str, Any]]:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                yield from walk(value, f"{prefix}{key}.")
+        else:
+            yield prefix[:-1], node
+
+    return dict(walk(doc, ""))
 
 
 def list_rows(paths: Paths) -> list[dict[str, Any]]:

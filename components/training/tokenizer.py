@@ -53,7 +53,7 @@ def train_bpe(
         raise DataError("train_bpe: texts are empty or too short to learn any merge")
     with atomic_path(out_path) as tmp:
         tok.save(str(tmp))
-    log.info("trained byte-level BPE: %d tokens -> %s", tok.get_vocab_size(), out_path)
+    log.info("trained byte-level BPE: %d tokens", tok.get_vocab_size())  # out_path may be a staging folder
     return Path(out_path)
 
 

@@ -89,6 +89,7 @@ def apply_env_defaults(root: Path | None = None) -> Paths:
         "PREFECT_LOCAL_STORAGE_PATH": str(state / "prefect" / "storage"),
         "MLFLOW_TRACKING_URI": f"sqlite:///{state / 'mlflow.db'}",
         "MLFLOW_DISABLE_TELEMETRY": "true",
+        "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR": "false",  # its "Downloading artifacts" bars on every model log
         "DO_NOT_TRACK": "true",
         "DVC_NO_ANALYTICS": "1",
         "GX_ANALYTICS_ENABLED": "false",

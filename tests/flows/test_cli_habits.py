@@ -15,7 +15,7 @@ from tests.conftest import ROOT, error_line, paperline
 
 pytestmark = pytest.mark.integration
 
-COMMANDS = [[], ["list"], ["show"], ["run"], ["stage"], ["report"], ["repro"], ["doctor"], ["server"],
+COMMANDS = [[], ["list"], ["show"], ["metrics"], ["run"], ["stage"], ["report"], ["repro"], ["doctor"], ["server"],
             ["server", "start"], ["dvc-yaml"], ["verdicts"], ["new"], ["params"], ["scaling-fit"], ["schedule"],
             ["deployments"], ["curate"], ["curate", "dedup"], ["curate", "filter"]]
 
@@ -89,3 +89,18 @@ def test_show_set_prints_the_resolved_params_as_yaml():
     assert params["training"]["lr"] == 0.002 and params["seed"] is not None and "grid" in params
     bad = paperline("show", "qualitypajama", "--set", "training.lrr=1", cwd=ROOT, timeout=120)
     assert "training.lrr" in error_line(bad)
+
+
+def test_metrics_prints_one_key_per_line_and_json(tmp_path):
+    (tmp_path / "params.yaml").write_text("profile: smoke\n")
+    (tmp_path / "dvc.yaml").write_text("stages: {}\n")
+    (tmp_path / "reports/icql").mkdir(parents=True)
+    (tmp_path / "reports/icql/metrics.json").write_text('{"scores": {"t1/icql": 0.25, "t4/bc": 2}, "n": 3}')
+    env = {"PAPERLINE_ROOT": str(tmp_path)}
+    out = paperline("metrics", "icql", cwd=tmp_path, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert [line.split() for line in out.stdout.splitlines()] == [["scores.t1/icql", "0.25"], ["scores.t4/bc", "2"],
+                                                                   ["n", "3"]]
+    as_json = paperline("metrics", "icql", "--json", cwd=tmp_path, env=env, timeout=120)
+    assert json.loads(as_json.stdout) == {"scores.t1/icql": 0.25, "scores.t4/bc": 2, "n": 3}
+    assert "no metrics yet" in error_line(paperline("metrics", "ofmu", cwd=tmp_path, env=env, timeout=120))

@@ -165,5 +165,5 @@ def extract_to_jsonl(
     docs = extract(name, sources_dir=sources_dir)
     bar = tqdm(docs, desc=f"extract {name}", unit="doc", disable=not progress)
     n = write_jsonl(out_path, bar)
-    log.info("extracted %d documents from %s into %s", n, name, out_path)
+    log.info("extracted %d documents from %s", n, name)  # out_path is often a staging file renamed later
     return n
