@@ -1,0 +1,148 @@
+"""Per-prompt success predictors: VIP's GP classifier (Laplace, sliding window), a Beta-Bernoulli per-prompt
+posterior, running means (for the p(1-p) heuristic) and a global mean (the trivial reference).
+
+GP: latent f ~ GP(m, k) with an RBF kernel k(x, x') = s^2 exp(-|x - x'|^2 / (2 l^2)), l by the median
+heuristic over the window, m = logit of the window's success rate (our choice: the card names no prior mean;
+a zero mean would pull every unseen prompt to p = 0.5). Each window entry is one visit of a prompt: k successes
+out of n rollouts, a binomial likelihood with a sigmoid link. The posterior mode is Newton's method (Rasmussen &
+Williams 2006, Algorithm 3.1, stable form with B = I + W^1/2 K W^1/2); the predictive p = E[sigmoid(f*)] by the
+probit approximation sigmoid(mu / sqrt(1 + pi s2 / 8)). Written out rather than scikit-learn's
+GaussianProcessClassifier because that one takes 0/1 labels only (no binomial counts, no prior mean) and refits
+its kernel; a unit test checks our posterior against it where both apply.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+from scipy.linalg import cho_factor, cho_solve
+from scipy.special import expit, logit
+
+from components.errors import ParamsError
+
+
+def median_lengthscale(x: np.ndarray) -> float:
+    d2 = ((x[:, None, :] - x[None, :, :]) ** 2).sum(-1)
+    iu = np.triu_indices(len(x), 1)
+    med = float(np.median(np.sqrt(d2[iu]))) if len(iu[0]) else 1.0
+    return med if med > 1e-8 else 1.0
+
+
+def rbf(a: np.ndarray, b: np.ndarray, length: float, amp: float) -> np.ndarray:
+    d2 = ((a[:, None, :] - b[None, :, :]) ** 2).sum(-1)
+    return amp * np.exp(-0.5 * d2 / length ** 2)
+
+
+def laplace_mode(K: np.ndarray, k: np.ndarray, n: np.ndarray, mean: float, iters: int = 50, tol: float = 1e-10):
+    """Posterior mode of f - mean under a binomial likelihood (R&W Alg. 3.1); returns (f, W, L factor, grad)."""
+    f = np.zeros(len(k))
+    for _ in range(iters):
+        pi = expit(f + mean)
+        W = n * pi * (1 - pi)
+        grad = k - n * pi
+        sw = np.sqrt(W)
+        B = np.eye(len(k)) + sw[:, None] * K * sw[None, :]
+        cf = cho_factor(B, lower=True)
+        b = W * f + grad
+        a = b - sw * cho_solve(cf, sw * (K @ b))
+        f_new = K @ a
+        if np.max(np.abs(f_new - f)) < tol:
+            f = f_new
+            break
+        f = f_new
+    pi = expit(f + mean)
+    W = n * pi * (1 - pi)
+    sw = np.sqrt(W)
+    cf = cho_factor(np.eye(len(k)) + sw[:, None] * K * sw[None, :], lower=True)
+    return f, sw, cf, k - n * pi
+
+
+class GPPredictor:
+    """GP classification over prompt features, refit by Laplace on a sliding window of recent visits."""
+
+    def __init__(self, features: np.ndarray, *, window: int = 256, amplitude: float = 2.0,
+                 lengthscale: float | None = None, prior_mean: bool = True) -> None:
+        if window < 2:
+            raise ParamsError(f"GP window must be >= 2, got {window}")
+        self.x = np.asarray(features, float)
+        self.window, self.amp, self.fixed_length, self.prior_mean = window, amplitude, lengthscale, prior_mean
+        self.obs: deque[tuple[int, float, float]] = deque(maxlen=window)  # (prompt id, successes, trials)
+        self._fit = None
+
+    def update(self, ids, successes, trials) -> None:
+        for i, s, t in zip(ids, successes, trials):
+            if t > 0:
+                self.obs.append((int(i), float(s), float(t)))
+        self._fit = None
+
+    def _refit(self):
+        ids = np.array([o[0] for o in self.obs])
+        k = np.array([o[1] for o in self.obs])
+        n = np.array([o[2] for o in self.obs])
+        xs = self.x[ids]
+        length = self.fixed_length or median_lengthscale(xs)
+        rate = np.clip(k.sum() / n.sum(), 1e-3, 1 - 1e-3)
+        mean = float(logit(rate)) if self.prior_mean else 0.0
+        K = rbf(xs, xs, length, self.amp) + 1e-8 * np.eye(len(ids))
+        f, sw, cf, grad = laplace_mode(K, k, n, mean)
+        self._fit = (xs, length, mean, sw, cf, grad)
+
+    def latent(self, ids) -> tuple[np.ndarray, np.ndarray]:
+        """Predictive mean and variance of the latent f at prompts ``ids``."""
+        xq = self.x[np.asarray(ids, int)]
+        if not self.obs:
+            return np.zeros(len(xq)), np.full(len(xq), self.amp)
+        if self._fit is None:
+            self._refit()
+        xs, length, mean, sw, cf, grad = self._fit
+        ks = rbf(xs, xq, length, self.amp)
+        mu = mean + ks.T @ grad
+        v = cho_solve(cf, sw[:, None] * ks)
+        var = self.amp - np.einsum("ij,ij->j", sw[:, None] * ks, v)
+        return mu, np.maximum(var, 1e-12)
+
+    def predict(self, ids) -> np.ndarray:
+        mu, var = self.latent(ids)
+        return expit(mu / np.sqrt(1 + np.pi * var / 8))
+
+
+class BetaBernoulli:
+    """Independent Beta(a0, b0) posterior per prompt: no sharing across prompts."""
+
+    def __init__(self, n_prompts: int, a0: float = 1.0, b0: float = 1.0) -> None:
+        self.a = np.full(n_prompts, a0, float)
+        self.b = np.full(n_prompts, b0, float)
+
+    def update(self, ids, successes, trials) -> None:
+        for i, s, t in zip(ids, successes, trials):
+            self.a[int(i)] += s
+            self.b[int(i)] += t - s
+
+    def predict(self, ids) -> np.ndarray:
+        ids = np.asarray(ids, int)
+        return self.a[ids] / (self.a[ids] + self.b[ids])
+
+
+class RunningMean:
+    """Per-prompt running success rate; unseen prompts get the global running rate (the p(1-p) heuristic)."""
+
+    def __init__(self, n_prompts: int) -> None:
+        self.s = np.zeros(n_prompts)
+        self.t = np.zeros(n_prompts)
+
+    def update(self, ids, successes, trials) -> None:
+        np.add.at(self.s, np.asarray(ids, int), successes)
+        np.add.at(self.t, np.asarray(ids, int), trials)
+
+    def predict(self, ids) -> np.ndarray:
+        ids = np.asarray(ids, int)
+        glob = (self.s.sum() + 1) / (self.t.sum() + 2)
+        return np.where(self.t[ids] > 0, self.s[ids] / np.maximum(self.t[ids], 1), glob)
+
+
+class GlobalMean(RunningMean):
+    """Every prompt gets the global running success rate (the trivial predictor of claim 3)."""
+
+    def predict(self, ids) -> np.ndarray:
+        return np.full(len(ids), (self.s.sum() + 1) / (self.t.sum() + 2))

@@ -1,0 +1,92 @@
+"""Stage ``rl``: every method x seed from the same SFT model at the same rollout budget, fanned out through
+``flows.runtime.runners.map_items`` (``--runner`` reaches it). Each trained policy is saved and logged as an
+MLflow child run with its curves (metrics in batches)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from components.io import read_jsonl, write_json, write_jsonl
+from components.models.tiny_lm import load_model, save_model
+from components.vip import rl_loop
+from components.vip.strategies import Method
+from flows.runtime import runners
+from flows.runtime.stages import StageContext
+from flows.vip.common import set_threads
+from flows.vip.params import Params
+from flows.vip.spec import DATA, RUNS, SFT
+
+
+def loop_config(p) -> rl_loop.LoopConfig:
+    r = p.rl
+    return rl_loop.LoopConfig(steps=r.steps, q=r.q, budget_per_step=r.budget_per_step, lo=r.lo, hi=r.hi, lr=r.lr,
+                              beta=r.beta, max_new=r.max_new, eval_k=r.eval_k, n_evals=r.n_evals,
+                              dapo_max_rounds=r.dapo_max_rounds, grad_repeats=r.grad_repeats,
+                              gp={"window": r.gp_window, "amplitude": r.gp_amplitude},
+                              shadow=tuple((k, f) for k, f in (("gp", "minilm"), ("gp", "hashed"), ("beta", "minilm"),
+                                                               ("global", "minilm"))
+                                           if k != "gp" or f in p.data.features))
+
+
+def run_one(job: dict) -> dict:
+    """One (method, seed) run (module level: process runners pickle it); writes its model folder."""
+    set_threads(job["threads"])
+    policy = load_model(job["sft"])
+    feats = dict(np.load(job["features"]))
+    res = rl_loop.run(policy, Method(job["name"], **job["method"]), job["cfg"], job["train"], feats,
+                      job["heldout"], job["seed"])
+    save_model(res.pop("model"), job["model_out"])
+    return res
+
+
+def _log(ctx, res: dict, model_dir) -> None:
+    if ctx.tracker is None:
+        return
+    from mlflow.models import ModelSignature
+    from mlflow.types import Schema, TensorSpec
+
+    from components.vip.task import VOCAB
+
+    sig = ModelSignature(inputs=Schema([TensorSpec(np.dtype("int64"), (-1, -1), "token_ids")]),
+                         outputs=Schema([TensorSpec(np.dtype("float32"), (-1, -1, VOCAB), "logits")]))
+    name = f"{res['method']}-seed{res['seed']}"
+    with ctx.tracker.child(name, {"method": ctx.params.rl.methods[res["method"]].model_dump(),
+                                  "seed": res["seed"]}) as rid:
+        for c in res["curve"]:
+            ctx.tracker.log_metrics({k.replace("@", "_at_"): v for k, v in c.items()
+                                     if k.startswith(("mean@", "pass@"))},
+                                    step=c["rollouts"], run_id=rid)
+        for s in res["steps"]:
+            ctx.tracker.log_metrics({"zero_var_frac": s["zero_var_frac"], "train_reward": s["reward"]},
+                                    step=s["step"], run_id=rid)
+        ctx.tracker.log_metrics({"grad_var": res["grad_var"], "updates": res["updates"]}, run_id=rid)
+        ctx.tracker.log_state_dict_model(rid, model_dir, loader="components.models.tiny_lm:load_model", signature=sig)
+
+
+def run(ctx: StageContext[Params]) -> dict:
+    p = ctx.params
+    out = ctx.output(RUNS)
+    out.mkdir(parents=True, exist_ok=True)
+    train = read_jsonl(ctx.input(f"{DATA}/train.jsonl"))
+    held = read_jsonl(ctx.input(f"{DATA}/heldout.jsonl"))
+    cfg = loop_config(p)
+    jobs = [{"name": name, "method": m.model_dump(), "seed": s, "cfg": cfg, "train": train, "heldout": held,
+             "sft": str(ctx.input(f"{SFT}/model")), "features": str(ctx.input(f"{DATA}/features.npz")),
+             "model_out": str(out / "models" / f"{name}-seed{s}"), "threads": p.resources.threads}
+            for s in p.rl.seeds for name, m in p.rl.methods.items()]
+    results = runners.map_items(run_one, jobs, workers=p.resources.workers, desc="vip runs", progress=p.progress)
+    curves, steps, preds, summary = [], [], [], []
+    for res in results:
+        key = {"method": res["method"], "seed": res["seed"]}
+        curves += [{**key, **c} for c in res["curve"]]
+        steps += [{**key, **s} for s in res["steps"]]
+        preds += [{**key, **r} for r in res["predictions"]]
+        summary.append({**key, "grad_var": res["grad_var"], "updates": res["updates"],
+                        "final_mean_at_k": res["curve"][-1]["mean@k"]})
+        _log(ctx, res, out / "models" / f"{res['method']}-seed{res['seed']}")
+    write_jsonl(out / "curves.jsonl", curves)
+    write_jsonl(out / "steps.jsonl", steps)
+    write_jsonl(out / "predictions.jsonl", preds)
+    write_json(out / "summary.json", summary)
+    return {"runs": len(results), "final_mean_at_k": {f"{r['method']}-{r['seed']}": round(r["final_mean_at_k"], 4)
+                                                      for r in summary}}

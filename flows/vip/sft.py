@@ -1,0 +1,73 @@
+"""Stage ``sft``: the char-level tiny LM, SFT'd on mostly easy worked examples to heterogeneous partial
+competence; the held-out success per tier (greedy and sampled) is measured and written beside the model."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from components.errors import ParamsError
+from components.io import read_jsonl, write_json
+from components.models.tiny_lm import TinyLM, TinyLMConfig, save_model
+from components.unlearning.lm import train_lm
+from components.vip import evaluation as E
+from components.vip import task as T
+from flows.runtime.stages import StageContext
+from flows.vip.common import log, set_threads
+from flows.vip.params import Params
+from flows.vip.spec import DATA, SFT
+
+
+def competence(model, rows: list[dict], k: int, max_new: int, seed: int) -> dict:
+    counts = E.correct_counts(model, rows, k, max_new=max_new, seed=seed)
+    tiers = sorted({r["tier"] for r in rows})
+    per = {t: float(np.mean([counts[i] / k for i, r in enumerate(rows) if r["tier"] == t])) for t in tiers}
+    return {"overall": float(np.mean(counts / k)), "per_tier": per,
+            "tier_spread": float(max(per.values()) - min(per.values()))}
+
+
+def _log(ctx, info: dict, model_dir) -> None:
+    if ctx.tracker is None:
+        return
+    from mlflow.models import ModelSignature
+    from mlflow.types import Schema, TensorSpec
+
+    sig = ModelSignature(inputs=Schema([TensorSpec(np.dtype("int64"), (-1, -1), "token_ids")]),
+                         outputs=Schema([TensorSpec(np.dtype("float32"), (-1, -1, T.VOCAB), "logits")]))
+    with ctx.tracker.child("sft", {"model": ctx.params.model.model_dump()}) as rid:
+        losses = info["losses"]
+        ctx.tracker.log_metrics({"sft_success": info["competence"]["overall"],
+                                 **{f"success/{t}": v for t, v in info["competence"]["per_tier"].items()}}, run_id=rid)
+        for i in range(0, len(losses), max(1, len(losses) // 50)):
+            ctx.tracker.log_metrics({"train_loss": losses[i]}, step=i, run_id=rid)
+        ctx.tracker.log_state_dict_model(rid, model_dir, loader="components.models.tiny_lm:load_model", signature=sig)
+
+
+def run(ctx: StageContext[Params]) -> dict:
+    p = ctx.params
+    m = p.model
+    if m.hf_model:
+        raise ParamsError(f"vip.model.hf_model: RL on {m.hf_model} is the full profile's GPU path; it is validated "
+                          "but not implemented in this offline build (see flows/vip/README.md, known gaps)")
+    set_threads(p.resources.threads)
+    sft_rows = read_jsonl(ctx.input(f"{DATA}/sft.jsonl"))
+    held = read_jsonl(ctx.input(f"{DATA}/heldout.jsonl"))
+    if not sft_rows:
+        raise ParamsError("vip.data.n_sft: the SFT set is empty (source 'dapo' has no worked examples offline)")
+    items = T.sft_items(sft_rows)
+    cfg = TinyLMConfig(vocab_size=T.VOCAB, d_model=m.d_model, n_layers=m.n_layers, n_heads=m.n_heads, d_ff=m.d_ff,
+                       max_seq_len=max(len(i[0]) for i in items) + p.rl.max_new + 2)
+    model = TinyLM(cfg, seed=m.seed)
+    losses = train_lm(model, items, steps=m.sft_steps, batch_size=m.batch_size, lr=m.lr, seed=m.seed,
+                      progress=p.progress)
+    comp = competence(model, held, p.rl.eval_k, p.rl.max_new, seed=m.seed + 1)
+    out = ctx.output(SFT)
+    save_model(model, out / "model")
+    info = {"examples": len(items), "final_loss": float(np.mean(losses[-20:])), "competence": comp,
+            "config": dataclasses.asdict(cfg)}
+    write_json(out / "sft.json", info)
+    log.info("vip sft: loss %.3f, held-out success %.3f, tier spread %.3f", info["final_loss"], comp["overall"],
+             comp["tier_spread"])
+    _log(ctx, {**info, "losses": losses}, out / "model")
+    return {"final_loss": info["final_loss"], "success": comp["overall"], "tier_spread": comp["tier_spread"]}
