@@ -1,0 +1,138 @@
+"""Stage ``train``: one PPO agent per (env, method, seed), fanned out through the task runner.
+
+Writes ``data/daze/models/<run>/{policy.safetensors,config.json,curve.json,transitions.npz}`` and ``runs.json``.
+``transitions.npz`` is the learner's own stream (the reward it was given, the clean reward function on the same
+transition, the simulator's routine, episode ends); Great Expectations checks it before anything reads it:
+clean and Daze runs must carry exactly the clean rewards (the threat model: Daze never touches a reward), and
+every poisoned run's realised trigger rate must sit near beta. Each agent is an MLflow child run with its
+learning curve and its actor logged with a signature.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+import numpy as np
+
+from components.backdoor.policy import PPOConfig, save_actor, train_ppo
+from components.backdoor.runs import build_env, routine_counts
+from components.backdoor.victim import clean_rewards, episode_returns, task_for
+from components.data import validate as V
+from components.io import atomic_path, write_json
+from flows.daze.common import attack_of, env_by_id, grid
+from flows.daze.params import Params
+from flows.daze.spec import MODELS
+from flows.runtime import runners
+from flows.runtime.stages import StageContext
+
+log = logging.getLogger("paperline")
+ROUTINE_CODES = {"benign": 0, "trigger": 1, "null": 2, "daze_start": 3, "daze": 4, "poisoned": 5}
+
+
+def curve(returns: np.ndarray, ends: np.ndarray, steps: int, every: int) -> list[dict]:
+    """Mean clean episode return of the episodes that ended in each window of ``every`` steps."""
+    out = []
+    for start in range(0, steps, every):
+        inside = (ends > start) & (ends <= start + every)
+        if inside.any():
+            out.append({"step": int(start + every), "return": float(returns[inside].mean()),
+                        "episodes": int(inside.sum())})
+    return out
+
+
+def train_one(job: dict) -> dict:
+    """Train, save the actor and the transition log; module level so process runners can pickle it."""
+    env, _ = build_env(job["env"], job["method"], job["attack"], seed=job["seed"] + 7919)
+    cfg = PPOConfig(**job["ppo"])
+    t0, c0 = time.perf_counter(), time.process_time()
+    model = train_ppo(env, cfg, steps=job["steps"], seed=job["seed"], threads=job["threads"])
+    seconds = time.perf_counter() - t0
+    rec = env.arrays()
+    clean = clean_rewards(task_for(job["env"]), rec)
+    folder = Path(job["out"]) / job["name"]
+    save_actor(model, folder, {k: job[k] for k in ("env", "method", "seed", "steps")})
+    returns, ends = episode_returns(clean, rec["done"])
+    write_json(folder / "curve.json", curve(returns, ends, len(clean), job["log_every"]))
+    with atomic_path(folder / "transitions.npz") as tmp:
+        with open(tmp, "wb") as fh:
+            np.savez_compressed(fh, reward=rec["reward"], clean_reward=clean, trigger=rec["obs"][:, -1],
+                                routine=np.array([ROUTINE_CODES[r] for r in rec["routine"]], np.int8),
+                                done=rec["done"])
+    counts = routine_counts(rec)
+    return {"name": job["name"], "env": job["env"], "method": job["method"], "seed": job["seed"],
+            "steps": int(len(clean)), "counts": counts, "episodes": int(len(returns)),
+            "final_return": float(returns[-10:].mean()) if len(returns) else 0.0,
+            "seconds": round(seconds, 2), "cpu_s": round(time.process_time() - c0, 2),
+            "steps_per_s": round(len(clean) / max(seconds, 1e-9), 1)}
+
+
+def check_transitions(out: Path, rows: list[dict], p: Params) -> None:
+    """GX: per-step reward integrity of every unprivileged run; realised trigger rates of the poisoned runs."""
+    steps, summary = [], []
+    for r in rows:
+        with np.load(out / r["name"] / "transitions.npz") as z:
+            gap = np.abs(z["reward"] - z["clean_reward"])
+            trig = float((z["routine"] == ROUTINE_CODES["trigger"]).mean() if r["method"] == "daze"
+                         else (z["trigger"] > 0).mean())
+        if r["method"] != "trojdrl":
+            steps.append({"run": np.full(gap.size, r["name"]), "reward_gap": gap})
+        beta = env_by_id(p, r["env"]).attack.beta
+        summary.append({"id": r["name"], "method": r["method"], "trigger_rate": trig,
+                        "trigger_ratio": trig / beta if r["method"] != "clean" and beta > 0 else 1.0,
+                        "clean_trigger": trig if r["method"] == "clean" else 0.0,
+                        "max_reward_gap": float(gap.max()), "steps": r["steps"]})
+    import pandas as pd
+
+    frame = pd.DataFrame({"run": np.concatenate([s["run"] for s in steps]),
+                          "reward_gap": np.concatenate([s["reward_gap"] for s in steps])})
+    V.validate(frame, [V.not_null("run"), V.between("reward_gap", 0.0, 1e-9)], name="transitions",
+               result_path=out / "_checks" / "transitions.json", id_column="run")
+    V.validate(summary, [V.unique("id"), V.between("trigger_ratio", 0.5, 1.6), V.between("clean_trigger", 0, 0),
+                         V.between("steps", 1, None)], name="runs", result_path=out / "_checks" / "runs.json")
+
+
+def _track(ctx: StageContext, row: dict, folder: Path, job: dict) -> None:
+    if ctx.tracker is None:
+        return
+    import json
+
+    from mlflow.models import ModelSignature
+    from mlflow.types import Schema, TensorSpec
+
+    cfg = json.loads((folder / "config.json").read_text())
+    obs_dim = int(cfg["obs_dim"])
+    out_type = np.dtype("int64") if cfg["action"]["kind"] == "discrete" else np.dtype("float32")
+    sig = ModelSignature(inputs=Schema([TensorSpec(np.dtype("float32"), (-1, obs_dim), "observation")]),
+                         outputs=Schema([TensorSpec(out_type, (-1,) if out_type.kind == "i" else (-1, -1), "action")]))
+    params = {"env": row["env"], "method": row["method"], "seed": row["seed"], "steps": job["steps"],
+              "attack": vars(job["attack"]), "ppo": job["ppo"]}
+    with ctx.tracker.child(row["name"], params) as run_id:
+        for point in json.loads((folder / "curve.json").read_text()):
+            ctx.tracker.log_metrics({"episode_return": point["return"]}, step=point["step"], run_id=run_id)
+        ctx.tracker.log_metrics({"steps_per_s": row["steps_per_s"], "final_return": row["final_return"],
+                                 **{f"routine_{k}": v for k, v in row["counts"].items()}}, run_id=run_id)
+        ctx.tracker.log_state_dict_model(run_id, folder, loader="components.backdoor.policy:load_actor",
+                                         signature=sig)
+
+
+def jobs_for(p: Params, out: Path) -> list[dict]:
+    return [{**g, "attack": attack_of(env_by_id(p, g["env"])), "steps": env_by_id(p, g["env"]).steps,
+             "ppo": p.train.ppo.model_dump(), "threads": p.resources.threads, "log_every": p.train.log_every,
+             "out": str(out)} for g in grid(p)]
+
+
+def run(ctx: StageContext[Params]) -> dict:
+    p = ctx.params
+    out = ctx.output(MODELS)
+    out.mkdir(parents=True, exist_ok=True)
+    jobs = jobs_for(p, out)
+    log.info("daze: %d PPO runs on %d worker(s)", len(jobs), p.resources.workers)
+    rows = runners.map_items(train_one, jobs, workers=p.resources.workers, desc="daze training runs",
+                             progress=p.progress)
+    check_transitions(out, rows, p)
+    for row, job in zip(rows, jobs):
+        _track(ctx, row, out / row["name"], job)
+    write_json(out / "runs.json", rows)
+    return {"runs": len(rows), "seconds": round(sum(r["seconds"] for r in rows), 1)}
