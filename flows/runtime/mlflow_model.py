@@ -20,12 +20,18 @@ from pathlib import Path
 from typing import Any
 
 import mlflow.pyfunc
+import numpy as np
 
 from components.errors import DataError, ParamsError
 
 # Every loader a logged model may name; one reason each: importing it must run only our own code.
 ALLOWED_LOADERS = frozenset({
     "components.models.tiny_lm:load_model",  # TinyLM from config.json + model.safetensors (no pickle)
+    "components.dka.vit:load_model",  # dka's tiny ViT backbone from config.json + model.safetensors
+    "components.dka.methods:load_adapted",  # dka's adapted ViT (method + adapter config) from the same pair
+    "components.detection.centernet:load_model",  # forestpersons' TinyCenterNet (config.json + model.safetensors)
+    "components.ebt.energy_model:load_predictor",  # an EBT (config.json + model.safetensors) served as a causal LM
+    "components.backdoor.policy:load_actor",  # daze's PPO actor (config.json + policy.safetensors, numpy)
 })
 CODE_FILE = Path(__file__).with_name("folder_pyfunc.py")
 
@@ -38,29 +44,28 @@ def resolve_loader(loader: object) -> Callable[[str | Path], Any]:
     return getattr(importlib.import_module(module), func)
 
 
-# MLflow warns at class creation that predict has no type hints (it would infer a schema from them;
-# we log an explicit signature instead).
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore", UserWarning)
+class FolderModel(mlflow.pyfunc.PythonModel):
+    """Loads a model folder with an allowed loader; ``predict`` returns next-token logits' argmax."""
 
-    class FolderModel(mlflow.pyfunc.PythonModel):
-        """Loads a model folder with an allowed loader; ``predict`` returns next-token logits' argmax."""
+    def __init__(self) -> None:
+        self.model = None
 
-        def __init__(self) -> None:
-            self.model = None
+    def load_context(self, context: Any) -> None:
+        loader = (context.model_config or {}).get("loader")
+        self.model = resolve_loader(loader)(context.artifacts["model"])
 
-        def load_context(self, context: Any) -> None:
-            loader = (context.model_config or {}).get("loader")
-            self.model = resolve_loader(loader)(context.artifacts["model"])
+    # np.ndarray is a hint MLflow infers no schema from (we log an explicit signature); without a hint MLflow
+    # warns at class creation, from inside its own warnings filter, so the warning cannot be filtered out.
+    def predict(self, context, model_input: np.ndarray, params=None):
+        import torch
 
-        def predict(self, context, model_input, params=None):  # no type hints: MLflow would try to infer a schema from them
-            import numpy as np
-            import torch
+        if hasattr(self.model, "pyfunc_predict"):  # a model that defines its own pyfunc output (detectors)
+            return self.model.pyfunc_predict(model_input)
 
-            idx = torch.as_tensor(np.asarray(model_input, dtype="int64"))
-            with torch.no_grad():
-                logits, _ = self.model(idx)
-            return logits[:, -1, :].argmax(-1).numpy()
+        idx = torch.as_tensor(np.asarray(model_input, dtype="int64"))
+        with torch.no_grad():
+            logits, _ = self.model(idx)
+        return logits[:, -1, :].argmax(-1).numpy()
 
 
 def log_folder_model(model_dir: Path, *, loader: str, signature: Any) -> None:

@@ -1,0 +1,32 @@
+"""The real `paperline run ebt --profile smoke`: data + GX overlap check, EBT and Transformer++ trained,
+thinking and best-of-N sweeps per set, claims C1-C3 and the descriptive claim 4, report with plots."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from components.io import read_jsonl
+from tests.claims_checks import check_smoke_claims, check_smoke_report, run_smoke
+
+pytestmark = [pytest.mark.slow, pytest.mark.integration]
+
+
+def test_smoke_profile_end_to_end(project):
+    run_smoke(project, "ebt")
+    data = project / "data/ebt"
+    checks = json.loads((data / "data/_checks/windows.json").read_text())
+    assert checks["success"] is True
+    assert any("in_train" in json.dumps(r) for r in checks.get("results", [checks]))  # the overlap expectation ran
+    models = {r["name"]: r for r in read_jsonl(data / "models/models.jsonl")}
+    assert set(models) == {"ebt-d64-s0", "tpp-d64-s0", "tppflops-d64-s0"}
+    assert models["tppflops-d64-s0"]["steps"] > models["tpp-d64-s0"]["steps"] == models["ebt-d64-s0"]["steps"]
+    assert models["ebt-d64-s0"]["train_flops_per_token"] > models["tpp-d64-s0"]["train_flops_per_token"]
+    rows = read_jsonl(data / "eval/windows.jsonl")
+    assert {r["set"] for r in rows} == {"id", "shakespeare", "linux_docs"}
+    assert all(r["ebt_m4"] > 0 and r["bon_4"] > 0 and r["tpp"] > 0 for r in rows)
+    doc = check_smoke_claims(project / "reports/ebt/claims.json", ["C1", "C2", "C3"])
+    assert "equal_steps" in doc["descriptive"] and "not tested" in doc["descriptive"]["scaling_rate_claim"]
+    check_smoke_report(project, "ebt", section="Thinking and self-verification per set",
+                       plots={"thinking.csv": "set,steps,ppl", "best_of_n.csv": "set,n,ppl"})
