@@ -1,0 +1,131 @@
+"""The MILCO-mini encoder (after ``thongnt99/milco``, ``milco/model/milco.py``): a tiny multilingual transformer,
+the connector (Linear + GELU) into an MLM head over the English lexical space, the pivot vector
+log1p(ReLU(max over tokens of the masked logits)), and the LexEcho source view; plus the dense bi-encoder on the
+same backbone (mean-pooled states through a linear map).
+
+LexEcho follows the official code: v_t = ReLU(Linear(h_t)) * scale per input token. The card's [ECHO] token
+(its role is not in the code) is our documented choice: a learned token after [CLS] whose final state gives a
+per-text gate softplus(w . h_echo + b) that multiplies the whole source view; [CLS] and [ECHO] positions carry no
+echo weight themselves.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from components.errors import DataError
+from components.sparse_retrieval.lexicon import CLS, ECHO
+
+
+@dataclass(frozen=True)
+class EncoderConfig:
+    vocab_in: int  # shared EN+ES BPE size
+    vocab_en: int  # English lexical space size
+    kind: str = "sparse"  # sparse | dense
+    echo: bool = True
+    d_model: int = 128
+    n_layers: int = 2
+    n_heads: int = 4
+    d_ff: int = 256
+    d_en: int = 128  # width of the English MLM head (the connector's output)
+    d_dense: int = 128  # dense bi-encoder output width
+    max_len: int = 64
+
+
+class MLMHead(nn.Module):
+    """BERT's ``cls.predictions``: transform (Linear, GELU, LayerNorm) then the decoder over the English terms."""
+
+    def __init__(self, d: int, vocab: int) -> None:
+        super().__init__()
+        self.transform, self.norm, self.decoder = nn.Linear(d, d), nn.LayerNorm(d), nn.Linear(d, vocab)
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        return self.decoder(self.norm(F.gelu(self.transform(h))))
+
+
+class MilcoEncoder(nn.Module):
+    def __init__(self, cfg: EncoderConfig) -> None:
+        super().__init__()
+        if cfg.kind not in ("sparse", "dense"):
+            raise DataError(f"encoder kind {cfg.kind!r}: use 'sparse' or 'dense'")
+        self.cfg = cfg
+        self.tok = nn.Embedding(cfg.vocab_in, cfg.d_model, padding_idx=0)
+        self.pos = nn.Embedding(cfg.max_len, cfg.d_model)
+        layer = nn.TransformerEncoderLayer(cfg.d_model, cfg.n_heads, cfg.d_ff, dropout=0.0, batch_first=True,
+                                           norm_first=True, activation="gelu")
+        self.body = nn.TransformerEncoder(layer, cfg.n_layers, enable_nested_tensor=False)
+        self.final_norm = nn.LayerNorm(cfg.d_model)
+        if cfg.kind == "dense":
+            self.out = nn.Linear(cfg.d_model, cfg.d_dense)
+            return
+        self.connector = nn.Linear(cfg.d_model, cfg.d_en)
+        self.mlm_head = MLMHead(cfg.d_en, cfg.vocab_en)
+        if cfg.echo:
+            self.echo = nn.Linear(cfg.d_model, 1)
+            self.scale = nn.Parameter(torch.tensor([1.0]))
+            self.echo_gate = nn.Linear(cfg.d_model, 1)
+
+    def hidden(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        pos = torch.arange(ids.shape[1], device=ids.device)
+        h = self.tok(ids) + self.pos(pos)[None]
+        return self.final_norm(self.body(h, src_key_padding_mask=mask == 0))
+
+    def max_logits(self, h: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Max over tokens of the masked English logits (the official code multiplies the logits by the mask).
+
+        (A gather-the-arg-max variant that backpropagates through B x V logits only was tried: slower on CPU than
+        the two BLAS matmuls of this form.)"""
+        logits = self.mlm_head(F.gelu(self.connector(h))) * mask.unsqueeze(-1)
+        return logits.max(dim=1).values
+
+    def echo_view(self, h: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """(B, L) source-view weights: ReLU(Linear(h_t)) * scale * gate([ECHO]); 0 at [CLS]/[ECHO]/padding."""
+        v = torch.relu(self.echo(h).squeeze(-1)) * self.scale
+        keep = mask * (ids != CLS) * (ids != ECHO)
+        pos = (ids == ECHO).float()
+        gate = F.softplus(self.echo_gate((h * pos.unsqueeze(-1)).sum(1))).squeeze(-1)  # no [ECHO]: gate(0)
+        return v * keep * gate.unsqueeze(-1)
+
+    def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> dict[str, torch.Tensor]:
+        """``dense``: the (B, d) embedding; ``sparse``: the raw max logits, the pivot and (with echo) the view."""
+        h = self.hidden(ids, mask)
+        if self.cfg.kind == "dense":
+            m = mask.unsqueeze(-1).float()
+            return {"dense": F.normalize(self.out((h * m).sum(1) / m.sum(1).clamp(min=1)), dim=-1)}
+        raw = self.max_logits(h, mask)
+        out = {"raw": raw, "pivot": torch.log1p(torch.relu(raw))}
+        if self.cfg.echo:
+            out["echo"] = self.echo_view(h, ids, mask)
+        return out
+
+
+def echo_bags(ids: torch.Tensor, vals: torch.Tensor, vocab_in: int) -> torch.Tensor:
+    """(B, vocab_in) summed echo weight per source token id: the bag whose dot product is LexEcho's score."""
+    return torch.zeros(ids.shape[0], vocab_in, dtype=vals.dtype, device=vals.device).scatter_add_(1, ids, vals)
+
+
+def save_encoder(model: MilcoEncoder, folder: Path) -> None:
+    from safetensors.torch import save_file
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text(json.dumps(asdict(model.cfg), indent=1))
+    save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(folder / "model.safetensors"))
+
+
+def load_encoder(folder: str | Path) -> MilcoEncoder:
+    from safetensors.torch import load_file
+
+    folder = Path(folder)
+    try:
+        cfg = EncoderConfig(**json.loads((folder / "config.json").read_text()))
+    except (OSError, TypeError, json.JSONDecodeError) as exc:
+        raise DataError(f"{folder}/config.json: not a MILCO encoder config ({exc})") from None
+    model = MilcoEncoder(cfg)
+    model.load_state_dict(load_file(str(folder / "model.safetensors")))
+    return model.eval()

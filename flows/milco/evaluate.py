@@ -1,0 +1,185 @@
+"""Stage ``evaluate``: every trained model on the benchmarks through a real index (sparse: the scipy-CSC inverted
+index; dense: a faiss flat index): per-query nDCG@10, R@100 and MRR@10, active dimensions, index bytes,
+single-thread latency, term grounding; the mass vs top-k pruning sweep of MILCO; BM25 and USE-multilingual.
+
+Tasks: ``es-en`` (Spanish queries, English LibreOffice paragraphs), ``es-es`` (the Spanish paragraphs) and
+``bible-es-en`` (Spanish verse spans, English verses). Seeds fan out through ``runners.map_items``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from components.data import validate as V
+from components.io import read_jsonl, write_json, write_jsonl
+from components.sparse_retrieval import index as IX
+from components.sparse_retrieval.baselines import FlatIndex, bm25_search
+from components.sparse_retrieval.lexicon import EnglishSpace, encode_batch, load_bpe
+from components.sparse_retrieval.metrics import grounding, per_query
+from components.sparse_retrieval.model import load_encoder
+from components.sparse_retrieval.training import encode_all
+from flows.milco.common import ENGLISH, PAIRS, QUERIES, TOKENIZER, USE_FILE, log, set_threads
+from flows.milco.params import Params
+from flows.milco.spec import DATA, EMBED, EVAL, MODELS
+from flows.runtime import runners
+from flows.runtime.stages import StageContext
+
+METRIC_COLS = ("nDCG@10", "R@100", "MRR@10")
+TASKS = {"es-en": ("bench", "en"), "es-es": ("bench", "es"), "bible-es-en": ("bible", "en")}
+
+
+def benchmark(data: Path) -> dict:
+    """Per task: queries (qid, text, entity), the documents (pair id, text) and the aligned English texts."""
+    pairs = {p["id"]: p for p in read_jsonl(data / PAIRS)}
+    queries = read_jsonl(data / QUERIES)
+    out = {}
+    for task, (split, side) in TASKS.items():
+        qs = [q for q in queries if q["split"] == split]
+        docs = [p for p in pairs.values() if p["split"] == split]
+        out[task] = {"queries": qs, "doc_ids": [d["id"] for d in docs], "docs": [d[side] for d in docs],
+                     "english": [d["en"] for d in docs]}
+    return out
+
+
+def score_rows(task: str, system: str, seed, bench: dict, ranked: list[np.ndarray]) -> list[dict]:
+    qs, doc_ids = bench["queries"], bench["doc_ids"]
+    run = {q["qid"]: [doc_ids[j] for j in r] for q, r in zip(qs, ranked)}
+    pq = per_query({q["qid"]: [q["pair_id"]] for q in qs}, run)
+    return [{"seed": seed, "system": system, "task": task, "qid": q["qid"], "entity": q["entity"], **pq[q["qid"]]}
+            for q in qs]
+
+
+def summary_row(rows: list[dict], **info) -> dict:
+    return {**info, **{m: float(np.mean([r[m] for r in rows])) for m in ("nDCG@10", "R@100", "MRR@10")}}
+
+
+def sparse_task(model, tok, cfg, p: Params, bench: dict) -> tuple[IX.InvertedIndex, object, object]:
+    echo = cfg.echo
+    q = encode_all(model, *encode_batch(tok, [x["text"] for x in bench["queries"]], p.model.query_len, echo=echo))
+    d = encode_all(model, *encode_batch(tok, bench["docs"], p.model.doc_len, echo=echo))
+    qm, dm = (IX.to_csr(x, cfg.vocab_en, cfg.vocab_in, echo=echo) for x in (q, d))
+    return qm, dm, d
+
+
+def pruning_sweep(p: Params, seed, bench: dict, qm, dm, dense_bytes: int | None) -> tuple[list[dict], list[dict]]:
+    """MILCO's documents pruned by top-k and by mass over the grids, plus the claim points: top-k at
+    ``target_dims`` against mass calibrated to the same average, and mass at the dense index's bytes."""
+    sweep, claim_rows = [], []
+
+    def point(method, param, pruned, system=None):
+        ix = IX.InvertedIndex(pruned)
+        ranked, lat = ix.search_all(qm, p.eval.k)
+        rows = score_rows("es-en", system or f"milco-{method}", seed, bench, ranked)
+        sweep.append(summary_row(rows, seed=seed, method=method, param=float(param), latency_ms=lat,
+                                 avg_doc_dims=float(IX.active_dims(pruned).mean()), index_bytes=ix.index_bytes))
+        if system:
+            claim_rows.extend(rows)
+
+    for k in p.eval.topk_grid:
+        point("topk", k, IX.topk_prune(dm, k))
+    for f in p.eval.mass_grid:
+        point("mass", f, IX.mass_prune(dm, f))
+    top = IX.topk_prune(dm, int(round(p.eval.target_dims)))
+    point("topk", p.eval.target_dims, top, "milco-topk@target")
+    f = IX.calibrate_mass(dm, float(IX.active_dims(top).mean()))
+    point("mass", f, IX.mass_prune(dm, f), "milco-mass@target")
+    if dense_bytes is not None:
+        per_doc = dense_bytes / dm.shape[0] / IX.POSTING_BYTES
+        f = IX.calibrate_mass(dm, per_doc)
+        point("mass", f, IX.mass_prune(dm, f), "milco-mass@dense-bytes")
+    return sweep, claim_rows
+
+
+def eval_seed(job: dict) -> dict:
+    """One seed's models on every task (module level: process runners pickle it)."""
+    p = Params.model_validate(job["params"])
+    set_threads(p.resources.threads)
+    data, seed = Path(job["data"]), job["seed"]
+    tok, space = load_bpe(data / TOKENIZER), EnglishSpace.load(data / ENGLISH)
+    bench = benchmark(data)
+    folder = Path(job["models"]) / f"seed_{seed}"
+    rows, systems, ground, sweep = [], [], [], []
+    dense_bytes = None
+    if "dense" in p.train.variants:
+        model = load_encoder(folder / "dense")
+        for task, b in bench.items():
+            q = encode_all(model, *encode_batch(tok, [x["text"] for x in b["queries"]], p.model.query_len))["dense"]
+            d = encode_all(model, *encode_batch(tok, b["docs"], p.model.doc_len))["dense"]
+            ix = FlatIndex(d)
+            ranked, lat = ix.search_all(q, p.eval.k)
+            r = score_rows(task, "dense", seed, b, ranked)
+            rows += r
+            systems.append(summary_row(r, seed=seed, system="dense", task=task, q_dims=q.shape[1], d_dims=d.shape[1],
+                                       index_bytes=ix.index_bytes, latency_ms=lat))
+            dense_bytes = ix.index_bytes if task == "es-en" else dense_bytes
+    for variant in [v for v in p.train.variants if v != "dense"]:
+        model = load_encoder(folder / variant)
+        for task, b in bench.items():
+            qm, dm, d = sparse_task(model, tok, model.cfg, p, b)
+            ix = IX.InvertedIndex(dm)
+            ranked, lat = ix.search_all(qm, p.eval.k)
+            r = score_rows(task, variant, seed, b, ranked)
+            rows += r
+            systems.append(summary_row(r, seed=seed, system=variant, task=task, latency_ms=lat,
+                                       q_dims=float(IX.active_dims(qm).mean()), d_dims=float(IX.active_dims(dm).mean()),
+                                       index_bytes=ix.index_bytes))
+            if task == "es-es":  # Spanish documents' top-10 pivot terms against their English translations
+                g = grounding(d["pivot"], b["english"], space.terms)
+                ground += [{"seed": seed, "system": variant, "doc": i, "grounding": float(x)} for i, x in enumerate(g)]
+            if task == "es-en" and variant == "milco":
+                s, claim_rows = pruning_sweep(p, seed, b, qm, dm, dense_bytes)
+                sweep += s
+                rows += claim_rows
+    return {"rows": rows, "systems": systems, "grounding": ground, "sweep": sweep}
+
+
+def baselines(data: Path, embed: Path, k: int) -> tuple[list[dict], list[dict]]:
+    """Seedless baselines: BM25 (Spanish stop words; ES->ES is the card's monolingual baseline, ES->EN a lexical
+    floor) and USE-multilingual through a faiss flat index."""
+    bench = benchmark(data)
+    use = np.load(embed / USE_FILE)
+    rows, systems = [], []
+    for task, b in bench.items():
+        ranked = bm25_search(b["docs"], [q["text"] for q in b["queries"]], k,
+                             stopwords="es" if task == "es-es" else "en")
+        r = score_rows(task, "bm25", None, b, ranked)
+        rows += r
+        systems.append(summary_row(r, seed=None, system="bm25", task=task))
+        split, side = TASKS[task]
+        ix = FlatIndex(use[f"{split}_{side}"])
+        ranked, lat = ix.search_all(use[f"{split}_q"], k)
+        r = score_rows(task, "use", None, b, ranked)
+        rows += r
+        systems.append(summary_row(r, seed=None, system="use", task=task, index_bytes=ix.index_bytes, latency_ms=lat))
+    return rows, systems
+
+
+def check(rows: list[dict], out: Path) -> None:
+    """GX on the per-query table the report reads: one row per (seed, system, task, query), metrics in [0, 1]."""
+    table = [{"id": f"{r['seed']}|{r['system']}|{r['task']}|{r['qid']}", **{m: r[m] for m in METRIC_COLS}}
+             for r in rows]
+    V.validate(table, [V.unique("id"), *(V.between(m, 0.0, 1.0) for m in METRIC_COLS), V.row_count_between(1, None)],
+               name="per-query metrics", result_path=out / "_checks" / "per_query.json")
+
+
+def run(ctx: StageContext[Params]) -> dict:
+    p = ctx.params
+    data, embed = ctx.input(DATA), ctx.input(EMBED)
+    jobs = [{"seed": s, "params": p.model_dump(mode="json"), "data": str(data), "models": str(ctx.input(MODELS))}
+            for s in p.train.seeds]
+    results = runners.map_items(eval_seed, jobs, workers=p.resources.workers, desc="milco eval", progress=p.progress)
+    rows, systems = baselines(data, embed, p.eval.k)
+    for r in results:
+        rows += r["rows"]
+        systems += r["systems"]
+    out = ctx.output(EVAL)
+    out.mkdir(parents=True, exist_ok=True)
+    check(rows, out)
+    write_jsonl(out / "per_query.jsonl", rows)
+    write_jsonl(out / "grounding.jsonl", [g for r in results for g in r["grounding"]])
+    write_jsonl(out / "sweep.jsonl", [s for r in results for s in r["sweep"]])
+    write_json(out / "systems.json", systems)
+    log.info("milco evaluate: %d per-query rows, %d systems", len(rows), len(systems))
+    return {"rows": len(rows), "systems": len(systems)}

@@ -1,0 +1,42 @@
+"""The real `paperline run milco --profile smoke`: data and GX checks, USE embeddings, the four trained models,
+the index evaluation with pruning and baselines, claims C1-C4, the report; then the evaluate stage on a process
+pool (same outputs), and a bad value that exits 2 naming the key with the report left untouched."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from components.io import read_jsonl
+from tests.claims_checks import check_smoke_claims, check_smoke_report, run_smoke
+from tests.conftest import error_line, paperline
+from tests.fanout_checks import TIMING, assert_fan_out_matches_local
+
+pytestmark = [pytest.mark.slow, pytest.mark.integration]
+
+
+def test_smoke_profile_end_to_end(project):
+    run_smoke(project, "milco")
+    data = project / "data/milco"
+    for check in ("pairs", "queries", "leakage"):
+        assert json.loads((data / f"data/_checks/{check}.json").read_text())["success"] is True
+    assert json.loads((data / "embed/_checks/use.json").read_text())["success"] is True
+    assert json.loads((data / "eval/_checks/per_query.json").read_text())["success"] is True
+    for variant in ("milco", "no_sap", "no_echo", "dense"):
+        assert (data / f"models/seed_0/{variant}/model.safetensors").is_file()
+    rows = read_jsonl(data / "eval/per_query.jsonl")
+    systems = {(r["system"], r["task"]) for r in rows}
+    for s in ("milco", "no_sap", "no_echo", "dense", "bm25", "use"):
+        assert {(s, "es-en"), (s, "es-es"), (s, "bible-es-en")} <= systems, s
+    assert {"milco-mass@target", "milco-topk@target", "milco-mass@dense-bytes"} <= {r["system"] for r in rows}
+    check_smoke_claims(project / "reports/milco/claims.json", ["C1", "C2", "C3", "C4"])
+    check_smoke_report(project, "milco", section="Pruning",
+                       plots={"pruning.csv": "method,param,avg_doc_dims,ndcg10", "bytes.csv": "model,index_bytes,ndcg10"})
+    assert_fan_out_matches_local(project, "milco", "evaluate", "data/milco/eval", ignore=TIMING | {"latency_ms"})
+
+    report = project / "reports/milco/claims.json"
+    before = report.read_bytes()
+    proc = paperline("run", "milco", "--profile", "smoke", "--set", "train.variants=[milco,splade]", cwd=project)
+    assert "milco.train.variants" in error_line(proc)
+    assert report.read_bytes() == before

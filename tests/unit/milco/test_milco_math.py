@@ -1,0 +1,104 @@
+"""The mathematics of MILCO-mini against references: the SAP loss's mask, LexEcho's matched-token score (brute
+force), FLOPS (closed form), mass/top-k pruning (brute force over prefixes), the inverted index (dense product)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import torch
+
+from components.sparse_retrieval import index as IX
+from components.sparse_retrieval.losses import flops, lexecho_pair_scores, sap_loss
+from components.sparse_retrieval.model import EncoderConfig, MilcoEncoder, echo_bags
+
+
+def test_sap_loss_uses_only_dims_where_student_or_teacher_is_positive():
+    s = torch.tensor([[0.5, -1.0, -2.0, 0.0], [-0.3, 2.0, -0.1, -4.0]], requires_grad=True)
+    t = torch.tensor([[0.0, 1.5, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]])
+    loss = sap_loss(s, t)
+    # positive somewhere: (0,0) s>0, (0,1) t>0, (1,1) both
+    want = ((0.5 - 0) ** 2 + (-1.0 - 1.5) ** 2 + (2.0 - 1.0) ** 2) / 3
+    assert float(loss.detach()) == pytest.approx(want)
+    loss.backward()
+    g = s.grad.numpy()
+    assert np.all(g[[0, 0, 1, 1, 1], [2, 3, 0, 2, 3]] == 0)  # both <= 0: no gradient, however wrong the value
+    moved = s.detach().clone()
+    moved[0, 2], moved[1, 3] = -50.0, -0.001
+    assert float(sap_loss(moved, t)) == pytest.approx(want)
+
+
+def _brute_echo(q_ids, q_v, d_ids, d_v):
+    return sum(q_v[i] * d_v[j] for i in range(len(q_ids)) for j in range(len(d_ids)) if q_ids[i] == d_ids[j])
+
+
+def test_lexecho_adds_exactly_the_matched_token_products():
+    rng = np.random.default_rng(0)
+    q_ids, d_ids = torch.as_tensor(rng.integers(4, 12, (3, 5))), torch.as_tensor(rng.integers(4, 12, (4, 7)))
+    q_v, d_v = torch.as_tensor(rng.random((3, 5))), torch.as_tensor(rng.random((4, 7)))
+    pair = lexecho_pair_scores(q_ids, q_v, d_ids, d_v)
+    bags = echo_bags(q_ids, q_v, 12) @ echo_bags(d_ids, d_v, 12).T
+    for a in range(3):
+        for b in range(4):
+            want = _brute_echo(q_ids[a].tolist(), q_v[a].tolist(), d_ids[b].tolist(), d_v[b].tolist())
+            assert float(pair[a, b]) == pytest.approx(want) and float(bags[a, b]) == pytest.approx(want)
+    # through the index: score = pivot dot product + exactly the matched products
+    pq, pd = rng.random((3, 6)) * (rng.random((3, 6)) > 0.5), rng.random((4, 6)) * (rng.random((4, 6)) > 0.5)
+    qm = IX.to_csr({"pivot": pq, "echo": q_v.numpy(), "ids": q_ids.numpy()}, 6, 12)
+    dm = IX.to_csr({"pivot": pd, "echo": d_v.numpy(), "ids": d_ids.numpy()}, 6, 12)
+    ix = IX.InvertedIndex(dm)
+    for a in range(3):
+        assert ix.scores(qm[a]) == pytest.approx(pq[a] @ pd.T + pair[a].numpy(), rel=1e-5)
+    no_echo = IX.InvertedIndex(IX.to_csr({"pivot": pd}, 6, 12))
+    assert no_echo.scores(IX.to_csr({"pivot": pq}, 6, 12)[0]) == pytest.approx(pq[0] @ pd.T, rel=1e-5)
+
+
+def test_echo_view_is_zero_at_special_tokens_and_padding():
+    model = MilcoEncoder(EncoderConfig(vocab_in=20, vocab_en=10, d_model=16, n_heads=2, d_ff=16, d_en=8, max_len=8))
+    ids = torch.tensor([[2, 3, 5, 6, 0, 0]])
+    out = model(ids, (ids != 0).long())
+    assert out["pivot"].min() >= 0 and out["pivot"].shape == (1, 10)
+    assert torch.all(out["echo"][0, [0, 1, 4, 5]] == 0)
+
+
+def test_flops_closed_form():
+    r = torch.tensor([[1.0, 0.0, -2.0], [3.0, 0.0, 0.0]])
+    assert float(flops(r)) == pytest.approx(2.0 ** 2 + 0 + 1.0 ** 2)
+
+
+def _rows(rng, n=12, width=40):
+    dense = rng.random((n, width)) * (rng.random((n, width)) < 0.5)
+    return sp.csr_matrix(dense.astype(np.float32))
+
+
+@pytest.mark.parametrize("fraction", [0.1, 0.5, 0.73, 0.9, 1.0])
+def test_mass_pruning_keeps_the_smallest_prefix_holding_the_share(fraction):
+    m = _rows(np.random.default_rng(1))
+    pruned = IX.mass_prune(m, fraction)
+    for i in range(m.shape[0]):
+        v = np.sort(m[i].data)[::-1]
+        # brute force: the first prefix length whose sum reaches the share
+        want = next(n for n in range(1, len(v) + 1) if v[:n].sum() >= fraction * v.sum() * (1 - 1e-9))
+        kept = pruned[i].data
+        assert len(kept) == want
+        assert np.allclose(np.sort(kept)[::-1], v[:want])  # and they are the heaviest terms
+        assert set(pruned[i].indices) <= set(m[i].indices)
+
+
+def test_topk_and_calibration():
+    m = _rows(np.random.default_rng(2))
+    top = IX.topk_prune(m, 5)
+    assert np.all(IX.active_dims(top) == np.minimum(5, IX.active_dims(m)))
+    f = IX.calibrate_mass(m, 6.0)
+    assert abs(IX.active_dims(IX.mass_prune(m, f)).mean() - 6.0) < 1.0
+
+
+def test_inverted_index_matches_the_dense_product():
+    rng = np.random.default_rng(3)
+    docs, q = _rows(rng, 30, 25), _rows(rng, 4, 25)
+    ix = IX.InvertedIndex(docs)
+    assert ix.index_bytes == docs.nnz * 6
+    ranked, lat = ix.search_all(q, 5)
+    ref = (q @ docs.T).toarray()
+    for a in range(4):
+        assert np.allclose(ref[a][ranked[a]], np.sort(ref[a])[::-1][:5]) and lat >= 0
