@@ -1,8 +1,9 @@
 """Effective receptive field (Luo et al. 2016): the gradient of the centre output unit w.r.t. the input pixels.
 
-``erf_maps(fn, x)`` backpropagates the sum over channels of the centre output position of ``fn(x)`` (a grid of
+``erf_maps(fn, x)`` backpropagates half the squared norm of the centre output position of ``fn(x)`` (a grid of
 shape (B, C, H, W), or ViT patch tokens (B, 1 + H*W, C) with the CLS token first) to every input pixel; the
-map of an image is |grad| summed over input channels. ``erf_area(maps, t)`` is the share of pixels whose map,
+map of an image is |grad| summed over input channels. (The plain sum over channels would be degenerate here:
+after a LayerNorm without affine shift the channels of a token sum to a constant, so its gradient is 0.) ``erf_area(maps, t)`` is the share of pixels whose map,
 normalised by that image's maximum, is >= t; the card reports t in {0.05, 0.2}.
 """
 
@@ -33,7 +34,7 @@ def erf_maps(fn: Callable[[torch.Tensor], torch.Tensor], x: np.ndarray | torch.T
     maps = []
     for i in range(0, len(xt), batch):
         xb = xt[i:i + batch].clone().requires_grad_(True)
-        _centre(fn(xb), tokens).sum().backward()
+        (0.5 * _centre(fn(xb), tokens).pow(2).sum()).backward()
         maps.append(xb.grad.abs().sum(1).numpy())
     return np.concatenate(maps)
 

@@ -108,7 +108,9 @@ def check_fractions(p, y: np.ndarray, result_path: Path) -> None:
 
 def sweep(ctx, p, base: dict) -> tuple[list[dict], dict[str, tuple[float, float]]]:
     a = p.adapt
-    jobs = [{**base, "kind": "sweep", "method": m, "fraction": p.claims.low_fraction, "seed": a.sweep_seed,
+    low = next(r for r in a.regimes if r.fraction == p.claims.low_fraction)
+    jobs = [{**base, "batch": low.batch or a.batch, "kind": "sweep", "method": m, "fraction": low.fraction,
+             "seed": a.sweep_seed,
              "draw": a.sweep_seed, "steps": a.sweep_steps, "lr_adapter": la, "lr_head": lh, "eval_split": "dev"}
             for m in a.methods for la, lh in _pairs(m, a)]
     rows = runners.map_items(run_job, jobs, workers=p.resources.workers, desc="dka sweep", progress=p.progress)
@@ -155,7 +157,7 @@ def run(ctx: StageContext[Params]) -> dict:
             for s in r.seeds:
                 save = str(out / "models" / f"{m}-f{r.fraction:g}") if s == r.seeds[0] else None
                 jobs.append({**base, "kind": "run", "method": m, "fraction": r.fraction, "seed": s, "draw": s,
-                             "steps": r.steps, "lr_adapter": best[m][0], "lr_head": best[m][1],
+                             "steps": r.steps, "batch": r.batch or a.batch, "lr_adapter": best[m][0], "lr_head": best[m][1],
                              "eval_split": "test", "save_dir": save})
     runs = runners.map_items(run_job, jobs, workers=p.resources.workers, desc="dka runs", progress=p.progress)
     maps = {f"{r['method']}|{r['fraction']:g}|{r['seed']}": np.asarray(r.pop("erf_map"), np.float32) for r in runs}
@@ -164,9 +166,12 @@ def run(ctx: StageContext[Params]) -> dict:
                [V.between("acc", 0, 1), V.between("macro_f1", 0, 1), V.finite("final_loss"),
                 V.between("trainable", 1, None)], name="dka/runs", result_path=out / "_checks" / "runs.json",
                id_column=None)
+    _log(ctx, runs, sweep_rows)
+    for r in runs:  # the staging folder's name is random: keep the model's name under models/
+        if r.get("model_dir"):
+            r["model_dir"] = f"models/{Path(r['model_dir']).name}"
     write_jsonl(out / "sweep.jsonl", sweep_rows)
     write_jsonl(out / "runs.jsonl", runs)
-    _log(ctx, runs, sweep_rows)
     summary = {"runs": len(runs), "sweep_runs": len(sweep_rows), "chosen_lrs": {m: list(v) for m, v in best.items()}}
     log.info("dka adapt: %s", {(r["method"], r["fraction"]): round(r["acc"], 3) for r in runs if r["seed"] == 0})
     return summary

@@ -67,6 +67,7 @@ class Regime(Section):
     fraction: float = Field(gt=0, le=1, description="share of the training pool with labels")
     seeds: Seeds = Field(min_length=1, description="label draws x initialisations (the claims' clusters)")
     steps: Steps = Field(ge=1, description="optimisation steps per run")
+    batch: Width | None = Field(None, ge=1, description="batch size here (None: adapt.batch)")
     methods: list[str] | None = Field(None, description="methods run at this fraction (None: all of adapt.methods)")
 
 
@@ -157,23 +158,25 @@ MAIN = ["linear", "full", "bottleneck", "convpass", "lora", "dka"]
 
 PRESETS = presets(
     default={
-        "data": {"n_train": 6000, "n_dev": 200, "n_test": 1000},
-        "pretrain": {"steps": 500},
+        "data": {"n_train": 6000, "n_dev": 200, "n_test": 600},
+        "pretrain": {"steps": 250, "batch": 48},
         "adapt": {"methods": list(METHODS),
-                  "regimes": [{"fraction": 0.01, "seeds": [0, 1, 2, 3, 4], "steps": 40},
-                              {"fraction": 0.1, "seeds": [0, 1, 2], "steps": 60, "methods": MAIN},
-                              {"fraction": 1.0, "seeds": [0, 1], "steps": 80, "methods": ["linear", "bottleneck",
+                  "regimes": [{"fraction": 0.01, "seeds": [0, 1, 2, 3, 4], "steps": 40, "batch": 16},
+                              {"fraction": 0.1, "seeds": [0, 1, 2], "steps": 30, "methods": MAIN},
+                              {"fraction": 1.0, "seeds": [0, 1], "steps": 60, "methods": ["linear", "bottleneck",
                                                                                         "dka"]}],
-                  "adapter_lrs": [1e-3, 1e-5], "head_lrs": [1e-4, 1e-2]},
+                  "adapter_lrs": [1e-3, 1e-5], "head_lrs": [1e-4, 1e-2], "sweep_steps": 25},
+        "resources": {"workers": 2, "threads": 1},
     },
     smoke={
         "data": {"n_train": 400, "n_dev": 40, "n_test": 120},
-        "pretrain": {"steps": 60, "batch": 32},
-        "adapt": {"regimes": [{"fraction": 0.1, "seeds": [0, 1], "steps": 4,
+        "pretrain": {"steps": 30, "batch": 32},
+        "adapt": {"methods": list(LOW_METHODS), "regimes": [{"fraction": 0.1, "seeds": [0, 1], "steps": 4,
                                "methods": ["linear", "bottleneck", "dka", "bottleneck-matched"]},
                               {"fraction": 1.0, "seeds": [0, 1], "steps": 4, "methods": ["bottleneck", "dka"]}],
                   "adapter_lrs": [1e-3], "head_lrs": [1e-2], "sweep_steps": 2, "erf_images": 8},
         "claims": {"n_resamples": 1000, "low_fraction": 0.1},
+        "resources": {"workers": 1, "threads": 2},
         "progress": False,
     },
     full={
