@@ -117,5 +117,5 @@ def load_actor(folder: str | Path) -> ActorPolicy:
         cfg = json.loads(cfg_path.read_text())
         weights = load_file(str(w_path))
         return ActorPolicy(weights, cfg["action"])
-    except (ValueError, KeyError, OSError) as exc:
+    except Exception as exc:  # noqa: BLE001 - safetensors raises its own SafetensorError; json, KeyError, OSError
         raise DataError(f"{folder}: not a readable policy folder ({type(exc).__name__}: {exc})") from None

@@ -57,8 +57,9 @@ TASKS: dict[str, Task] = {
     # forward velocity (dt = 0.05) - 0.1 |a|^2 (HalfCheetah-v5 defaults), never terminates
     "HalfCheetah-v5": Task("HalfCheetah-v5", lambda s, a, s2: (s2[0] - s[0]) / 0.05 - _ctrl(a, 0.1),
                            lambda s2: False, 1000),
-    # healthy 1 + forward velocity (dt = 0.008) - 1e-3 |a|^2 (Hopper-v5 defaults)
-    "Hopper-v5": Task("Hopper-v5", lambda s, a, s2: 1.0 + (s2[0] - s[0]) / 0.008 - _ctrl(a, 1e-3),
+    # 1 while healthy + forward velocity (dt = 0.008) - 1e-3 |a|^2 (Hopper-v5 defaults)
+    "Hopper-v5": Task("Hopper-v5", lambda s, a, s2: float(not _hopper_done(s2)) + (s2[0] - s[0]) / 0.008
+                      - _ctrl(a, 1e-3),
                       _hopper_done, 1000),
 }
 

@@ -1,5 +1,5 @@
-"""daze: Daze: reward-free backdoors implanted through malicious simulator dynamics.
+"""daze: Daze, reward-free backdoors implanted through malicious simulator dynamics (card 15).
 
-Rendered by ``paperline new daze`` as a working skeleton (a toy estimator claim); replace the toy method,
-data and claims with the paper's (card: ``../shared/papers/15-daze.md``).
+Stages: train (PPO agents per env, method and seed: clean, Daze, TrojDRL-style) -> evaluate (benign return and
+attack success, clean and perturbed simulators) -> report (claims 1-4). Methods live in ``components.backdoor``.
 """
