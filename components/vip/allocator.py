@@ -54,7 +54,7 @@ def _argmin_lagrangian(w: np.ndarray, lam: float, lo: int, hi: int, form: str) -
     # Dr.GRPO: stationary points solve w (n-2)/n^3 = lam; g(n) = (n-2)/n^3 rises to 1/27 at n=3, then falls.
     a, b = np.full_like(w, max(3.0, lo)), np.full_like(w, float(hi))
     target = lam / np.maximum(w, 1e-300)
-    for _ in range(60):  # bisection on the decreasing branch n >= 3
+    for _ in range(45):  # bisection on the decreasing branch n >= 3
         m = 0.5 * (a + b)
         go_right = (m - 2) / m ** 3 > target
         a, b = np.where(go_right, m, a), np.where(go_right, b, m)
@@ -64,7 +64,7 @@ def _argmin_lagrangian(w: np.ndarray, lam: float, lo: int, hi: int, form: str) -
     return np.clip(n, lo, hi)
 
 
-def continuous(p, budget: int, lo: int, hi: int, form: str = "drgrpo", iters: int = 100) -> np.ndarray:
+def continuous(p, budget: int, lo: int, hi: int, form: str = "drgrpo", iters: int = 64) -> np.ndarray:
     """The continuous relaxation by bisection on the multiplier (in log space)."""
     p = check_problem(p, budget, lo, hi, form)
     w = p * (1 - p)

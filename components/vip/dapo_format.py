@@ -17,7 +17,8 @@ def rows_to_problems(rows: list[dict], where: str) -> list[dict]:
     out = []
     for k, r in enumerate(rows):
         try:
-            prompt = r["prompt"][-1]["content"] if isinstance(r["prompt"], list) else str(r["prompt"])
+            msgs = r["prompt"]
+            prompt = msgs if isinstance(msgs, str) else list(msgs)[-1]["content"]  # parquet gives an array
             target = str(r["reward_model"]["ground_truth"])
         except (KeyError, IndexError, TypeError) as exc:
             raise DataError(f"{where}: row {k} is not in the DAPO-Math-17k format (prompt / reward_model."

@@ -22,15 +22,21 @@ from scipy.special import expit, logit
 from components.errors import ParamsError
 
 
+def sq_dists(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Squared Euclidean distances by |a|^2 + |b|^2 - 2ab (no (n, m, d) intermediate)."""
+    d2 = (a * a).sum(1)[:, None] + (b * b).sum(1)[None, :] - 2.0 * a @ b.T
+    return np.maximum(d2, 0.0)
+
+
 def median_lengthscale(x: np.ndarray) -> float:
-    d2 = ((x[:, None, :] - x[None, :, :]) ** 2).sum(-1)
+    d2 = sq_dists(x, x)
     iu = np.triu_indices(len(x), 1)
     med = float(np.median(np.sqrt(d2[iu]))) if len(iu[0]) else 1.0
     return med if med > 1e-8 else 1.0
 
 
 def rbf(a: np.ndarray, b: np.ndarray, length: float, amp: float) -> np.ndarray:
-    d2 = ((a[:, None, :] - b[None, :, :]) ** 2).sum(-1)
+    d2 = sq_dists(a, b)
     return amp * np.exp(-0.5 * d2 / length ** 2)
 
 

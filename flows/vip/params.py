@@ -70,7 +70,12 @@ class MethodSpec(Section):
 
         if self.advantage not in KINDS:
             raise ValueError(f"advantage {self.advantage!r} is not one of {KINDS}")
-        Method("m", self.allocation, self.advantage, self.predictor, self.features)
+        from components.errors import ParamsError
+
+        try:
+            Method("this method", self.allocation, self.advantage, self.predictor, self.features)
+        except ParamsError as exc:  # pydantic reports a ValueError under the key path
+            raise ValueError(str(exc)) from None
         return self
 
 

@@ -1,0 +1,52 @@
+"""vip's claim functions on synthetic run records: verdicts follow the numbers; censoring is counted."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from flows.runtime.params import resolve
+from flows.vip import claims as K
+from flows.vip.params import PRESETS, Params
+
+P = resolve(Params, PRESETS, slug="vip", profile="default", overrides=["claims.n_resamples=500"])
+
+
+def _curves(shift_vip: float, n: int = 60, k: int = 8):
+    rng = np.random.default_rng(0)
+    out = []
+    for s in (0, 1, 2):
+        base = rng.integers(0, k + 1, n)
+        for name, add in (("uniform", 0), ("vip", shift_vip), ("dapo", -1)):
+            counts = np.clip(base + add, 0, k)
+            out += [{"method": name, "seed": s, "rollouts": 0, "mean@k": 0.1, "counts": base.tolist()},
+                    {"method": name, "seed": s, "rollouts": 100, "mean@k": float(counts.mean() / k),
+                     "counts": counts.tolist()}]
+    return out
+
+
+def test_c1_follows_the_accuracy_difference():
+    assert K.claim1(P, _curves(+1), [0, 1, 2], 8).verdict == "reproduced"
+    assert K.claim1(P, _curves(-1), [0, 1, 2], 8).verdict == "not reproduced"
+    assert K.claim1(P, _curves(0), [0, 1, 2], 8).verdict == "not reproduced"  # inside the 1-point band
+
+
+def test_c4_rollouts_to_threshold_and_censoring():
+    assert abs(K.rollouts_to([{"rollouts": 0, "mean@k": 0.2}, {"rollouts": 100, "mean@k": 0.6}], 0.4) - 50.0) < 1e-9
+    assert K.rollouts_to([{"rollouts": 0, "mean@k": 0.2}, {"rollouts": 100, "mean@k": 0.3}], 0.4) is None
+    r = K.claim4(P, _curves(+1), [0, 1, 2], 100)
+    assert r.n_censored == 3 and r.verdict == "inconclusive"  # dapo never reaches uniform's final accuracy
+
+
+def test_c3_informative_and_uninformative_predictors():
+    rng = np.random.default_rng(1)
+    rows = []
+    for s in (0, 1, 2):
+        for _ in range(80):
+            p = rng.random()
+            obs = rng.binomial(8, p) / 8
+            rows.append({"method": "vip", "seed": s, "seen_before": 0, "observed": obs, "p_gp-minilm": p,
+                         "p_global-minilm": 0.5})
+    assert K.claim3(P, rows, [0, 1, 2]).verdict == "reproduced"
+    for r in rows:
+        r["p_gp-minilm"] = float(rng.random())
+    assert K.claim3(P, rows, [0, 1, 2]).verdict != "reproduced"
