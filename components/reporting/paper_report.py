@@ -241,5 +241,5 @@ def write_paper_report(
     write_text(paths["report.html"], _html(slug, title, claims_doc, claims, metrics, sections, pngs, readme_link))
     write_json(paths["claims.json"], {**claims_doc, "paper": claims_doc.get("paper", slug), "summary": counts})
     write_json(paths["metrics.json"], dict(metrics))
-    log.info("wrote report for %s to %s (%d claims, %d figures)", slug, out_dir, len(claims), len(pngs))
+    log.info("wrote report for %s (%d claims, %d figures)", slug, len(claims), len(pngs))  # out_dir: staging
     return paths

@@ -60,12 +60,14 @@ class BootstrapFits:
         if not 0 < level < 1:
             raise ParamsError(f"level: must be between 0 and 1, got {level!r}")
         tail = (1 - level) / 2
-        lo, hi = np.quantile(self.samples, [tail, 1 - tail], axis=0)
+        with np.errstate(invalid="ignore"):  # inf samples (degenerate refits) give inf/nan bounds, not warnings
+            lo, hi = np.quantile(self.samples, [tail, 1 - tail], axis=0)
         return {name: (float(lo[i]), float(hi[i])) for i, name in enumerate(PARAM_NAMES)}
 
     def std(self) -> dict[str, float]:
         """Bootstrap standard error of each parameter."""
-        sd = self.samples.std(axis=0, ddof=1) if len(self.samples) > 1 else np.full(5, np.nan)
+        with np.errstate(invalid="ignore", over="ignore"):
+            sd = self.samples.std(axis=0, ddof=1) if len(self.samples) > 1 else np.full(5, np.nan)
         return {name: float(sd[i]) for i, name in enumerate(PARAM_NAMES)}
 
     def to_dict(self, level: float = 0.95) -> dict:
@@ -118,6 +120,7 @@ def bootstrap_fits(
     best = np.argmin(f, axis=1)
     x_best = res.x.reshape(int(n_boot), per, 5)[np.arange(int(n_boot)), best]
     a, b, e, alpha, beta = problem.from_centred(x_best).T
-    samples = np.column_stack([np.exp(a), np.exp(b), np.exp(e), alpha, beta])
+    with np.errstate(over="ignore"):  # a degenerate refit's A or B is inf; its CI bound is then inf too
+        samples = np.column_stack([np.exp(a), np.exp(b), np.exp(e), alpha, beta])
     log.info("bootstrap: %d refits from %d starts each, seed %d", n_boot, per, seed)
     return BootstrapFits(samples=samples, objectives=f[np.arange(int(n_boot)), best], full=full, seed=int(seed))

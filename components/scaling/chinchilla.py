@@ -152,7 +152,9 @@ def polish(problem: HuberProblem, x_c: np.ndarray) -> tuple[np.ndarray, float]:
 def fit_from_centred(problem: HuberProblem, x_c: np.ndarray, objective: float) -> ScalingFit:
     """Turn a centred optimum into a ScalingFit (A = exp(a), B = exp(b), E = exp(e))."""
     a, b, e, alpha, beta = problem.from_centred(x_c)
-    return ScalingFit(A=float(np.exp(a)), B=float(np.exp(b)), E=float(np.exp(e)), alpha=float(alpha),
+    with np.errstate(over="ignore"):  # a degenerate fit's A or B is honestly inf; fit() says so in one line
+        A, B, E = np.exp(a), np.exp(b), np.exp(e)
+    return ScalingFit(A=float(A), B=float(B), E=float(E), alpha=float(alpha),
                       beta=float(beta), objective=float(objective), n_points=problem.n_points)
 
 
@@ -197,7 +199,12 @@ def fit_chinchilla(
     if polish_top < 1:
         raise ParamsError(f"polish_top: must be >= 1, got {polish_top}")
     fit, _ = fit_problem(problem, check_grid(grid), polish_top=polish_top, max_iter=max_iter, progress=progress)
-    log.info("chinchilla fit on %d points: %s", fit.n_points, fit.to_dict())
+    overflow = [name for name in ("A", "B", "E") if not np.isfinite(getattr(fit, name))]
+    if overflow:
+        log.warning("chinchilla fit on %d points is degenerate: %s overflow (alpha=%.3g, beta=%.3g); the points do "
+                    "not constrain that term", fit.n_points, ", ".join(overflow), fit.alpha, fit.beta)
+    else:
+        log.info("chinchilla fit on %d points: %s", fit.n_points, fit.to_dict())
     return fit
 
 

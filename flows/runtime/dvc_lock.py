@@ -10,6 +10,9 @@ it did not. Inside ``dvc repro`` (``DVC_STAGE`` set) DVC records the stage itsel
 
 from __future__ import annotations
 
+import contextlib
+import io
+import logging
 import os
 from collections.abc import Iterable, Sequence
 
@@ -35,7 +38,13 @@ def record(paths: Paths, stages: Iterable[str]) -> list[str]:
     from dvc.repo import Repo  # DVC's import costs ~1 s, so only after a run that gets recorded
 
     names = [dvc_stage_name(*key.split(":", 1)) for key in stages]
-    with Repo(str(paths.root)) as repo:
-        for name in names:
-            repo.commit(name, force=True, relink=False)
+    dvc_log = logging.getLogger("dvc")
+    level = dvc_log.level
+    dvc_log.setLevel(logging.WARNING)  # no "Updating lock file" line per stage; the CLI says it once
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), Repo(str(paths.root)) as repo:
+            for name in names:
+                repo.commit(name, force=True, relink=False)
+    finally:
+        dvc_log.setLevel(level)
     return names

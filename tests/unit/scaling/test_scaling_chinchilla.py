@@ -129,3 +129,23 @@ def test_bad_inputs_raise_named_errors(n, d, loss, error, fragment):
 def test_bad_settings_raise_params_error(kwargs):
     with pytest.raises(ParamsError):
         fit_chinchilla(*synthetic(noise=0.01), **{"grid": SMALL_GRID, **kwargs})
+
+
+def test_a_degenerate_fit_is_inf_and_said_once_not_a_numpy_overflow_warning(caplog, monkeypatch):
+    import logging
+    import warnings
+
+    from components.scaling import chinchilla as C
+
+    n, d, loss = synthetic(0.0)
+    problem = C.make_problem(n, d, loss, 1e-3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an overflow RuntimeWarning would fail here
+        fit = C.fit_from_centred(problem, np.array([1e4, 0.0, 0.0, 0.3, 0.3]), 1.0)
+    assert fit.A == float("inf") and np.isfinite(fit.B)
+
+    monkeypatch.setattr(C, "fit_problem", lambda *a, **k: (fit, None))
+    with caplog.at_level(logging.INFO, logger="components.scaling.chinchilla"):
+        C.fit_chinchilla(n, d, loss, grid=SMALL_GRID)
+    (line,) = [r.getMessage() for r in caplog.records if "chinchilla fit" in r.getMessage()]
+    assert "degenerate: A overflow" in line and "alpha=0.3" in line
