@@ -99,13 +99,18 @@ def show(
 
 
 @app.command()
-def doctor() -> None:
+def doctor(as_json: JsonOpt = False) -> None:
     """Check the set-up: venv packages, offline sources, SmolLM2, Prefect, MLflow, DVC, disk; exit 1 if one is missing."""
+    import dataclasses
+
     from flows.doctor import failed, format_table, run_checks
 
     checks = run_checks(apply_env_defaults())
-    typer.echo(format_table(checks))
     bad = failed(checks)
+    if as_json:
+        typer.echo(json.dumps([dataclasses.asdict(c) for c in checks], indent=2))
+        raise typer.Exit(1 if bad else 0)
+    typer.echo(format_table(checks))
     if bad:
         typer.echo(f"{len(bad)} required check(s) failed: {', '.join(c.name for c in bad)}", err=True)
         raise typer.Exit(1)

