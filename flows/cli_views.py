@@ -110,6 +110,14 @@ def flat_metrics(paths: Paths, slug: str) -> dict[str, Any]:
     return dict(walk(doc, ""))
 
 
+def _made(doc: dict[str, Any] | None) -> str:
+    """Which run the verdicts come from: ``default, 2026-12-01 17:02`` (profile and date), or ''."""
+    if not doc:
+        return ""
+    date = str((doc.get("provenance") or {}).get("date") or "")[:16]
+    return ", ".join(x for x in (str(doc.get("profile") or "?"), date) if x)
+
+
 def list_rows(paths: Paths) -> list[dict[str, Any]]:
     """What ``paperline list --json`` prints: one object per paper."""
     rows = []
@@ -122,6 +130,7 @@ def list_rows(paths: Paths) -> list[dict[str, Any]]:
             "stages": [s.name for s in spec.stages],
             "last_verdicts": {c.get("id"): c.get("verdict") for c in doc.get("claims", [])} if doc else None,
             "last_profile": doc.get("profile") if doc else None,
+            "last_date": (doc.get("provenance") or {}).get("date") if doc else None,
             "report_problem": problem,
         })
     return rows
@@ -135,13 +144,14 @@ def print_list(paths: Paths, *, as_json: bool = False) -> None:
         typer.echo(json.dumps(list_rows(paths), indent=2))
         return
     table = Table(title="paperline papers", show_lines=False)
-    for col in ("#", "paper", "stages", "last verdicts"):
+    for col in ("#", "paper", "stages", "last verdicts", "from"):
         table.add_column(col, overflow="fold")
     for slug in paper_slugs():
         spec = get_paper(slug)
         stages = " → ".join(s.name for s in spec.stages) if spec.implemented else "(not implemented yet)"
-        verdicts = "(incomplete report: rerun it)" if report_problem(paths, slug) else _verdicts(last_claims(paths, slug))
-        table.add_row(f"{spec.number:02d}", slug, stages, verdicts)
+        doc = None if report_problem(paths, slug) else last_claims(paths, slug)
+        verdicts = "(incomplete report: rerun it)" if report_problem(paths, slug) else _verdicts(doc)
+        table.add_row(f"{spec.number:02d}", slug, stages, verdicts, _made(doc))
     Console(width=160).print(table)
 
 

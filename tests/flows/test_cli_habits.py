@@ -66,6 +66,22 @@ def test_list_json_parses():
     rows = {row["slug"]: row for row in json.loads(proc.stdout)}
     assert rows["qualitypajama"]["implemented"] and "train" in rows["qualitypajama"]["stages"]
     assert rows["anthrobench"]["implemented"] is False and rows["anthrobench"]["stages"] == []
+    assert {"last_profile", "last_date"} <= set(rows["anthrobench"]) and rows["anthrobench"]["last_date"] is None
+
+
+def test_list_says_which_profile_and_date_the_verdicts_come_from(tmp_path):
+    import shutil
+
+    root = tmp_path / "proj"
+    (root / "reports/icql").mkdir(parents=True)
+    for name in ("params.yaml", "dvc.yaml"):
+        shutil.copy(ROOT / name, root / name)
+    doc = {"paper": "icql", "profile": "default", "claims": [{"id": "C1", "verdict": "reproduced"}],
+           "provenance": {"date": "2026-12-01 17:02 UTC"}}
+    (root / "reports/icql/claims.json").write_text(json.dumps(doc))
+    out = paperline("list", cwd=root, env={"PAPERLINE_ROOT": str(root)}, timeout=120).stdout
+    (row,) = [line for line in out.splitlines() if " icql " in line]
+    assert "C1: reproduced" in row and "default, 2026-12-01 17:02" in row
 
 
 def test_show_json_parses():
