@@ -69,12 +69,19 @@ def unclustered(pooled: Sequence[C.Pooled], stat: Callable[[np.ndarray], np.ndar
     return point, stat(vals)
 
 
-def spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Spearman's rho of a fixed x against each row of y (..., k), average ranks for ties (scipy's definition)."""
-    from scipy.stats import rankdata
+def average_ranks(y: np.ndarray) -> np.ndarray:
+    """Ranks (1..k) along the last axis, ties sharing their average rank (scipy's ``rankdata`` default)."""
+    y = np.asarray(y, float)
+    less = (y[..., None, :] < y[..., :, None]).sum(-1)
+    equal = (y[..., None, :] == y[..., :, None]).sum(-1)
+    return less + (equal + 1) / 2.0
 
-    rx = rankdata(x)
-    ry = rankdata(y, axis=-1)
+
+def spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Spearman's rho of a fixed x against each row of y (..., k), average ranks for ties (scipy's definition);
+    numpy only (k is small; importing scipy.stats costs seconds)."""
+    rx = average_ranks(np.asarray(x, float))
+    ry = average_ranks(y)
     rx, ry = rx - rx.mean(), ry - ry.mean(axis=-1, keepdims=True)
     den = np.sqrt((rx ** 2).sum() * (ry ** 2).sum(-1))
     with np.errstate(invalid="ignore", divide="ignore"):

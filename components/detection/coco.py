@@ -107,6 +107,20 @@ def _curves(p: Pooled, weights: np.ndarray):
     return tp, fp, weights @ p.n_gt
 
 
+def _precision_at_recalls(rc: np.ndarray, pr: np.ndarray) -> np.ndarray:
+    """COCOeval's ``np.searchsorted(rc, recThrs, side="left")`` per (B, T) row in one call: each row's recalls (in
+    [0, 1], non-decreasing) are offset by 2 x row number, so the flattened array stays sorted."""
+    B, T, n = rc.shape
+    rows = np.arange(B * T, dtype=float)[:, None] * 2.0
+    flat = (rc.reshape(B * T, n) + rows).ravel()
+    idx = np.searchsorted(flat, (REC_THRS[None, :] + rows).ravel(), side="left").reshape(B * T, -1)
+    local = idx - (np.arange(B * T) * n)[:, None]
+    ok = local < n
+    out = np.zeros((B * T, len(REC_THRS)))
+    out[ok] = pr.reshape(B * T, n).ravel()[idx[ok]]
+    return out.reshape(B, T, -1)
+
+
 def average_precision(p: Pooled, weights: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """AP@[.5:.95], AP50, AP75 and AR (max_det as matched) per weight row (images weighted; weights (B, n_images)).
 
@@ -121,12 +135,7 @@ def average_precision(p: Pooled, weights: np.ndarray | None = None) -> dict[str,
         rc = tp / npig[:, None, None]
         pr = tp / (fp + tp + np.spacing(1))
     pr = np.maximum.accumulate(pr[..., ::-1], axis=2)[..., ::-1]  # precision envelope
-    prec = np.zeros((B, T, len(REC_THRS)))
-    for b in range(B):
-        for t in range(T):
-            idx = np.searchsorted(rc[b, t], REC_THRS, side="left")
-            ok = idx < n
-            prec[b, t, ok] = pr[b, t, idx[ok]]
+    prec = _precision_at_recalls(np.nan_to_num(rc, nan=0.0), pr)
     ap_t = prec.mean(axis=2)
     recall = rc[:, :, -1]
     bad = npig <= 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from components.scenes.compose import DOMAINS, MIN_VISIBILITY, compose, visibility_bin
+from components.scenes.compose import DOMAINS, MIN_VISIBILITY, DomainSpec, compose, visibility_bin
 
 
 def box_of(mask: np.ndarray) -> list[float] | None:
@@ -20,10 +20,10 @@ def _too_hidden(spec, ids, persons) -> bool:
     return any((ids == i + 1).sum() < spec.min_visibility * m.sum() for i, (_, m) in enumerate(persons))
 
 
-def _layout(rng, domain: str, canvas: int, margin: int):
+def _layout(rng, domain: str, canvas: int, margin: int, spec=None):
     """A layout; where the domain sets a minimum visibility (urban), the same layout is redrawn with fewer front
     occluders, then new layouts are drawn, until every person keeps it."""
-    spec = DOMAINS[domain]
+    spec = spec or DOMAINS[domain]
     for _ in range(20):
         state = rng.bit_generator.state
         rgb, ids, persons = compose(rng, spec, canvas, margin)
@@ -37,17 +37,19 @@ def _layout(rng, domain: str, canvas: int, margin: int):
     raise RuntimeError(f"{domain}: no layout met min_visibility {spec.min_visibility} in 20 draws")
 
 
-def generate_sequence(seed: int, domain: str, *, n_frames: int, size: int, jitter: int) -> list[dict]:
+def generate_sequence(seed: int, domain: str, *, n_frames: int, size: int, jitter: int,
+                      spec: DomainSpec | None = None) -> list[dict]:
     """``n_frames`` frames of one sequence: {"image": uint8 (size, size, 3), "annotations": [...]}.
 
     The layout is drawn on a (size + 2 * jitter) canvas with people kept ``jitter`` + 1 px inside it, and each
-    frame crops it at a random-walk offset (camera shake) with brightness and sensor-noise jitter.
+    frame crops it at a random-walk offset (camera shake) with brightness and sensor-noise jitter. ``spec``
+    replaces the named domain's :class:`DomainSpec` (a custom domain).
     """
-    if domain not in DOMAINS:
+    if spec is None and domain not in DOMAINS:
         raise ValueError(f"unknown domain {domain!r}; use one of {sorted(DOMAINS)}")
     rng = np.random.default_rng(seed)
     canvas = size + 2 * jitter
-    rgb, ids, persons = _layout(rng, domain, canvas, margin=2 * jitter + 1)
+    rgb, ids, persons = _layout(rng, domain, canvas, margin=2 * jitter + 1, spec=spec)
     oy = ox = jitter
     frames = []
     for _ in range(n_frames):
@@ -72,13 +74,14 @@ def generate_sequence(seed: int, domain: str, *, n_frames: int, size: int, jitte
 
 
 def generate_set(domain: str, *, n_sequences: int, n_frames: int, size: int, jitter: int, seed: int,
-                 prefix: str) -> tuple[np.ndarray, list[dict], list[dict]]:
+                 prefix: str, spec: DomainSpec | None = None) -> tuple[np.ndarray, list[dict], list[dict]]:
     """A domain's set: images (N, size, size, 3) uint8, image records and annotation records (COCO-like,
     ``bbox`` = full-body box, ``vis_bbox`` = visible extent). Sequence ``k`` is seeded by (seed, k)."""
     images, recs, anns = [], [], []
     for k in range(n_sequences):
         seq_seed = int(np.random.SeedSequence([seed, k]).generate_state(1)[0])
-        for t, fr in enumerate(generate_sequence(seq_seed, domain, n_frames=n_frames, size=size, jitter=jitter)):
+        for t, fr in enumerate(generate_sequence(seq_seed, domain, n_frames=n_frames, size=size, jitter=jitter,
+                                                    spec=spec)):
             image_id = len(images)
             images.append(fr["image"])
             recs.append({"id": image_id, "file_name": f"{prefix}-{k:04d}-{t:02d}", "sequence": f"{prefix}-{k:04d}",

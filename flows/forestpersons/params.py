@@ -111,10 +111,10 @@ class Params(PaperParams):
 PRESETS = presets(
     default={"train": {"seeds": {"forest": [0, 1, 2], "urban": [0, 1, 2], "aerial": [0]}},
              "resources": {"workers": 2}, "progress": False},
-    smoke={"scenes": {"train_images": 200, "val_images": 40, "test_images": 60, "urban_test_images": 20},
+    smoke={"scenes": {"train_images": 100, "val_images": 20, "test_images": 40, "urban_test_images": 20},
            "train": {"seeds": {"forest": [0, 1], "urban": [0, 1], "aerial": [0]}, "epochs": 1},
            "eval": {"video_frames": 2, "panel": 4}, "resources": {"workers": 1},
-           "claims": {"n_resamples": 1000, "ap_resamples": 200}},
+           "claims": {"n_resamples": 200, "ap_resamples": 100}},
     full={"source": {"kind": "hf"}, "train": {"seeds": {"forest": [0, 1, 2, 3, 4], "urban": [0, 1, 2, 3, 4],
                                                        "aerial": [0, 1, 2]}, "epochs": 30},
           "claims": {"ap_resamples": 10000}},

@@ -1,0 +1,92 @@
+"""forestpersons's claims on hand-built detections with known verdicts, and every verdict flip caught."""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import pytest
+
+from components.evaluation.claims import claims_document
+from flows.forestpersons.claims import all_claims
+from flows.forestpersons.params import PRESETS, Params
+from flows.forestpersons.report import pooled_subsets
+from flows.runtime.params import resolve
+from tests.claims_checks import assert_every_verdict_flip_is_caught
+
+GT = [("standing", 100), ("lying", 20), ("sitting", 70), ("standing", 40)]
+
+
+def _doc(n=24):
+    images, anns = [], []
+    for i in range(n):
+        images.append({"id": i, "sequence": f"s{i // 4}", "tier": ("easy", "medium", "hard")[i % 3],
+                       "width": 128, "height": 128})
+        for j, (pose, vis) in enumerate(GT):
+            anns.append({"id": len(anns) + 1, "image_id": i, "bbox": [5 + 30 * j, 20, 20, 50], "pose": pose,
+                         "visibility": vis})
+    return {"images": images, "annotations": anns}
+
+
+def _dets(doc, hit: dict, seed: int):
+    """Per image: a box near each GT with probability hit[(pose, vis)] (score 0.5-1), plus a clutter box."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(len(doc["images"])):
+        b, s = [], []
+        for a in (a for a in doc["annotations"] if a["image_id"] == i):
+            if rng.random() < hit[(a["pose"], a["visibility"])]:
+                b.append(np.array(a["bbox"]) + rng.normal(0, 1, 4))
+                s.append(rng.uniform(0.5, 1))
+        b.append([100, 100, 20, 20])
+        s.append(rng.uniform(0, 0.6))
+        out.append((np.array(b, float), np.array(s)))
+    return out
+
+
+@pytest.fixture(scope="module")
+def p():
+    return resolve(Params, PRESETS, slug="forestpersons", profile="default",
+                   overrides=["claims.ap_resamples=300", "claims.n_resamples=1000"])
+
+
+def _pooled(doc, quality: dict[str, dict]):
+    pooled = {}
+    for name, hit in quality.items():
+        pooled[name] = pooled_subsets(_dets(doc, hit, seed=zlib.crc32(name.encode())), doc)
+    return pooled
+
+
+STRONG = {("standing", 100): 0.95, ("standing", 40): 0.6, ("sitting", 70): 0.8, ("lying", 20): 0.3}
+WEAK = {k: 0.25 for k in STRONG}
+NONE = {k: 0.02 for k in STRONG}
+
+
+def test_the_paper_pattern_reproduces_and_its_reverse_does_not(p):
+    doc = _doc()
+    seeds = p.train.seeds
+    q = {**{f"forest-s{s}": STRONG for s in seeds["forest"]}, **{f"urban-s{s}": WEAK for s in seeds["urban"]},
+         **{f"aerial-s{s}": NONE for s in seeds["aerial"]}, "hog": STRONG}
+    pooled = _pooled(doc, q)
+    c1, c2, c3, c4 = all_claims(p, pooled, pooled["hog"])
+    assert [c.verdict for c in (c1, c2, c3, c4)] == ["reproduced"] * 4, [c.reason for c in (c1, c2, c3, c4)]
+    assert c1.n_seeds == 3 and c1.details["resampling"].startswith("two-stage") and c1.effect > 0.2
+    assert c3.parts[0]["details"]["ap_by_visibility"][0] > c3.parts[0]["details"]["ap_by_visibility"][-1]
+    assert c4.cluster_unit is None and c4.details["forest_standing"] > c4.details["forest_lying"]
+
+    swapped = {**q, **{f"forest-s{s}": WEAK for s in seeds["forest"]}, **{f"urban-s{s}": STRONG for s in seeds["urban"]},
+               "hog": {k: 0.9 if k[0] == "lying" else 0.2 for k in STRONG}}
+    pooled = _pooled(doc, swapped)
+    r = all_claims(p, pooled, pooled["hog"])
+    assert r[0].verdict == "not reproduced" and r[3].verdict == "not reproduced"
+    doc_claims = claims_document("forestpersons", "default", r)
+    assert assert_every_verdict_flip_is_caught(doc_claims) >= 2 * 6
+
+
+def test_equal_detectors_give_no_practical_effect(p):
+    doc = _doc(40)
+    seeds = p.train.seeds
+    same = {**{f"{d}-s{s}": STRONG for d in ("forest", "urban", "aerial") for s in seeds[d]}, "hog": STRONG}
+    pooled = {n: pooled_subsets(_dets(doc, STRONG, seed=0), doc) for n in same}  # identical detections
+    c1 = all_claims(p, pooled, pooled["hog"])[0]
+    assert c1.effect == 0 and c1.verdict == "not reproduced" and "no practical effect" in c1.reason
