@@ -127,7 +127,7 @@ _PENDULUM = {"id": "InvertedPendulum-v5", "steps": 20_000, "methods": ["clean", 
 PRESETS = presets(
     default={"envs": [_CARTPOLE, _PENDULUM], "train": {"seeds": [0, 1, 2]}, "resources": {"workers": 2},
              "progress": False},
-    smoke={"envs": [{**_CARTPOLE, "steps": 5_000}],
+    smoke={"envs": [{**_CARTPOLE, "steps": 4_000}],
            "train": {"seeds": [0]},
            "eval": {"episodes": 3, "states": 60, "perturb_episodes": 1, "perturb_states": 20},
            "claims": {"n_resamples": 1000}},

@@ -134,16 +134,18 @@ def test_l_adv_discrete_and_continuous():
     assert l_adv(box, np.array([0.0, 3.0]), np.array([-3.0, 3.0])) == pytest.approx(1.0)  # inf-norm, normalised
 
 
-@pytest.mark.parametrize("env_id", ["CartPole-v1", "InvertedPendulum-v5", "Hopper-v5"])
+@pytest.mark.parametrize("env_id", ["CartPole-v1", "InvertedPendulum-v5", "Hopper-v5", "HalfCheetah-v5"])
 def test_victim_reward_and_termination_match_gymnasium(env_id):
-    kw = {"exclude_current_positions_from_observation": False} if env_id == "Hopper-v5" else {}
+    """Step by step against Gymnasium (the full profile's MuJoCo tasks too: x position kept in the observation)."""
+    kw = {"exclude_current_positions_from_observation": False} if env_id in ("Hopper-v5", "HalfCheetah-v5") else {}
     ref, ours = gym.make(env_id, **kw), VictimEnv(make_simulator(env_id), TASKS[env_id])
     rng = np.random.default_rng(1)
     for ep in range(3):
         o1, _ = ref.reset(seed=ep)
         o2, _ = ours.reset(seed=ep)
-        done = False
-        while not done:
+        done, t = False, 0
+        while not done and t < 300:
+            t += 1
             np.testing.assert_allclose(o1, o2[:physical_dim(ours)], rtol=1e-6, atol=1e-6)
             a = int(rng.integers(2)) if env_id == "CartPole-v1" else rng.uniform(-1, 1, ref.action_space.shape)
             o1, r1, t1, tr1, _ = ref.step(a if env_id != "InvertedPendulum-v5" else 3 * a)
