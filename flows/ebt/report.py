@@ -50,8 +50,9 @@ def _set_table(p: Params, rows: list[dict], sets: list[str]) -> list[dict]:
 
 
 def _descriptive(p: Params, rows: list[dict], models: list[dict]) -> dict:
+    """Card claim 4 on the first width's ID windows; the scaling slope across widths when there are three."""
     c, m = p.claims, p.energy.mcmc_steps
-    r = [x for x in rows if x["set"] == ID_SET]
+    r = [x for x in rows if x["set"] == ID_SET and x["width"] == p.model.widths[0]]
     kw = dict(n_resamples=c.n_resamples, level=c.level)
     out = {"statement": "Card claim 4 (descriptive, no verdict): EBT pretraining perplexity vs Transformer++ "
                         "at equal steps and at equal FLOPs (ID set, log PPL EBT - T++; > 0 means EBT is worse)",

@@ -8,7 +8,7 @@ L = Layout("ebt", code=("common",))
 DATA, MODELS, EVAL = L.out("data"), L.out("models"), L.out("eval")
 
 STAGES = (
-    L.stage("data", code=("components/ebt/chars.py", "components/data/validate.py", "components/data/corpus/hf.py"),
+    L.stage("data", code=("components/ebt/chars.py", "components/ebt/tokens.py", "components/data/validate.py", "components/data/corpus/hf.py"),
             reads=("data/sources",), params=("data", "model.seq_len"), writes=(DATA,), after=(f"{SHARED}:sources",),
             summary="char-level Austen (5 novels train + dev, Persuasion test), Shakespeare/KJV/Linux docs OOD; "
                     "GX: no evaluation window occurs in the training text"),

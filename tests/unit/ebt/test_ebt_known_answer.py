@@ -10,6 +10,7 @@ path (dE/dy detached, so the loss never reaches the energy's parameters) must mi
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -29,6 +30,7 @@ def _successor_tokens(n: int = 20_000, seed: int = 0) -> np.ndarray:
     return ((starts[:, None] + np.arange(16)) % V).reshape(-1).astype(np.int64)
 
 
+@functools.lru_cache(maxsize=2)  # one training per variant for the whole module
 def _trained(second_order: bool = True) -> EnergyTransformer:
     torch.manual_seed(0)
     model = EnergyTransformer(EBTConfig(vocab_size=V, d_model=32, n_layers=1, n_heads=2, d_ff=64, max_seq_len=16,
