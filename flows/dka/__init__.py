@@ -1,5 +1,3 @@
-"""dka: Dual-Kernel Adapter: widening the receptive field for low-data medical adaptation.
-
-Rendered by ``paperline new dka`` as a working skeleton (a toy estimator claim); replace the toy method,
-data and claims with the paper's (card: ``../shared/papers/13-dka.md``).
-"""
+"""dka: Dual-Kernel Adapter (large + small depthwise kernels in a bottleneck adapter) against linear probing,
+full fine-tuning, the bottleneck adapter, Convpass and LoRA on a frozen tiny ViT, in low-data regimes of an
+MNI152 lesion task; the ERF diagnostic (card: ``../shared/papers/13-dka.md``)."""
