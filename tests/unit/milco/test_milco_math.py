@@ -102,3 +102,11 @@ def test_inverted_index_matches_the_dense_product():
     ref = (q @ docs.T).toarray()
     for a in range(4):
         assert np.allclose(ref[a][ranked[a]], np.sort(ref[a])[::-1][:5]) and lat >= 0
+
+
+def test_calibration_agrees_with_the_per_row_mass_count():
+    m = _rows(np.random.default_rng(4), 20, 30)
+    f = IX.calibrate_mass(m, 5.0)
+    brute = np.mean([IX.mass_count(np.sort(m[i].data)[::-1], f) for i in range(m.shape[0])])
+    assert brute == pytest.approx(IX.active_dims(IX.mass_prune(m, f)).mean())
+    assert abs(brute - 5.0) < 1.0
