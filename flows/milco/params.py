@@ -49,7 +49,7 @@ class ModelParams(Section):
     n_layers: int = Field(2, ge=1, le=24, description="encoder layers")
     n_heads: int = Field(4, ge=1, le=64, description="attention heads")
     d_ff: Width = Field(256, ge=8, description="feed-forward width")
-    d_en: Width = Field(64, ge=8, description="connector output / English MLM head width")
+    d_en: Width = Field(32, ge=8, description="connector output / English MLM head width")
     query_len: Width = Field(16, ge=4, le=512, description="query tokens")
     doc_len: Width = Field(32, ge=8, le=512, description="document tokens")
 
@@ -63,10 +63,10 @@ class ModelParams(Section):
 class TrainParams(Section):
     seeds: Seeds = Field([0, 1, 2], min_length=1, description="model seeds (the claims' clusters)")
     variants: list[str] = Field(list(VARIANTS), min_length=1, description=f"models trained per seed: {VARIANTS}")
-    sap_steps: Steps = Field(200, ge=1, description="SAP steps")
+    sap_steps: Steps = Field(150, ge=1, description="SAP steps")
     sap_batch: Width = Field(32, ge=2, description="SAP batch")
     sap_lr: float = Field(3e-3, gt=0, le=1, description="SAP learning rate")
-    steps: Steps = Field(100, ge=1, description="stage-2 steps")
+    steps: Steps = Field(80, ge=1, description="stage-2 steps")
     batch: Width = Field(64, ge=2, description="stage-2 batch (in-batch negatives)")
     lr: float = Field(1e-3, gt=0, le=1, description="stage-2 learning rate")
     reg: Literal["flops", "l1"] = Field("flops", description="sparsity regulariser")
@@ -150,7 +150,7 @@ PRESETS = presets(
            "claims": {"n_resamples": 1000}, "progress": False},
     full={"data": {"english_vocab": 8_000, "sap_pairs": 20_000, "contrastive_pairs": 10_000, "bible_books": ["Matt", "Mark", "Luke", "John",
                                                                                     "Acts"], "bible_pairs": 5_000},
-          "train": {"seeds": [0, 1, 2, 3, 4], "sap_steps": 3_000, "steps": 2_000},
+          "model": {"d_en": 128}, "train": {"seeds": [0, 1, 2, 3, 4], "sap_steps": 3_000, "steps": 2_000},
           "full": {"miracl": "miracl/miracl", "miracl_corpus": "miracl/miracl-corpus", "mkqa": "apple/mkqa",
                    "milco_model": "omai-research/milco-650m", "encoder": "BAAI/bge-m3", "teacher": "naver/splade-v3"}},
 )
