@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import spearmanr
 
-from components.evaluation.claim_spec import ClaimSpec  # noqa: F401  (declared in claims.py)
 from components.io import read_json, read_jsonl
 from components.reporting import Section
 from components.reporting.plots import new_figure
 from flows.runtime.report_stage import finish_report
+from flows.runtime.stages import StageContext
 from flows.vip import claims as K
 from flows.vip.params import Params
 from flows.vip.spec import RUNS, SFT
@@ -100,8 +100,8 @@ def predictor_metrics(preds, max_seen):
     return out
 
 
-def run(ctx) -> dict:
-    p: Params = ctx.params
+def run(ctx: StageContext[Params]) -> dict:
+    p = ctx.params
     curves = read_jsonl(ctx.input(f"{RUNS}/curves.jsonl"))
     steps = read_jsonl(ctx.input(f"{RUNS}/steps.jsonl"))
     preds = read_jsonl(ctx.input(f"{RUNS}/predictions.jsonl"))
