@@ -55,7 +55,8 @@ def triggered_hits(policy, states: np.ndarray, env_id: str, *, target, tau: floa
 
 
 def attack_cost(counts: dict[str, int]) -> dict[str, float]:
-    """Shares of all training steps: daze (extra, random-action simulation) steps, triggers, null transitions."""
+    """Shares of all training steps: daze (extra, random-action simulation) steps, triggers (TrojDRL: poisoned
+    steps), null transitions."""
     total = max(1, sum(counts.values()))
-    return {"extra_sim_share": counts.get("daze", 0) / total, "trigger_share": counts.get("trigger", 0) / total,
+    return {"extra_sim_share": counts.get("daze", 0) / total, "trigger_share": (counts.get("trigger", 0) + counts.get("poisoned", 0)) / total,
             "null_share": counts.get("null", 0) / total, "daze_entries": counts.get("daze_start", 0)}
