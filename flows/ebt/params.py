@@ -155,11 +155,11 @@ PRESETS = presets(
         "resources": {"threads": 1, "workers": 2},
     },
     smoke={
-        "data": {"eval_chars": 3_000, "ood_sets": ["shakespeare", "linux_docs"]},
-        "training": {"seeds": [0], "steps": 100, "max_flop_ratio": 2.0},
+        "data": {"eval_chars": 2_000, "ood_sets": ["shakespeare", "linux_docs"]},
+        "training": {"seeds": [0], "steps": 40, "max_flop_ratio": 1.5},
         "eval": {"think_steps": [1, 2, 4], "best_of": [1, 4]},
         "claims": {"n_resamples": 1000},
-        "resources": {"workers": 1, "threads": 2},
+        "resources": {"workers": 1, "threads": 1},
         "progress": False,
     },
     full={
