@@ -211,25 +211,3 @@ def load_model(directory: str | os.PathLike) -> EnergyTransformer:
         raise DataError(f"{weights}: weights do not match {CONFIG_FILE}")
     return model.eval()
 
-
-class Predictor(nn.Module):
-    """An EBT served as a causal LM: ``forward(idx) -> (logits after infer_steps steps from y_0 = 0, None)``.
-
-    Zero initial logits (the repo's ``denoising_initial_condition="zeros"``) make serving deterministic.
-    """
-
-    def __init__(self, model: EnergyTransformer) -> None:
-        super().__init__()
-        self.model = model
-
-    def forward(self, idx: torch.Tensor) -> tuple[torch.Tensor, None]:
-        from components.ebt.optimise import minimise
-
-        ctx = self.model.context(idx)
-        y0 = torch.zeros((*idx.shape, self.model.config.vocab_size))
-        return minimise(self.model, ctx, y0, steps=self.model.config.infer_steps).final, None
-
-
-def load_predictor(directory: str | os.PathLike) -> Predictor:
-    """:func:`load_model` wrapped as a :class:`Predictor` (the MLflow folder model's loader)."""
-    return Predictor(load_model(directory)).eval()

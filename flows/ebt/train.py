@@ -142,7 +142,7 @@ def _log(ctx: StageContext[Params], rec: dict, out: Path, params: dict) -> None:
 
     sig = ModelSignature(inputs=Schema([TensorSpec(np.dtype("int64"), (-1, -1), "token_ids")]),
                          outputs=Schema([TensorSpec(np.dtype("int64"), (-1,), "next_token")]))
-    loader = ("components.ebt.energy_model:load_predictor" if rec["kind"] == "ebt"
+    loader = ("components.ebt.predictor:load_predictor" if rec["kind"] == "ebt"
               else "components.models.tiny_lm:load_model")
     summary = {k: v for k, v in rec.items() if k not in ("history", "name")}
     with ctx.tracker.child(rec["name"], {**params, **summary}) as run_id:

@@ -30,7 +30,7 @@ ALLOWED_LOADERS = frozenset({
     "components.dka.vit:load_model",  # dka's tiny ViT backbone from config.json + model.safetensors
     "components.dka.methods:load_adapted",  # dka's adapted ViT (method + adapter config) from the same pair
     "components.detection.centernet:load_model",  # forestpersons' TinyCenterNet (config.json + model.safetensors)
-    "components.ebt.energy_model:load_predictor",  # an EBT (config.json + model.safetensors) served as a causal LM
+    "components.ebt.predictor:load_predictor",  # an EBT (config.json + model.safetensors) served as a causal LM
     "components.backdoor.policy:load_actor",  # daze's PPO actor (config.json + policy.safetensors, numpy)
 })
 CODE_FILE = Path(__file__).with_name("folder_pyfunc.py")

@@ -10,7 +10,8 @@ import torch
 
 from components.ebt import chars
 from components.ebt import flops as FL
-from components.ebt.energy_model import EBTConfig, EnergyTransformer, load_model, load_predictor, save_model
+from components.ebt.energy_model import EBTConfig, EnergyTransformer, load_model, save_model
+from components.ebt.predictor import load_predictor
 from components.ebt.inference import best_of_n
 from components.ebt.optimise import minimise
 from components.ebt.training import ebt_loss
