@@ -11,7 +11,7 @@ from components.reporting import Section
 from components.reporting.plots import line_plot
 from flows.milco.claims import CLAIMS, decide
 from flows.milco.params import Params
-from flows.milco.spec import EVAL
+from flows.milco.spec import EVAL, MODELS
 from flows.runtime.report_stage import finish_report
 from flows.runtime.stages import StageContext
 
@@ -57,6 +57,20 @@ def bytes_rows(points: list[dict], table: list[dict]) -> list[dict]:
     return rows
 
 
+def loss_curves(histories: dict) -> tuple[dict, dict]:
+    """Seed-mean SAP loss and stage-2 loss per variant (the plateau check)."""
+    sap, st2 = defaultdict(list), defaultdict(list)
+    for per_seed in histories.values():
+        for variant, h in per_seed.items():
+            if h["sap"]:
+                sap["SAP (shared by milco, no_echo)"].append(h["sap"])
+            st2[variant].append([r["loss"] for r in h["stage2"]])
+    mean = {k: (list(range(len(v[0]))), list(np.mean(np.asarray([x[:len(v[0])] for x in v]), axis=0)))
+            for k, v in {**sap, **st2}.items() if v}
+    return {k: v for k, v in mean.items() if k.startswith("SAP")}, {k: v for k, v in mean.items()
+                                                                    if not k.startswith("SAP")}
+
+
 def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     rows = read_jsonl(ctx.input(f"{EVAL}/per_query.jsonl"))
@@ -88,6 +102,13 @@ def run(ctx: StageContext[Params]) -> dict:
                 "top-k.", figures=[("pruning", fig1, "nDCG@10 against active dimensions per document"),
                                    ("bytes", fig2, "nDCG@10 against index bytes")], tables=[points]),
     ]
+    sap_curve, st2_curve = loss_curves(read_json(ctx.input(f"{MODELS}/train.json"))["histories"])
+    sections.append(Section("Training", "Seed-mean training losses: SAP (masked MSE to the lexical teacher), then "
+                            "stage 2 (InfoNCE + KL + FLOPS) per model.",
+                            figures=[("sap_loss", line_plot(sap_curve, xlabel="step", ylabel="SAP loss",
+                                                            title="Sparse Alignment Pretraining"), "SAP loss"),
+                                     ("stage2_loss", line_plot(st2_curve, xlabel="step", ylabel="stage-2 loss",
+                                                               title="Stage 2"), "stage-2 loss per model")]))
     results = decide(p, rows, ground)
     metrics = {"systems": {f"{t['system']}/{t['task']}": {m: t[m] for m in METRICS} for t in table},
                "grounding": {g["system"]: g["grounding"] for g in gtab}}

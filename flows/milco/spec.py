@@ -23,7 +23,7 @@ STAGES = (
             writes=(EVAL,), after=("train",),
             summary="inverted index per model: nDCG@10/R@100/MRR@10, active dims, index bytes, latency, grounding; "
                     "mass vs top-k pruning; BM25 and USE baselines"),
-    L.report_stage(reads=(EVAL,), params=("train.seeds", "eval"),
+    L.report_stage(reads=(EVAL, MODELS), params=("train.seeds", "eval"),
                    plots={"pruning.csv": {"x": "avg_doc_dims", "y": "ndcg10", "template": "scatter"},
                           "bytes.csv": {"x": "index_bytes", "y": "ndcg10", "template": "scatter"}},
                    after=("evaluate",), summary="claims 1-4 with verdicts; pruning and index-size trade-offs"),
