@@ -144,16 +144,18 @@ _FULL_METHODS = {**_DEFAULT_METHODS, "uniform-rloo": {"allocation": "uniform", "
                  "vip-beta": {"allocation": "vip", "predictor": "beta"}}
 
 PRESETS = presets(
-    default={"rl": {"seeds": [0, 1, 2], "methods": _DEFAULT_METHODS}},
+    # 40 steps (the card says 80) and 2 evaluations along the budget: what fits the CPU budget (see the README)
+    default={"rl": {"seeds": [0, 1, 2], "methods": _DEFAULT_METHODS, "steps": 40, "n_evals": 2, "grad_repeats": 4},
+             "resources": {"workers": 2}},
     smoke={"data": {"n_train": 200, "n_heldout": 40, "n_sft": 2000, "features": ["hashed"]},
            "model": {"d_model": 32, "n_layers": 1, "n_heads": 2, "d_ff": 64, "sft_steps": 60},
            "rl": {"seeds": [0], "steps": 6, "q": 8, "budget_per_step": 32, "hi": 8, "n_evals": 1, "eval_k": 4,
                   "grad_repeats": 2,
                   "methods": Replace({"uniform": {"allocation": "uniform"},
                                       "vip": {"allocation": "vip", "predictor": "gp", "features": "hashed"}})},
-           "claims": {"n_resamples": 1000}, "progress": False},
+           "claims": {"n_resamples": 1000}, "resources": {"workers": 1}, "progress": False},
     full={"data": {"source": "dapo", "hf_dataset": "BytedTsinghua-SIA/DAPO-Math-17k",
                    "embedder": "sentence-transformers/all-MiniLM-L6-v2"},
           "model": {"hf_model": "Qwen/Qwen2.5-Math-1.5B"},
-          "rl": {"seeds": [0, 1, 2, 3, 4], "methods": _FULL_METHODS}},
+          "rl": {"seeds": [0, 1, 2, 3, 4], "methods": _FULL_METHODS, "steps": 80, "n_evals": 4, "grad_repeats": 8}},
 )
