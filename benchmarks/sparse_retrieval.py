@@ -55,15 +55,18 @@ def run(n: int, n_queries: int, model: str | None, rng: np.random.Generator) -> 
     picks = rng.choice(len(texts), n_queries, replace=False)
     queries = vectors([" ".join(texts[i].split()[:10]) for i in picks], space, model)
     sparse = IX.InvertedIndex(pruned)
+    queries = queries.tocsr()
     t = time.perf_counter()
-    sparse.search_all(queries, 100)
+    for i in range(n_queries):  # one query at a time through the postings
+        sparse.search(queries[i], 100)
     sparse_qps = n_queries / (time.perf_counter() - t)
     proj = rng.normal(size=(docs.shape[1], 128)).astype(np.float32) / np.sqrt(128)
     dense_docs = np.asarray(docs @ proj, np.float32)
     dense = FlatIndex(dense_docs / np.linalg.norm(dense_docs, axis=1, keepdims=True).clip(1e-9))
     qd = np.asarray(queries @ proj, np.float32)
     t = time.perf_counter()
-    dense.search_all(qd, 100)
+    for i in range(n_queries):  # one query at a time
+        dense.index.search(qd[i:i + 1], 100)
     dense_qps = n_queries / (time.perf_counter() - t)
     return {"docs": len(texts), "avg_terms": float(IX.active_dims(pruned).mean()), "sparse_qps": sparse_qps,
             "dense_qps": dense_qps, "sparse_bytes": sparse.index_bytes, "dense_bytes": dense.index_bytes}
