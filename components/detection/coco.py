@@ -126,6 +126,11 @@ def average_precision(p: Pooled, weights: np.ndarray | None = None) -> dict[str,
 
     NaN where there is no non-ignored ground truth (COCOeval's -1)."""
     W = np.ones((1, len(p.n_gt))) if weights is None else np.atleast_2d(np.asarray(weights, float))
+    hits = np.nonzero(p.tp.any(0))[0]
+    # detections after the last true positive (at any threshold) only add false positives at the final recall:
+    # they change no precision-envelope value that a recall threshold reads, so AP and AR are exact without them
+    p = Pooled(image=p.image[:hits[-1] + 1], tp=p.tp[:, :hits[-1] + 1], fp=p.fp[:, :hits[-1] + 1], n_gt=p.n_gt) \
+        if hits.size else Pooled(image=p.image[:0], tp=p.tp[:, :0], fp=p.fp[:, :0], n_gt=p.n_gt)
     B, T, n = W.shape[0], p.tp.shape[0], p.tp.shape[1]
     if n == 0:
         zeros = np.where(W @ p.n_gt > 0, 0.0, np.nan)

@@ -94,7 +94,7 @@ class EvalParams(Section):
 
 class ClaimsParams(ClaimsBase):
     delta: float = Field(0.01, ge=0, le=0.5, description="no-effect band for AP and recall differences (1 point)")
-    ap_resamples: Resamples = Field(2000, ge=100, description="bootstrap resamples of the AP claims (each "
+    ap_resamples: Resamples = Field(400, ge=100, description="bootstrap resamples of the AP claims (each "
                                     "resample recomputes AP over every detection)")
     fppi: float = Field(1.0, gt=0, le=100, description="false positives per image for claim 4's recall")
 
