@@ -122,6 +122,14 @@ def sweep(ctx, p, base: dict) -> tuple[list[dict], dict[str, tuple[float, float]
     return rows, best
 
 
+def log_curve(t, run_id: str, key: str, values: list[float], every: int = 1) -> None:
+    """A whole curve as one MLflow batch (value i at step i * every)."""
+    from mlflow.entities import Metric
+
+    now = int(time.time() * 1000)
+    t.client.log_batch(run_id, metrics=[Metric(key, float(v), now, i * every) for i, v in enumerate(values)])
+
+
 def _log(ctx, runs: list[dict], sweep_rows: list[dict]) -> None:
     t = ctx.tracker
     if t is None:
@@ -132,8 +140,7 @@ def _log(ctx, runs: list[dict], sweep_rows: list[dict]) -> None:
         name = f"{r['method']}-f{r['fraction']:g}-s{r['seed']}"
         with t.child(name, {k: r[k] for k in ("method", "fraction", "seed", "lr_adapter", "lr_head", "steps",
                                                "n_train", "trainable")}) as rid:
-            for i, v in enumerate(r["losses"]):
-                t.log_metrics({"train_loss": v}, step=i, run_id=rid)
+            log_curve(t, rid, "train_loss", r["losses"], every=max(1, r["steps"] // 50))
             t.log_metrics({k: r[k] for k in ("acc", "macro_f1", "auc", "seconds", "plateau")}
                           | {f"erf_area_t{k}": float(np.mean(v)) for k, v in r["erf"].items()}, run_id=rid)
             if r.get("model_dir"):

@@ -14,6 +14,7 @@ from components.dka import sources, vit
 from components.dka.train import predict_proba
 from components.errors import ParamsError
 from components.io import write_json
+from flows.dka.adapt import log_curve
 from flows.dka.common import image_signature, log, set_threads
 from flows.dka.params import Params
 from flows.dka.spec import PRETRAIN
@@ -27,8 +28,7 @@ def _log(ctx, info: dict, model_dir) -> None:
         return
     t = ctx.tracker
     with t.child("backbone-fashion-mnist", {"pretrain": ctx.params.pretrain.model_dump()}) as rid:
-        for i in range(0, len(info["losses"]), 10):
-            t.log_metrics({"train_loss": info["losses"][i]}, step=i, run_id=rid)
+        log_curve(t, rid, "train_loss", info["losses"][::10], every=10)
         t.log_metrics({"fashion_test_acc": info["fashion_test_acc"]}, run_id=rid)
         try:
             t.log_state_dict_model(rid, model_dir, loader=LOADER, signature=image_signature(
