@@ -34,10 +34,27 @@ def record(root: Path, slug: str) -> Path:
     doc = validate_claims_document(read_json(src), str(src))
     if doc["profile"] != RECORDED_PROFILE:
         raise DataError(f"{src}: profile {doc['profile']!r}; only {RECORDED_PROFILE}-profile verdicts are recorded")
+    _check_params(root, slug, doc, src)
     dest = record_path(root, slug)
     dest.parent.mkdir(parents=True, exist_ok=True)
     write_json(dest, doc)
     return dest
+
+
+def _check_params(root: Path, slug: str, doc: dict, src: Path) -> None:
+    """The run used params.yaml's own default-profile params: a run with ``--set`` overrides (a reduced run, say)
+    is not the default profile's verdict, even though its claims.json says ``profile: default``."""
+    want = (doc.get("provenance") or {}).get("params_hash")
+    if want is None:  # a claims.json from before reports carried the hash
+        return
+    from flows.registry import get_paper
+    from flows.runtime.pipeline import resolve_owner_params
+    from flows.runtime.report_stage import params_hash
+    from flows.runtime.settings import Paths
+
+    if params_hash(resolve_owner_params(get_paper(slug), Paths(root), RECORDED_PROFILE, ())) != want:
+        raise DataError(f"{src}: made with params other than params.yaml's {RECORDED_PROFILE} profile (a --set "
+                        f"override?); rerun `paperline run {slug} --profile {RECORDED_PROFILE}` to record it")
 
 
 def summary(doc: dict) -> str:

@@ -26,9 +26,13 @@ from flows.runtime.gitinfo import git_state
 from flows.runtime.stages import StageContext
 
 
+def params_hash(params: Any) -> str:
+    """md5 of a paper's resolved params (a pydantic model): which params produced a report."""
+    return hashlib.md5(json.dumps(params.model_dump(mode="json"), sort_keys=True).encode()).hexdigest()
+
+
 def provenance(ctx: StageContext) -> dict[str, Any]:
     """Where this report's numbers come from: commit, date, profile, params, stage times, MLflow run."""
-    params = json.dumps(ctx.params.model_dump(mode="json"), sort_keys=True)
     stages = {}
     for st in ctx.paper.stages:
         record = pub.read_marker(ctx.paths, ctx.slug, st.name) if st.name != ctx.stage.name else None
@@ -36,7 +40,7 @@ def provenance(ctx: StageContext) -> dict[str, Any]:
             stages[st.name] = {"wall_s": record.get("run_seconds"), "cpu_s": record.get("cpu_seconds")}
     tracker = ctx.tracker
     return {**git_state(ctx.paths.root), "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            "profile": ctx.profile, "params_hash": hashlib.md5(params.encode()).hexdigest(),
+            "profile": ctx.profile, "params_hash": params_hash(ctx.params),
             "mlflow_run_id": getattr(tracker, "run_id", None), "stages": stages}
 
 

@@ -53,3 +53,23 @@ def test_smoke_runs_and_hand_edited_verdicts_are_not_recorded(checkout):
     (checkout / "reports/icql/claims.json").write_text(json.dumps(doc))
     with pytest.raises(DataError, match="verdict"):
         V.record(checkout, "icql")
+
+
+def test_a_default_run_with_set_overrides_is_not_recorded(checkout):
+    from flows.registry import get_paper
+    from flows.runtime.pipeline import resolve_owner_params
+    from flows.runtime.report_stage import params_hash
+    from flows.runtime.settings import Paths
+
+    shutil.copy(ROOT / "params.yaml", checkout / "params.yaml")
+    shutil.copy(ROOT / "dvc.yaml", checkout / "dvc.yaml")
+    paper = get_paper("icql")
+    doc = _claims_doc("default")
+    doc["provenance"]["params_hash"] = params_hash(resolve_owner_params(paper, Paths(checkout), "default",
+                                                                        ["icql.train.steps=12"]))
+    (checkout / "reports/icql/claims.json").write_text(json.dumps(doc))
+    with pytest.raises(DataError, match="params other than params.yaml's default"):
+        V.record(checkout, "icql")
+    doc["provenance"]["params_hash"] = params_hash(resolve_owner_params(paper, Paths(checkout), "default", []))
+    (checkout / "reports/icql/claims.json").write_text(json.dumps(doc))
+    assert V.record(checkout, "icql").is_file()
