@@ -23,3 +23,11 @@ class ParamsError(PaperlineError):
 
 class OfflineError(PaperlineError):
     """Something needed the network (a hub id) while running offline."""
+
+
+def closest(name: str, choices) -> str | None:
+    """The choice a misspelt ``name`` most likely meant (difflib, cutoff 0.6), or None: for "did you mean"."""
+    import difflib
+
+    found = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
+    return found[0] if found else None

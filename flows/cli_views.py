@@ -48,10 +48,10 @@ def _verdicts(doc: dict[str, Any] | None) -> str:
 
 def close_matches(name: str, choices: list[str]) -> str:
     """`` did you mean 'x'?`` (with a leading '; ') for a misspelt name, or ''."""
-    import difflib
+    from components.errors import closest
 
-    found = difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
-    return f"; did you mean {found[0]!r}?" if found else ""
+    found = closest(name, choices)
+    return f"; did you mean {found!r}?" if found else ""
 
 
 def find_paper(slug: str):

@@ -74,10 +74,10 @@ def get_paper(slug: str) -> PaperSpec:
     table = papers()
     key = slug.replace("_", "-") if slug.replace("_", "-") in table else slug
     if key not in table:
-        import difflib
+        from components.errors import closest
 
-        found = difflib.get_close_matches(slug.replace("_", "-"), paper_slugs(), n=1, cutoff=0.6)
-        hint = f"; did you mean {found[0]!r}?" if found else ""
+        found = closest(slug.replace("_", "-"), paper_slugs())
+        hint = f"; did you mean {found!r}?" if found else ""
         raise ParamsError(f"unknown paper {slug!r}{hint} (known papers: {', '.join(paper_slugs())})")
     return table[key]
 

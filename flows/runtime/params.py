@@ -236,10 +236,10 @@ def _sibling_keys(model: type[BaseModel] | None, loc: tuple) -> list[str]:
 
 
 def _did_you_mean(name: str, choices: list[str]) -> str:
-    import difflib
+    from components.errors import closest
 
-    found = difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
-    return f" (did you mean {found[0]!r}?)" if found else ""
+    found = closest(name, choices)
+    return f" (did you mean {found!r}?)" if found else ""
 
 
 def resolve(
