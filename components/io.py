@@ -356,6 +356,21 @@ def read_json(path: str | os.PathLike) -> Any:
         raise DataError(f"{path}: JSON nested too deeply") from None
 
 
+def read_model_config(path: str | os.PathLike, model_type: str, config_cls: type) -> Any:
+    """The dataclass ``config_cls`` from a model folder's ``config.json`` written as ``{"model_type": ..., **fields}``;
+    a file of another model type or with unknown fields is a DataError naming it."""
+    import dataclasses
+
+    path = Path(path)
+    raw = read_json(path)
+    if not isinstance(raw, dict) or raw.pop("model_type", None) != model_type:
+        raise DataError(f"{path}: not a {model_type} config")
+    unknown = sorted(set(raw) - {f.name for f in dataclasses.fields(config_cls)})
+    if unknown:
+        raise DataError(f"{path}: unknown field(s) {', '.join(unknown)}")
+    return config_cls(**raw)
+
+
 def file_md5(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
     """MD5 of a file's bytes (the hash DVC records for a file)."""
     h = hashlib.md5()

@@ -27,7 +27,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from components.errors import DataError, ParamsError
-from components.io import atomic_path, read_json, write_json
+from components.io import atomic_path, read_model_config, write_json
 from components.models.tiny_lm import SwiGLU, TinyLMConfig, _apply_rope, _rope_tables
 
 CONFIG_FILE = "config.json"
@@ -196,13 +196,7 @@ def load_model(directory: str | os.PathLike) -> EnergyTransformer:
     from safetensors.torch import load_model as st_load
 
     directory = Path(directory)
-    raw = read_json(directory / CONFIG_FILE)
-    if not isinstance(raw, dict) or raw.pop("model_type", None) != MODEL_TYPE:
-        raise DataError(f"{directory / CONFIG_FILE}: not a {MODEL_TYPE} config")
-    unknown = sorted(set(raw) - {f.name for f in dataclasses.fields(EBTConfig)})
-    if unknown:
-        raise DataError(f"{directory / CONFIG_FILE}: unknown field(s) {', '.join(unknown)}")
-    model = EnergyTransformer(EBTConfig(**raw))
+    model = EnergyTransformer(read_model_config(directory / CONFIG_FILE, MODEL_TYPE, EBTConfig))
     weights = directory / WEIGHTS_FILE
     if not weights.is_file():
         raise DataError(f"{weights}: file not found")

@@ -23,7 +23,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from components.errors import DataError, ParamsError
-from components.io import atomic_path, read_json, write_json
+from components.io import atomic_path, read_model_config, write_json
 
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
@@ -241,14 +241,7 @@ def load_model(directory: str | os.PathLike) -> TinyLM:
     from safetensors.torch import load_model as st_load
 
     directory = Path(directory)
-    raw = read_json(directory / CONFIG_FILE)
-    if not isinstance(raw, dict) or raw.pop("model_type", None) != MODEL_TYPE:
-        raise DataError(f"{directory / CONFIG_FILE}: not a {MODEL_TYPE} config")
-    names = {f.name for f in dataclasses.fields(TinyLMConfig)}
-    unknown = sorted(set(raw) - names)
-    if unknown:
-        raise DataError(f"{directory / CONFIG_FILE}: unknown field(s) {', '.join(unknown)}")
-    model = TinyLM(TinyLMConfig(**raw))
+    model = TinyLM(read_model_config(directory / CONFIG_FILE, MODEL_TYPE, TinyLMConfig))
     weights = directory / WEIGHTS_FILE
     if not weights.is_file():
         raise DataError(f"{weights}: file not found")

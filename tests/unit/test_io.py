@@ -31,3 +31,23 @@ def test_corrupt_jsonl_names_file_and_line(tmp_path, content, message):
     with pytest.raises(DataError) as err:
         read_jsonl(path, required=("id", "text"))
     assert message in str(err.value)
+
+
+def test_read_model_config_names_the_file_for_another_model_type_or_an_unknown_field(tmp_path):
+    import dataclasses
+
+    from components.io import read_model_config
+
+    @dataclasses.dataclass
+    class Cfg:
+        width: int = 8
+
+    path = tmp_path / "config.json"
+    path.write_text('{"model_type": "tiny", "width": 16}')
+    assert read_model_config(path, "tiny", Cfg) == Cfg(width=16)
+    path.write_text('{"model_type": "other", "width": 16}')
+    with pytest.raises(DataError, match=f"{path}: not a tiny config"):
+        read_model_config(path, "tiny", Cfg)
+    path.write_text('{"model_type": "tiny", "depth": 2}')
+    with pytest.raises(DataError, match="unknown field\\(s\\) depth"):
+        read_model_config(path, "tiny", Cfg)
