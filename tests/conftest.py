@@ -17,33 +17,28 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 BIN = Path(sys.executable).parent
 
+# `make test` runs on two pytest-xdist workers (`-n 2 --dist loadgroup`). Each test file is one group, so its
+# module-scoped fixtures (a trained model, the native stack) are built once, on one worker; the files that
+# read the session's QualityPajama smoke run (`smoke_run`) share a group so that run happens once too.
+SMOKE_RUN_GROUP = "qualitypajama-smoke-run"
 
-@pytest.fixture(scope="session", autouse=True)
-def _quiet_env(tmp_path_factory):
-    state = tmp_path_factory.mktemp("state")
-    env = {
-        "PREFECT_HOME": str(state / "prefect"),
-        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-        "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "90",
-        "PREFECT_LOGGING_LEVEL": "WARNING",
-        "MLFLOW_DISABLE_TELEMETRY": "true",
-        "HF_HUB_OFFLINE": "1",
-        "HF_DATASETS_OFFLINE": "1",
-        "TRANSFORMERS_OFFLINE": "1",
-        "DVC_NO_ANALYTICS": "1",
-        "GX_ANALYTICS_ENABLED": "false",
-        "TQDM_DISABLE": "1",
-        "RAY_USAGE_STATS_ENABLED": "0",
-    }
-    old = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    os.environ.pop("PAPERLINE_ROOT", None)
-    yield
-    for k, v in old.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the marks
+def pytest_collection_modifyitems(config, items):
+    reads_smoke_run = {item.path for item in items if "smoke_run" in getattr(item, "fixturenames", ())}
+    for item in items:
+        if not any(True for _ in item.iter_markers("xdist_group")):
+            group = SMOKE_RUN_GROUP if item.path in reads_smoke_run else item.path.relative_to(ROOT).as_posix()
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+def pytest_configure(config):
+    """On a worker, torch and the subprocesses it starts take one thread each, so two workers fill two cores."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+            os.environ.setdefault(var, "1")
+        if "torch" in sys.modules:
+            sys.modules["torch"].set_num_threads(1)
 
 
 def tool(name: str, *args: str, cwd: Path, env: dict | None = None, timeout: int = 900) -> subprocess.CompletedProcess:
