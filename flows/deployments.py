@@ -38,10 +38,12 @@ def paperline_run(
     root: str | None = None,
     stages: list[str] | None = None,
     wait: bool = True,
+    verdicts: str = "compare",
 ) -> dict[str, Any]:
     """Run ``paper``'s pipeline (what a worker executes for a deployment); returns the stage summaries.
 
-    A scheduled run waits for another writer of the paper (``wait``) instead of failing.
+    A scheduled run waits for another writer of the paper (``wait``) instead of failing, and compares its
+    claims' verdicts with the accepted ones (``verdicts``): one that changed fails the run, naming the claim.
     """
     from flows.runtime import pipeline, runners
     from flows.runtime.settings import apply_env_defaults
@@ -50,7 +52,8 @@ def paperline_run(
     if runner:
         runners.parse(runner)
         os.environ[runners.ENV] = runner
-    return pipeline.run(paper, paths, profile=profile, overrides=overrides or (), stages=stages or None, wait=wait)
+    return pipeline.run(paper, paths, profile=profile, overrides=overrides or (), stages=stages or None, wait=wait,
+                        verdicts=verdicts)
 
 
 def _require_server(api_url: str | None = None) -> str:

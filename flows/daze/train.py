@@ -21,7 +21,8 @@ from components.backdoor.runs import build_env, routine_counts
 from components.backdoor.victim import clean_rewards, episode_returns, task_for
 from components.data import validate as V
 from components.io import atomic_path, write_json
-from flows.daze.common import attack_of, env_by_id, grid
+from flows.daze import champion
+from flows.daze.common import attack_of, env_by_id, grid, run_name
 from flows.daze.params import Params
 from flows.daze.spec import MODELS
 from flows.runtime import runners
@@ -93,9 +94,10 @@ def check_transitions(out: Path, rows: list[dict], p: Params) -> None:
                          V.between("steps", 1, None)], name="runs", result_path=out / "_checks" / "runs.json")
 
 
-def _track(ctx: StageContext, row: dict, folder: Path, job: dict) -> None:
+def _track(ctx: StageContext, row: dict, folder: Path, job: dict) -> str | None:
+    """The run's MLflow child with its curve and its actor; returns the child's run id."""
     if ctx.tracker is None:
-        return
+        return None
     import json
 
     from mlflow.models import ModelSignature
@@ -115,6 +117,7 @@ def _track(ctx: StageContext, row: dict, folder: Path, job: dict) -> None:
                                  **{f"routine_{k}": v for k, v in row["counts"].items()}}, run_id=run_id)
         ctx.tracker.log_state_dict_model(run_id, folder, loader="components.backdoor.policy:load_actor",
                                          signature=sig)
+    return run_id
 
 
 def jobs_for(p: Params, out: Path) -> list[dict]:
@@ -132,7 +135,12 @@ def run(ctx: StageContext[Params]) -> dict:
     rows = runners.map_items(train_one, jobs, workers=p.resources.workers, desc="daze training runs",
                              progress=p.progress)
     check_transitions(out, rows, p)
-    for row, job in zip(rows, jobs):
-        _track(ctx, row, out / row["name"], job)
+    run_ids = {row["name"]: _track(ctx, row, out / row["name"], job) for row, job in zip(rows, jobs)}
     write_json(out / "runs.json", rows)
-    return {"runs": len(rows), "seconds": round(sum(r["seconds"] for r in rows), 1)}
+    summary = {"runs": len(rows), "seconds": round(sum(r["seconds"] for r in rows), 1)}
+    chosen = champion.choose(p)
+    if chosen is not None:
+        env, seed = chosen
+        name = run_name(env.id, "daze", seed)
+        summary["champion"] = champion.candidate(p, run_ids.get(name), name, out / name, env, seed)
+    return summary

@@ -31,6 +31,7 @@ from prefect.cache_policies import INPUTS, TASK_SOURCE
 from components.data import validate as V
 from components.faults import crash_point
 from components.io import path_md5, read_json, write_json, write_jsonl
+from flows.qualitypajama import champion
 from flows.qualitypajama.params import Params
 from flows.qualitypajama.spec import GRID, TOKENS
 from flows.runtime import runners
@@ -125,15 +126,10 @@ def _log_model(ctx: StageContext, name: str, run: dict, rows: list[dict], model_
 
 def _champion(best: tuple | None, p: Any, val_paths: dict[str, str], root: Path) -> dict | None:
     """The lowest-loss grid model, registered as ``qualitypajama@champion`` once the whole run passes."""
-    if best is None or best[1] is None:
+    if best is None:
         return None
-    row, run_id, name = best[0], best[1], best[2]
-    metrics = {k: row[k] for k in row if k == "loss" or (k.startswith("loss_") and k[5:] in val_paths)}
-    return {
-        "run_id": run_id, "name": name, "metrics": metrics,
-        "eval": {"kind": "lm-loss", "seq_len": p.training.seq_len, "windows": p.training.eval_windows,
-                 "data": {k: os.path.relpath(v, root) for k, v in val_paths.items()}},
-    }
+    row, run_id, name = best
+    return champion.candidate(run_id, name, row, p.training.seq_len, p.training.eval_windows, val_paths, root)
 
 
 def _runner(workers: int) -> runners.RunnerSpec:

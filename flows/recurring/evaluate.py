@@ -15,12 +15,20 @@ log = logging.getLogger("paperline")
 
 @dataclass
 class Champion:
-    """A registered model version behind an alias, with its accepted values and how to re-evaluate it."""
+    """A registered model version behind an alias, with its accepted values and how to re-evaluate it.
+
+    ``eval_spec``: ``evaluator`` (the paper whose ``champion.evaluate`` recomputes the metrics), ``settings``
+    (what it needs besides the model) and ``rules`` (per metric: direction and tolerance).
+    """
 
     paper: str
     version: str
     accepted: dict[str, float]
     eval_spec: dict[str, Any]
+
+    @property
+    def rules(self) -> dict[str, dict]:
+        return dict(self.eval_spec.get("rules") or {})
 
 
 def registered_papers(client, alias: str) -> list[str]:
@@ -38,24 +46,26 @@ def champion(client, paper: str, alias: str) -> Champion:
     accepted = {k.split(".", 1)[1]: float(v) for k, v in model.tags.items() if k.startswith("accepted.") and k != "accepted.version"}
     if not accepted:
         raise DataError(f"{paper}: registered model has no accepted.* values to compare with")
-    return Champion(paper, str(mv.version), accepted, json.loads(mv.tags.get("eval", "{}")))
+    from flows.runtime.champions import eval_spec
+
+    return Champion(paper, str(mv.version), accepted, eval_spec(json.loads(mv.tags.get("eval", "{}"))))
 
 
-def reevaluate(champ: Champion, root: Path) -> dict[str, float]:
-    """Load the champion's safetensors folder from the registry (``models:/paper/version``) and compute its metrics now.
+def reevaluate(champ: Champion, root: Path) -> tuple[dict[str, float], dict[str, str]]:
+    """Load the champion's folder from the registry (``models:/paper/version``) and compute its metrics now.
 
-    Nothing is unpickled: the MLmodel file is read with ``yaml.safe_load`` and the folder goes
-    to the allow-listed loader it names (``flows.runtime.mlflow_model``).
+    Returns the metrics and the versions of the packages they depend on. Nothing is unpickled: the MLmodel
+    file is read with ``yaml.safe_load`` and the folder goes to the allow-listed loader it names
+    (``flows.runtime.mlflow_model``); the evaluator is the named paper's ``champion.evaluate``.
     """
     import tempfile
 
-    from components.registry_eval.lm_eval import lm_losses
+    from components.registry_eval.environment import versions
+    from flows.runtime.champions import evaluator
     from flows.runtime.mlflow_model import load_folder_model
 
-    spec = champ.eval_spec
-    if spec.get("kind") != "lm-loss":
-        raise DataError(f"{champ.paper}: no evaluator for kind {spec.get('kind')!r} (known: lm-loss)")
+    evaluate, libraries = evaluator(str(champ.eval_spec["evaluator"]))
     with tempfile.TemporaryDirectory(prefix="paperline-champion-") as tmp:
         model = load_folder_model(f"models:/{champ.paper}/{champ.version}", Path(tmp))
-    files = {name: str(root / rel) for name, rel in spec["data"].items()}
-    return lm_losses(model, files, seq_len=int(spec["seq_len"]), windows=int(spec["windows"]))
+        metrics = evaluate(model, dict(champ.eval_spec.get("settings") or {}), root)
+    return {k: float(v) for k, v in metrics.items()}, versions(libraries)

@@ -6,7 +6,9 @@ evaluation data in this checkout, logs the metrics to the MLflow experiment
 ``recurring-eval`` (one run per evaluation: a time series per paper), writes the
 history report (``reports/recurring-eval/``), and fails with one line per
 regression naming paper, metric, old and new value when a metric worsens beyond
-its tolerance.
+its tolerance. Each paper's champion declares its evaluator and its metrics' rules
+(``flows.runtime.champions``); a paper that cannot be evaluated (no data, no champion) fails by name while
+the others are still evaluated and reported; each point records the package versions it ran with.
 """
 
 from __future__ import annotations
@@ -73,28 +75,38 @@ def run(root: str | None, settings: dict[str, Any]) -> dict[str, Any]:
     if not papers:
         raise PaperlineError(f"no registered model has alias @{params.alias}; run a pipeline to completion first")
     exp_id = experiment_id(client, params.experiment)
-    results, regressions = {}, []
+    results, failures = {}, []
     for paper in papers:
-        champ = champion(client, paper, params.alias)
-        metrics = reevaluate(champ, paths.root)
-        found = find_regressions(paper, champ.accepted, metrics, tolerances=params.tolerances,
-                                 default_tolerance=params.default_tolerance, higher_is_better=tuple(params.higher_is_better))
-        _log(client, exp_id, paper, champ.version, metrics, failed=bool(found))
-        results[paper] = {"version": champ.version, "metrics": metrics, "accepted": champ.accepted,
+        try:  # one paper's missing data or broken evaluator is its own failure; the others are still evaluated
+            champ = champion(client, paper, params.alias)
+            metrics, env = reevaluate(champ, paths.root)
+            found = find_regressions(paper, champ.accepted, metrics, tolerances=params.tolerances,
+                                     default_tolerance=params.default_tolerance,
+                                     higher_is_better=tuple(params.higher_is_better), rules=champ.rules)
+        except PaperlineError as exc:
+            log.error("%s", exc)
+            results[paper] = {"version": "", "metrics": {}, "accepted": {}, "regressions": [], "error": str(exc)}
+            failures.append(str(exc))
+            continue
+        _log(client, exp_id, paper, champ.version, metrics, env, failed=bool(found))
+        results[paper] = {"version": champ.version, "metrics": metrics, "accepted": champ.accepted, "versions": env,
                           "regressions": [r.message() for r in found]}
-        regressions.extend(found)
+        failures.extend(r.message() for r in found)
     write_report(client, exp_id, paths.report("recurring-eval"), results, history=params.history)
-    if regressions:
-        raise RegressionDetected("regression: " + "; ".join(r.message() for r in regressions))
+    if failures:
+        raise RegressionDetected("regression: " + "; ".join(failures))
     return results
 
 
-def _log(client, exp_id: str, paper: str, version: str, metrics: dict[str, float], *, failed: bool) -> None:
-    """One MLflow run per (paper, evaluation): the metrics at step = unix time, so runs form a time series."""
+def _log(client, exp_id: str, paper: str, version: str, metrics: dict[str, float], env: dict[str, str], *,
+         failed: bool) -> None:
+    """One MLflow run per (paper, evaluation): the metrics at step = unix time, so runs form a time series;
+    the package versions it ran with are its ``version.<package>`` tags."""
     from mlflow.entities import Metric
 
     now = int(time.time() * 1000)
-    run = client.create_run(exp_id, run_name=f"{paper}-v{version}", tags={"paper": paper, "model_version": version,
-                                                                            "regressed": str(failed).lower()})
+    tags = {"paper": paper, "model_version": version, "regressed": str(failed).lower(),
+            **{f"version.{k}": v for k, v in env.items()}}
+    run = client.create_run(exp_id, run_name=f"{paper}-v{version}", tags=tags)
     client.log_batch(run.info.run_id, metrics=[Metric(k, float(v), now, now // 1000) for k, v in metrics.items()])
     client.set_terminated(run.info.run_id, "FINISHED")

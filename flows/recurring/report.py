@@ -1,4 +1,5 @@
-"""The recurring evaluation's report: each paper's metric history from MLflow, latest verdict first."""
+"""The recurring evaluation's report: each paper's metric history from MLflow, latest verdict first, with the
+package upgrades between two evaluations marked on the row where they first appear."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from components.io import write_json, write_text
+from components.registry_eval.environment import changes
 
 
 def load_history(client, exp_id: str, paper: str, limit: int) -> list[dict[str, Any]]:
@@ -15,8 +17,12 @@ def load_history(client, exp_id: str, paper: str, limit: int) -> list[dict[str, 
                               max_results=limit)
     rows = [{"time": dt.datetime.fromtimestamp(r.info.start_time / 1000, dt.timezone.utc).isoformat(timespec="seconds"),
              "version": r.data.tags.get("model_version", ""), "regressed": r.data.tags.get("regressed") == "true",
+             "packages": {k.split(".", 1)[1]: v for k, v in r.data.tags.items() if k.startswith("version.")},
              **r.data.metrics} for r in runs]
-    return rows[::-1]
+    rows = rows[::-1]
+    for before, row in zip([None, *rows], rows):  # upgrades since the previous evaluation
+        row["environment"] = changes(before["packages"], row["packages"]) if before and row["packages"] else []
+    return rows
 
 
 def write_report(client, exp_id: str, folder: Path, results: dict[str, Any], *, history: int) -> Path:
@@ -24,17 +30,24 @@ def write_report(client, exp_id: str, folder: Path, results: dict[str, Any], *, 
     lines = ["# Recurring evaluation", ""]
     data = {}
     for paper, res in results.items():
+        if res.get("error"):
+            data[paper] = {"latest": res, "history": []}
+            lines += [f"## {paper}: NOT EVALUATED: {res['error']}", ""]
+            continue
         rows = load_history(client, exp_id, paper, history)
         data[paper] = {"latest": res, "history": rows}
         verdict = "REGRESSED: " + "; ".join(res["regressions"]) if res["regressions"] else "within tolerance"
         lines += [f"## {paper} (model version {res['version']}): {verdict}", ""]
         metrics = sorted(res["accepted"])
-        lines.append("| time (UTC) | version | " + " | ".join(metrics) + " | regressed |")
-        lines.append("|---|---|" + "---|" * len(metrics) + "---|")
-        lines.append("| accepted | | " + " | ".join(f"{res['accepted'][m]:.5g}" for m in metrics) + " | |")
+        lines.append("| time (UTC) | version | " + " | ".join(metrics) + " | regressed | package changes |")
+        lines.append("|---|---|" + "---|" * len(metrics) + "---|---|")
+        lines.append("| accepted | | " + " | ".join(f"{res['accepted'][m]:.5g}" for m in metrics) + " | | |")
         for row in rows:
             vals = " | ".join(f"{row[m]:.5g}" if m in row else "" for m in metrics)
-            lines.append(f"| {row['time']} | {row['version']} | {vals} | {'yes' if row['regressed'] else 'no'} |")
+            lines.append(f"| {row['time']} | {row['version']} | {vals} | {'yes' if row['regressed'] else 'no'} | "
+                         f"{', '.join(row['environment'])} |")
+        if res.get("versions"):
+            lines += ["", "Packages of the latest evaluation: " + ", ".join(f"{k} {v}" for k, v in sorted(res["versions"].items()))]
         lines.append("")
     write_json(folder / "history.json", data)
     write_text(folder / "report.md", "\n".join(lines))

@@ -73,11 +73,18 @@ def run(
     force: bool = False,
     track: bool = True,
     wait: bool = False,
+    verdicts: str = "accept",
 ) -> dict[str, Any]:
     """Validate everything, take the paper lock(s), then run the planned stages in one Prefect flow run.
 
     Another writer of the same paper in this checkout makes this fail at once (or, with ``wait``, wait for it).
+    ``verdicts``: ``accept`` (a run by hand) or ``compare`` (a scheduled rerun: a verdict that differs from the
+    accepted one fails the run and accepts nothing; ``flows.runtime.accepted``).
     """
+    from flows.runtime.accepted import MODES
+
+    if verdicts not in MODES:
+        raise ParamsError(f"verdicts: {verdicts!r} is not one of {', '.join(MODES)}")
     profile = P.check_profile(profile) if profile else file_profile(paths)
     order = plan(slug, stages, with_upstream=with_upstream)
     owners = {owner for owner, _ in order}
@@ -88,7 +95,8 @@ def run(
     from flows.runtime.lock import hold
 
     with hold(paths, owners, wait=wait):
-        return _run_flow(get_paper(slug).slug, order, resolved, paths, profile, force=force, track=track)
+        return _run_flow(get_paper(slug).slug, order, resolved, paths, profile, force=force, track=track,
+                         verdicts=verdicts)
 
 
 class _QuietUserErrors(logging.Filter):
@@ -106,7 +114,7 @@ def _quiet_prefect_user_errors() -> None:
             logger.addFilter(_QuietUserErrors())
 
 
-def _run_flow(slug, order, resolved, paths, profile, *, force, track) -> dict[str, Any]:
+def _run_flow(slug, order, resolved, paths, profile, *, force, track, verdicts="accept") -> dict[str, Any]:
     from concurrent.futures import ThreadPoolExecutor
 
     flow_name = slug if len(order) > 1 else dvc_stage_name(*order[0])
@@ -118,7 +126,8 @@ def _run_flow(slug, order, resolved, paths, profile, *, force, track) -> dict[st
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="mlflow-init") as pool:
         tracker = pool.submit(_tracker, slug, flow_name, paths, profile, order, resolved) if track else None
         try:
-            return _prefect_flow(flow_name, order, resolved, paths, profile, force=force, tracker=tracker)
+            return _prefect_flow(flow_name, order, resolved, paths, profile, force=force, tracker=tracker,
+                                 settle=(slug, verdicts))
         except BaseException as exc:
             _fail_unfinished(tracker, exc)
             raise
@@ -147,7 +156,7 @@ def _fail(tracker, exc: BaseException) -> None:
         log.warning("could not mark MLflow run %s FAILED", tracker.run_id, exc_info=True)
 
 
-def _prefect_flow(flow_name, order, resolved, paths, profile, *, force, tracker) -> dict[str, Any]:
+def _prefect_flow(flow_name, order, resolved, paths, profile, *, force, tracker, settle=None) -> dict[str, Any]:
     from prefect import flow
 
     from flows.runtime.stages import StageContext
@@ -176,7 +185,7 @@ def _prefect_flow(flow_name, order, resolved, paths, profile, *, force, tracker)
                 results[f"{owner}:{name}"] = summary
                 _log_stage(ctx.tracker, owner, name, summary, single=len(order) == 1)
                 _log_report(ctx)
-            _register_champions(holder[0], results, profile)
+            _settle(holder[0], results, profile, order, paths, settle)
         except BaseException as exc:
             _fail(tracker, exc)
             raise
@@ -206,25 +215,16 @@ def _log_report(ctx) -> None:
     ctx.tracker.log_report([ctx.paths.root / rel for rel in outputs])
 
 
-def _register_champions(tracker, results: dict[str, Any], profile: str) -> None:
-    """Every stage passed (checks included): register each stage's champion model and move ``@champion``.
+def _settle(tracker, results: dict[str, Any], profile: str, order, paths, settle) -> None:
+    """Every stage passed (checks included): accept the run (champions, verdicts) as ``flows.runtime.accepted`` says.
 
-    A smoke run never does: its models are too small to be anyone's champion.
+    The verdicts count only when this run wrote the paper's report (its report stage is in the order).
     """
-    if tracker is None:
-        return
-    candidates = {key.split(":")[0]: s["champion"] for key, s in results.items() if isinstance(s.get("champion"), dict)}
-    if profile == "smoke":  # the candidate stays on record (artifact champion/<model>.json) for whoever promotes it
-        for model, champion in candidates.items():
-            log.info("%s: @champion not moved (smoke profile)", model)
-            tracker.set_tag(f"champion.{model}", "not moved: smoke profile")
-            tracker.log_json(champion, f"champion/{model}.json")
-        return
-    from flows.runtime.tracking import register_champion
+    from flows.runtime.accepted import settle as accept
 
-    for model, champion in candidates.items():
-        version = register_champion(tracker, model, champion)
-        tracker.set_tag(f"champion.{model}", f"version {version}")
+    slug, mode = settle or (order[-1][0], "accept")
+    wrote_report = any(owner == slug and name == "report" for owner, name in order)
+    accept(tracker, slug, results, profile, paths.report(slug) / "claims.json" if wrote_report else None, mode)
 
 
 def _stage_body(ctx, force):
