@@ -60,6 +60,11 @@ def encode_batch(tok, texts: Sequence[str], max_len: int, *, echo: bool = False)
     return ids, (ids != PAD).astype(np.int64)
 
 
+def term_tokens(tok, terms: Sequence[str]) -> list[int]:
+    """The first BPE token id of each English term (-1 when the BPE gives none): the lexical head's tie."""
+    return [(e.ids[0] if e.ids else -1) for e in tok.encode_batch(list(terms))]
+
+
 class EnglishSpace:
     """The English lexical space: the ``size`` most frequent English words of a corpus, with BM25 statistics."""
 

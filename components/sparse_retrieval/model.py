@@ -12,6 +12,7 @@ echo weight themselves.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -77,11 +78,17 @@ class MilcoEncoder(nn.Module):
         return self.final_norm(self.body(h, src_key_padding_mask=mask == 0))
 
     def max_logits(self, h: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """Max over tokens of the masked English logits (the official code multiplies the logits by the mask).
+        """Max over the real tokens of the English logits.
+
+        The official code multiplies the logits by the mask, so a padded text's max is >= 0 and comes from a padding
+        position whenever every real token's logit is negative; the gradient of that dimension is then 0. With a
+        pretrained SPLADE head that rarely matters; with our randomly initialised tiny head it froze every
+        teacher term the student had not yet switched on (SAP stalled). Padding is therefore left out of the max
+        (filled with -1e4). The pivot log1p(ReLU(max)) is the same either way; only SAP's raw logits differ.
 
         (A gather-the-arg-max variant that backpropagates through B x V logits only was tried: slower on CPU than
         the two BLAS matmuls of this form.)"""
-        logits = self.mlm_head(F.gelu(self.connector(h))) * mask.unsqueeze(-1)
+        logits = self.mlm_head(F.gelu(self.connector(h))).masked_fill(mask.unsqueeze(-1) == 0, -1e4)
         return logits.max(dim=1).values
 
     def echo_view(self, h: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -103,6 +110,43 @@ class MilcoEncoder(nn.Module):
         if self.cfg.echo:
             out["echo"] = self.echo_view(h, ids, mask)
         return out
+
+
+@torch.no_grad()
+def init_lexical_head(model: MilcoEncoder, english: tuple, term_tokens: Sequence[int], *, bias: float = -3.0,
+                      batch: int = 256) -> None:
+    """Initialise the MLM decoder as an English lexical head: row j is the (centred, unit-norm) mean head input
+    of the token ``term_tokens[j]`` (the first BPE token of English term j) over English texts, and every bias is
+    ``bias`` < 0, so an English text switches on its own words and little else, and an unrelated term starts below
+    0 as in a trained MLM head.
+
+    Why: MILCO's head is SPLADE's pretrained MLM head (BERT ties its decoder to the word embeddings); ours would be
+    random, and from a random head max-pooled SAP collapsed to one input-independent vector in about 20 steps
+    (measured: across-text std of the encoder states 0.72 -> 0.05). This init uses English text and the
+    lexical space only (no teacher weights, no labels); terms without a token (-1) keep a zero row."""
+    ids, mask = (torch.as_tensor(a) for a in english)
+    d = model.mlm_head.decoder.in_features
+    sums = torch.zeros(model.cfg.vocab_in, d)
+    counts = torch.zeros(model.cfg.vocab_in)
+    total, n = torch.zeros(d), 0
+    was = model.training
+    model.eval()
+    for s in range(0, len(ids), batch):
+        i, m = ids[s:s + batch], mask[s:s + batch]
+        h = model.hidden(i, m)
+        z = model.mlm_head.norm(F.gelu(model.mlm_head.transform(F.gelu(model.connector(h)))))
+        keep = m.reshape(-1) > 0
+        flat_i, flat_z = i.reshape(-1)[keep], z.reshape(-1, d)[keep]
+        sums.index_add_(0, flat_i, flat_z)
+        counts.index_add_(0, flat_i, torch.ones(len(flat_i)))
+        total += flat_z.sum(0)
+        n += len(flat_i)
+    mu = sums / counts.clamp(min=1)[:, None] - total / max(n, 1)
+    tt = torch.as_tensor(list(term_tokens), dtype=torch.long)
+    rows = torch.where(((tt >= 0) & (counts[tt.clamp(min=0)] > 0))[:, None], mu[tt.clamp(min=0)], torch.zeros(d))
+    model.mlm_head.decoder.weight.copy_(F.normalize(rows, dim=-1))
+    model.mlm_head.decoder.bias.fill_(bias)
+    model.train(was)
 
 
 def echo_bags(ids: torch.Tensor, vals: torch.Tensor, vocab_in: int) -> torch.Tensor:

@@ -30,17 +30,29 @@ METRIC_COLS = ("nDCG@10", "R@100", "MRR@10")
 TASKS = {"es-en": ("bench", "en"), "es-es": ("bench", "es"), "bible-es-en": ("bible", "en")}
 
 
+def split_bench(pairs: dict, queries: list[dict], split: str, side: str) -> dict:
+    """One split's queries (qid, text, entity), its documents (pair id, ``side`` text) and their English texts."""
+    qs = [q for q in queries if q["split"] == split]
+    docs = [p for p in pairs.values() if p["split"] == split]
+    return {"queries": qs, "doc_ids": [d["id"] for d in docs], "docs": [d[side] for d in docs],
+            "english": [d["en"] for d in docs]}
+
+
 def benchmark(data: Path) -> dict:
     """Per task: queries (qid, text, entity), the documents (pair id, text) and the aligned English texts."""
     pairs = {p["id"]: p for p in read_jsonl(data / PAIRS)}
     queries = read_jsonl(data / QUERIES)
-    out = {}
-    for task, (split, side) in TASKS.items():
-        qs = [q for q in queries if q["split"] == split]
-        docs = [p for p in pairs.values() if p["split"] == split]
-        out[task] = {"queries": qs, "doc_ids": [d["id"] for d in docs], "docs": [d[side] for d in docs],
-                     "english": [d["en"] for d in docs]}
-    return out
+    return {task: split_bench(pairs, queries, split, side) for task, (split, side) in TASKS.items()}
+
+
+def rank(model, tok, p: Params, bench: dict, latency_sample: int = 200) -> tuple[list[np.ndarray], float]:
+    """A trained model's top-k per query through its index (faiss flat for dense, the inverted index for sparse)."""
+    if model.cfg.kind == "dense":
+        q = encode_all(model, *encode_batch(tok, [x["text"] for x in bench["queries"]], p.model.query_len))["dense"]
+        d = encode_all(model, *encode_batch(tok, bench["docs"], p.model.doc_len))["dense"]
+        return FlatIndex(d).search_all(q, p.eval.k)
+    qm, dm, _ = sparse_task(model, tok, model.cfg, p, bench)
+    return IX.InvertedIndex(dm).search_all(qm, p.eval.k, latency_sample=latency_sample)
 
 
 def score_rows(task: str, system: str, seed, bench: dict, ranked: list[np.ndarray]) -> list[dict]:

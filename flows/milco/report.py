@@ -71,6 +71,23 @@ def loss_curves(histories: dict) -> tuple[dict, dict]:
                                                                     if not k.startswith("SAP")}
 
 
+PLATEAU_TOL = 0.05
+
+
+def training_table(train: dict, batch: int) -> list[dict]:
+    """Per final model: its learning rate, dev nDCG@10, the stage-2 InfoNCE at the first and last steps (against
+    ln(batch), the value of a flat in-batch softmax), the plateau measure, the active document dims."""
+    rows = []
+    for seed, per in sorted((k, v) for k, v in train.items() if k.startswith("seed_")):
+        for variant, r in sorted(per.items()):
+            rows.append({"seed": int(seed.split("_")[1]), "variant": variant, "lr": r["lr"],
+                         "dev_ndcg": round(r["dev_ndcg"], 4), "nce_first": round(r["nce_first"], 3),
+                         "nce_last10": round(r["nce_last10"], 3), "plateau": round(r["plateau"], 4),
+                         "plateaued": bool(r["plateau"] < PLATEAU_TOL), "d_len": r["d_len"],
+                         "collapsed": bool(r["nce_last10"] > np.log(batch) - 0.01)})
+    return rows
+
+
 def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     rows = read_jsonl(ctx.input(f"{EVAL}/per_query.jsonl"))
@@ -102,16 +119,26 @@ def run(ctx: StageContext[Params]) -> dict:
                 "top-k.", figures=[("pruning", fig1, "nDCG@10 against active dimensions per document"),
                                    ("bytes", fig2, "nDCG@10 against index bytes")], tables=[points]),
     ]
-    sap_curve, st2_curve = loss_curves(read_json(ctx.input(f"{MODELS}/train.json"))["histories"])
+    train = read_json(ctx.input(f"{MODELS}/train.json"))
+    sap_curve, st2_curve = loss_curves(train["histories"])
+    runs = training_table(train, p.train.batch)
     sections.append(Section("Training", "Seed-mean training losses: SAP (masked MSE to the lexical teacher), then "
-                            "stage 2 (InfoNCE + KL + FLOPS) per model.",
+                            "stage 2 (InfoNCE + KL + FLOPS) per model. Dev sweep: every model tried the same "
+                            f"stage-2 learning rates on seed {p.train.seeds[0]} and kept its best by dev nDCG@10 "
+                            "(ES->EN). Plateau: relative change of the mean stage-2 loss between the last two "
+                            f"fifths of training (plateaued when < {PLATEAU_TOL:g}); collapse: the InfoNCE of the "
+                            "last 10 steps still at ln(batch).",
+                            tables=[train.get("sweep") or [{"note": "one learning rate: no sweep"}], runs],
                             figures=[("sap_loss", line_plot(sap_curve, xlabel="step", ylabel="SAP loss",
                                                             title="Sparse Alignment Pretraining"), "SAP loss"),
                                      ("stage2_loss", line_plot(st2_curve, xlabel="step", ylabel="stage-2 loss",
                                                                title="Stage 2"), "stage-2 loss per model")]))
     results = decide(p, rows, ground)
     metrics = {"systems": {f"{t['system']}/{t['task']}": {m: t[m] for m in METRICS} for t in table},
-               "grounding": {g["system"]: g["grounding"] for g in gtab}}
+               "grounding": {g["system"]: g["grounding"] for g in gtab}, "chosen_lr": train.get("chosen_lr"),
+               "training": {f"{r['variant']}/seed_{r['seed']}": {k: r[k] for k in ("plateau", "plateaued", "collapsed",
+                                                                                  "nce_first", "nce_last10", "d_len")}
+                            for r in runs}}
     return finish_report(ctx, CLAIMS, results, metrics=metrics, sections=sections,
                          plots={"pruning.csv": (points, ["method", "param", "avg_doc_dims", "ndcg10"]),
                                 "bytes.csv": (brows, ["model", "index_bytes", "ndcg10"])})

@@ -8,15 +8,17 @@ Seeds fan out through ``flows.runtime.runners.map_items`` (``--runner``/``resour
 
 from __future__ import annotations
 
+import shutil
 import time
-from dataclasses import replace
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
 from components.io import read_jsonl, write_json
-from components.sparse_retrieval.lexicon import EnglishSpace, encode_batch, load_bpe
-from components.sparse_retrieval.model import EncoderConfig, MilcoEncoder, save_encoder
+from components.dka.train import plateau  # the kit's loss-plateau measure (relative change of the last 20%)
+from components.sparse_retrieval.lexicon import EnglishSpace, encode_batch, load_bpe, term_tokens
+from components.sparse_retrieval.model import EncoderConfig, MilcoEncoder, init_lexical_head, save_encoder
 from components.sparse_retrieval.training import Stage2Config, contrastive_train, sap_pretrain
 from flows.milco.common import ENGLISH, PAIRS, QUERIES, TOKENIZER, USE_FILE, log, set_threads
 from flows.milco.params import Params
@@ -32,99 +34,182 @@ def encoder_config(p: Params, tok, space: EnglishSpace, variant: str) -> Encoder
                          n_heads=m.n_heads, d_ff=m.d_ff, d_en=m.d_en, max_len=max(m.query_len, m.doc_len))
 
 
-def load_inputs(data: Path, embed: Path) -> dict:
+SAP_VARIANTS = ("milco", "no_echo")
+HEAD_TEXTS = 3_000  # English texts whose token states initialise the lexical head
+
+
+@lru_cache(maxsize=2)
+def load_inputs(data: str, embed: str) -> dict:
+    """Everything a training job reads, once per process (process runners reuse their workers)."""
+    from flows.milco.evaluate import split_bench
+
+    data, embed = Path(data), Path(embed)
     pairs = read_jsonl(data / PAIRS)
-    queries = [q for q in read_jsonl(data / QUERIES) if q["split"] == "train"]
+    all_queries = read_jsonl(data / QUERIES)
+    queries = [q for q in all_queries if q["split"] == "train"]
     by_id = {x["id"]: x for x in pairs}
     use = np.load(embed / USE_FILE)
     return {"sap": [x for x in pairs if x["split"] == "sap"], "queries": queries,
             "docs_en": [by_id[q["pair_id"]]["en"] for q in queries], "docs_es": [by_id[q["pair_id"]]["es"] for q in queries],
+            "dev": split_bench(by_id, all_queries, "dev", "en"),
             "use": {k: use[k] for k in ("train_q", "train_en", "train_es") if k in use},
             "tok": load_bpe(data / TOKENIZER), "space": EnglishSpace.load(data / ENGLISH)}
 
 
-def train_seed(job: dict) -> dict:
-    """One seed: SAP once, then every variant's stage 2; models under ``<out>/seed_<s>/<variant>`` (module level:
-    process runners pickle it)."""
-    from safetensors.torch import load_file  # noqa: F401 - imported here so a worker fails early without it
+def fresh_model(p: Params, inp: dict, variant: str, seed: int) -> MilcoEncoder:
+    """The seed's initial model; every sparse model's MLM head starts as the English lexical head
+    (``init_lexical_head``), so MILCO, no-SAP and no-LexEcho share the same start, as they share SPLADE's head in the
+    paper. The SAP base is built with the milco config (LexEcho on), so no-SAP starts from exactly its weights."""
+    import torch
+
+    torch.manual_seed(seed)
+    model = MilcoEncoder(encoder_config(p, inp["tok"], inp["space"], "milco" if variant == "sap" else variant))
+    if model.cfg.kind == "sparse":
+        english = encode_batch(inp["tok"], [x["en"] for x in inp["sap"][:HEAD_TEXTS]], p.model.doc_len)
+        init_lexical_head(model, english, term_tokens(inp["tok"], inp["space"].terms), bias=p.train.head_bias)
+    return model
+
+
+def sap_seed(job: dict) -> dict:
+    """Stage 1 for one seed: SAP of the lexical-head-initialised model; saved under ``seed_<s>/sap``."""
+    p = Params.model_validate(job["params"])
+    set_threads(p.resources.threads)
+    inp = load_inputs(job["data"], job["embed"])
+    t, tok, space, dl = p.train, inp["tok"], inp["space"], p.model.doc_len
+    model = fresh_model(p, inp, "sap", job["seed"])
+    start = time.perf_counter()
+    sap = inp["sap"]
+    losses = sap_pretrain(model, encode_batch(tok, [x["es"] for x in sap], dl), encode_batch(tok, [x["en"] for x in sap], dl),
+                          space.teacher_csr([x["en"] for x in sap]), steps=t.sap_steps, batch=t.sap_batch, lr=t.sap_lr,
+                          seed=job["seed"], floor=t.teacher_floor)
+    folder = Path(job["out"]) / f"seed_{job['seed']}" / "sap"
+    save_encoder(model, folder)
+    return {"seed": job["seed"], "folder": str(folder), "losses": losses, "seconds": time.perf_counter() - start}
+
+
+def dev_ndcg(model, inp: dict, p: Params) -> float:
+    """nDCG@10 of ES->EN retrieval on the dev split (the tuning split; never the benchmark)."""
+    from flows.milco.evaluate import rank, score_rows
+
+    ranked, _ = rank(model, inp["tok"], p, inp["dev"], latency_sample=0)
+    return float(np.mean([r["nDCG@10"] for r in score_rows("dev", "", None, inp["dev"], ranked)]))
+
+
+def stage2_job(job: dict) -> dict:
+    """Stage 2 of one (seed, variant, lr): from the seed's SAP weights (milco, no_echo) or its fresh start
+    (no_sap, dense); the model is saved to ``job['folder']`` and scored on the dev split (module level: process
+    runners pickle it)."""
+    from safetensors.torch import load_file
 
     p = Params.model_validate(job["params"])
     set_threads(p.resources.threads)
-    inp = load_inputs(Path(job["data"]), Path(job["embed"]))
-    tok, space, t = inp["tok"], inp["space"], p.train
-    seed, out = job["seed"], Path(job["out"]) / f"seed_{job['seed']}"
+    inp = load_inputs(job["data"], job["embed"])
+    t, tok, variant, seed = p.train, inp["tok"], job["variant"], job["seed"]
     ql, dl = p.model.query_len, p.model.doc_len
-    result = {"seed": seed, "models": {}}
-    sap_state, sap_losses, sap_s = None, [], 0.0
-    if {"milco", "no_echo"} & set(t.variants):
-        import torch
-
-        torch.manual_seed(seed)
-        model = MilcoEncoder(encoder_config(p, tok, space, "milco"))
-        start = time.perf_counter()
-        sap = inp["sap"]
-        sap_losses = sap_pretrain(model, encode_batch(tok, [x["es"] for x in sap], dl),
-                                  encode_batch(tok, [x["en"] for x in sap], dl), space.teacher([x["en"] for x in sap]),
-                                  steps=t.sap_steps, batch=t.sap_batch, lr=t.sap_lr, seed=seed)
-        sap_s = time.perf_counter() - start
-        sap_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
-    cfg2 = Stage2Config(steps=t.steps, batch=t.batch, lr=t.lr, lambda_q=t.lambda_q, lambda_d=t.lambda_d, reg=t.reg,
+    model = fresh_model(p, inp, variant, seed)
+    if variant in SAP_VARIANTS:
+        model.load_state_dict(load_file(str(Path(job["sap"]) / "model.safetensors")), strict=False)
+    echo = model.cfg.kind == "sparse" and model.cfg.echo
+    cfg2 = Stage2Config(steps=t.steps, batch=t.batch, lr=job["lr"], lambda_q=t.lambda_q, lambda_d=t.lambda_d, reg=t.reg,
                         kl_weight=t.kl_weight, kl_temperature=t.kl_temperature, seed=seed)
     use = inp["use"]
     teacher = [(use["train_q"], use["train_en"]), (use["train_q"], use["train_es"])] if t.kl_weight > 0 else None
-    for variant in t.variants:
-        import torch
-
-        echo = variant in ("milco", "no_sap")
-        torch.manual_seed(seed)
-        model = MilcoEncoder(encoder_config(p, tok, space, variant))
-        if variant in ("milco", "no_echo"):
-            model.load_state_dict(sap_state, strict=False)  # SAP weights; the echo head (if any) stays fresh
-        start = time.perf_counter()
-        hist = contrastive_train(model, encode_batch(tok, [q["text"] for q in inp["queries"]], ql, echo=echo),
-                                 [encode_batch(tok, inp["docs_en"], dl, echo=echo),
-                                  encode_batch(tok, inp["docs_es"], dl, echo=echo)], replace(cfg2), teacher)
-        folder = out / variant
-        save_encoder(model, folder)
-        result["models"][variant] = {
-            "folder": str(folder), "history": hist, "seconds": time.perf_counter() - start + (
-                sap_s if variant in ("milco", "no_echo") else 0.0),
-            "sap_losses": sap_losses if variant in ("milco", "no_echo") else [],
-            "final_loss": float(np.mean([h["loss"] for h in hist[-10:]]))}
-    return result
+    start = time.perf_counter()
+    hist = contrastive_train(model, encode_batch(tok, [q["text"] for q in inp["queries"]], ql, echo=echo),
+                             [encode_batch(tok, inp["docs_en"], dl, echo=echo),
+                              encode_batch(tok, inp["docs_es"], dl, echo=echo)], cfg2, teacher)
+    seconds = time.perf_counter() - start
+    save_encoder(model, Path(job["folder"]))
+    losses = [h["loss"] for h in hist]
+    return {"seed": seed, "variant": variant, "lr": job["lr"], "folder": job["folder"], "history": hist,
+            "seconds": seconds, "dev_ndcg": dev_ndcg(model, inp, p), "plateau": plateau(losses),
+            "final_loss": float(np.mean(losses[-10:]))}
 
 
-def _log(ctx: StageContext, results: list[dict]) -> None:
+def choose(results: list[dict]) -> dict[str, float]:
+    """Per variant, the learning rate with the best dev nDCG@10 (ties: the smaller rate)."""
+    best: dict[str, dict] = {}
+    for r in sorted(results, key=lambda r: r["lr"]):
+        if r["variant"] not in best or r["dev_ndcg"] > best[r["variant"]]["dev_ndcg"]:
+            best[r["variant"]] = r
+    return {v: r["lr"] for v, r in best.items()}
+
+
+def _log(ctx: StageContext, sap: dict, results: list[dict], sweep: list[dict]) -> None:
+    """A child run per final model: its SAP and stage-2 curves (batches), its dev scores of the sweep, the model."""
     if ctx.tracker is None:
         return
     from flows.milco.mlflow_model import log_encoder
 
-    for res in results:
-        for variant, info in res["models"].items():
-            name = f"{variant}-seed{res['seed']}"
-            with ctx.tracker.child(name, {"variant": variant, "seed": res["seed"], "train": ctx.params.train.model_dump(),
-                                          "model": ctx.params.model.model_dump()}) as rid:
-                for i, loss in enumerate(info["sap_losses"]):
+    for r in results:
+        variant, seed = r["variant"], r["seed"]
+        with ctx.tracker.child(f"{variant}-seed{seed}", {"variant": variant, "seed": seed, "lr": r["lr"],
+                                                         "train": ctx.params.train.model_dump(),
+                                                         "model": ctx.params.model.model_dump()}) as rid:
+            if variant in SAP_VARIANTS and seed in sap:
+                for i, loss in enumerate(sap[seed]["losses"]):
                     if i % 5 == 0:
                         ctx.tracker.log_metrics({"sap_loss": loss}, step=i, run_id=rid)
-                for h in info["history"][::5]:
-                    ctx.tracker.log_metrics({k: v for k, v in h.items() if k != "step"}, step=h["step"], run_id=rid)
-                ctx.tracker.log_metrics({"final_loss": info["final_loss"], "train_seconds": info["seconds"]}, run_id=rid)
-                log_encoder(rid, Path(info["folder"]))
+            for h in r["history"][::5]:
+                ctx.tracker.log_metrics({k: v for k, v in h.items() if k != "step"}, step=h["step"], run_id=rid)
+            tried = {f"dev_ndcg_lr_{x['lr']:g}": x["dev_ndcg"] for x in sweep if x["variant"] == variant}
+            ctx.tracker.log_metrics({"final_loss": r["final_loss"], "train_seconds": r["seconds"],
+                                     "dev_ndcg": r["dev_ndcg"], "plateau": r["plateau"], **tried}, run_id=rid)
+            log_encoder(rid, Path(r["folder"]))
 
 
 def run(ctx: StageContext[Params]) -> dict:
+    """SAP per seed; then on the first seed every model tries every ``lr_grid`` rate (the blind dev sweep: same
+    trials for every system) and keeps its best by dev nDCG@10; the other seeds train each model at its chosen rate."""
     p = ctx.params
+    t = p.train
     out = ctx.output(MODELS)
     out.mkdir(parents=True, exist_ok=True)
-    jobs = [{"seed": s, "params": p.model_dump(mode="json"), "data": str(ctx.input(DATA)), "embed": str(ctx.input(EMBED)),
-             "out": str(out)} for s in p.train.seeds]
-    results = runners.map_items(train_seed, jobs, workers=p.resources.workers, desc="milco seeds", progress=p.progress)
-    _log(ctx, results)
-    summary = {f"seed_{r['seed']}": {v: {"final_loss": i["final_loss"], "seconds": round(i["seconds"], 1),
-                                         "d_len": i["history"][-1].get("d_len"), "q_len": i["history"][-1].get("q_len")}
-                                     for v, i in r["models"].items()} for r in results}
-    write_json(out / "train.json", {**summary, "histories": {f"seed_{r['seed']}": {
-        v: {"stage2": i["history"], "sap": i["sap_losses"]} for v, i in r["models"].items()} for r in results}})
-    log.info("milco train: %s", summary)
-    return summary
+    base = {"params": p.model_dump(mode="json"), "data": str(ctx.input(DATA)), "embed": str(ctx.input(EMBED)),
+            "out": str(out)}
+    go = lambda fn, jobs, desc: runners.map_items(fn, jobs, workers=p.resources.workers, desc=desc,
+                                                  progress=p.progress)
+    sap = {r["seed"]: r for r in go(sap_seed, [{**base, "seed": s} for s in t.seeds], "milco SAP")} \
+        if set(SAP_VARIANTS) & set(t.variants) else {}
+
+    def job(seed, variant, lr, folder):
+        return {**base, "seed": seed, "variant": variant, "lr": lr, "folder": str(folder),
+                "sap": sap[seed]["folder"] if seed in sap else None}
+
+    first, rest = t.seeds[0], t.seeds[1:]
+    if len(t.lr_grid) == 1:
+        results = go(stage2_job, [job(s, v, t.lr_grid[0], out / f"seed_{s}" / v) for s in t.seeds for v in t.variants],
+                     "milco stage 2")
+        sweep, chosen = [], {v: t.lr_grid[0] for v in t.variants}
+    else:
+        sweep = go(stage2_job, [job(first, v, lr, out / f"seed_{first}" / "_sweep" / f"{v}_lr{lr:g}")
+                                for v in t.variants for lr in t.lr_grid], "milco dev sweep")
+        chosen = choose(sweep)
+        results = []
+        for r in sweep:
+            if r["lr"] == chosen[r["variant"]]:
+                final = out / f"seed_{first}" / r["variant"]
+                shutil.rmtree(final, ignore_errors=True)
+                shutil.move(r["folder"], final)
+                results.append({**r, "folder": str(final)})
+        shutil.rmtree(out / f"seed_{first}" / "_sweep", ignore_errors=True)
+        results += go(stage2_job, [job(s, v, chosen[v], out / f"seed_{s}" / v) for s in rest for v in t.variants],
+                      "milco stage 2")
+    _log(ctx, sap, results, sweep)
+    summary = {f"seed_{s}": {r["variant"]: {"final_loss": r["final_loss"], "lr": r["lr"], "dev_ndcg": r["dev_ndcg"],
+                                            "plateau": r["plateau"], "seconds": round(r["seconds"], 1),
+                                            "d_len": r["history"][-1].get("d_len"),
+                                            "q_len": r["history"][-1].get("q_len"),
+                                            "nce_first": r["history"][0]["nce"],
+                                            "nce_last10": float(np.mean([h["nce"] for h in r["history"][-10:]]))}
+                             for r in results if r["seed"] == s} for s in t.seeds}
+    write_json(out / "train.json", {**summary, "chosen_lr": chosen,
+                                    "sweep": [{k: r[k] for k in ("variant", "lr", "dev_ndcg", "plateau", "final_loss")}
+                                              for r in sweep],
+                                    "sap_seconds": {f"seed_{s}": round(r["seconds"], 1) for s, r in sap.items()},
+                                    "histories": {f"seed_{s}": {r["variant"]: {
+                                        "stage2": r["history"],
+                                        "sap": sap[s]["losses"] if r["variant"] in SAP_VARIANTS and s in sap else []}
+                                        for r in results if r["seed"] == s} for s in t.seeds}})
+    log.info("milco train: chosen lr %s; %s", chosen, summary)
+    return {"chosen_lr": chosen, **summary}

@@ -110,3 +110,64 @@ def test_calibration_agrees_with_the_per_row_mass_count():
     brute = np.mean([IX.mass_count(np.sort(m[i].data)[::-1], f) for i in range(m.shape[0])])
     assert brute == pytest.approx(IX.active_dims(IX.mass_prune(m, f)).mean())
     assert abs(brute - 5.0) < 1.0
+
+
+def test_raw_max_is_over_real_tokens_and_the_pivot_matches_the_official_masked_form():
+    torch.manual_seed(0)
+    model = MilcoEncoder(EncoderConfig(vocab_in=20, vocab_en=10, echo=False, d_model=16, n_heads=2, d_ff=16, d_en=8,
+                                       max_len=8))
+    with torch.no_grad():
+        model.mlm_head.decoder.bias.fill_(-5.0)  # every logit < 0: the official form's max would come from padding
+        ids = torch.tensor([[2, 5, 6, 0, 0], [2, 7, 8, 9, 4]])
+        mask = (ids != 0).long()
+        out = model(ids, mask)
+        logits = model.mlm_head(torch.nn.functional.gelu(model.connector(model.hidden(ids, mask))))
+    brute = torch.stack([logits[b, mask[b] > 0].max(0).values for b in range(2)])
+    assert torch.allclose(out["raw"], brute) and bool((out["raw"][0] < 0).all())
+    official = torch.log1p(torch.relu((logits * mask.unsqueeze(-1)).max(1).values))
+    assert torch.allclose(out["pivot"], official)
+
+
+def test_teacher_floor_fills_absent_terms_and_the_sap_mask_follows():
+    from components.sparse_retrieval.training import teacher_rows
+
+    t = sp.csr_matrix(np.array([[0.0, 2.0, 0.0], [1.0, 0.0, 0.0]], np.float32))
+    rows = teacher_rows(t, np.array([1, 0]), floor=-1.0)
+    assert rows.tolist() == [[1.0, -1.0, -1.0], [-1.0, 2.0, -1.0]]
+    s = torch.tensor([[0.5, -0.2, 0.3], [-0.1, 1.0, -3.0]])
+    # dims where student or teacher > 0: (0,0), (0,2), (1,1); absent terms pull a positive student towards -1
+    want = ((0.5 - 1.0) ** 2 + (0.3 + 1.0) ** 2 + (1.0 - 2.0) ** 2) / 3
+    assert float(sap_loss(s, rows)) == pytest.approx(want)
+
+
+def test_lexical_head_switches_on_an_english_texts_own_words():
+    from components.sparse_retrieval.lexicon import EnglishSpace, encode_batch, term_tokens, train_bpe
+    from components.sparse_retrieval.metrics import grounding
+    from components.sparse_retrieval.model import init_lexical_head
+
+    rng = np.random.default_rng(0)
+    words = ["".join(rng.choice(list("abcdefghij"), 5)) for _ in range(40)]
+    texts = [" ".join(rng.choice(words, 5, replace=False)) for _ in range(200)]
+    tok = train_bpe(texts, 200)
+    space = EnglishSpace.build(texts, 40)
+    cfg = EncoderConfig(vocab_in=tok.get_vocab_size(), vocab_en=len(space), echo=False, d_model=32, n_heads=2,
+                        d_ff=32, d_en=32, max_len=10)
+    scores = {}
+    for init in (False, True):
+        torch.manual_seed(0)
+        model = MilcoEncoder(cfg)
+        enc = encode_batch(tok, texts, 10)
+        if init:
+            init_lexical_head(model, enc, term_tokens(tok, space.terms), bias=-3.0)
+        with torch.no_grad():
+            piv = model(*map(torch.as_tensor, enc))["pivot"].numpy()
+        scores[init] = float(grounding(piv, texts, space.terms, k=5).mean())
+    assert scores[True] >= 0.6 and scores[True] > scores[False] + 0.3, scores
+
+
+def test_dev_sweep_keeps_each_models_best_rate_ties_to_the_smaller():
+    from flows.milco.train import choose
+
+    runs = [{"variant": "milco", "lr": 3e-3, "dev_ndcg": 0.5}, {"variant": "milco", "lr": 1e-3, "dev_ndcg": 0.4},
+            {"variant": "dense", "lr": 3e-3, "dev_ndcg": 0.3}, {"variant": "dense", "lr": 1e-3, "dev_ndcg": 0.3}]
+    assert choose(runs) == {"milco": 3e-3, "dense": 1e-3}
