@@ -36,7 +36,9 @@ class TimedOracle(GradientOracle):
 def overhead(name: str, fn, calls: int) -> float:
     x0 = fn.x0(0)
     g0 = float(np.linalg.norm(fn.grad(x0)))
-    method = build_method(name, fn, g0, {"episode": 10, "inner_steps": 2, "lr": 0.5, "eta": 0.5, "radius": 1.0})
+    # cmo23 takes its K from eps (here 1e-3: K = ceil(log(1e3) / log(2 / 0.5)) = 5); cmo23-k2 has K = 2
+    method = build_method(name, fn, g0, {"episode": 10, "inner_steps": 2, "lr": 0.5, "eta": 0.5, "radius": 1.0},
+                          eps_rel=1e-3)
     oracle = TimedOracle(fn.grad)
     method.start(x0, oracle)
     t = time.perf_counter()

@@ -9,6 +9,9 @@ import numpy as np
 from components.errors import PaperlineError, ParamsError
 
 
+NOISE_SCALES = ("total", "per-coordinate")
+
+
 class Diverged(PaperlineError):
     """A gradient (or an iterate) became NaN or infinite: the run is reported as diverged, never as a success."""
 
@@ -16,15 +19,20 @@ class Diverged(PaperlineError):
 class GradientOracle:
     """Counted access to ``grad_fn``; methods only ever see this object, never the function itself.
 
-    ``sigma`` is the standard deviation of isotropic Gaussian noise added to each counted query.
-    With ``shared_noise`` a query made with ``reuse_noise=True`` reuses the previous query's sample
+    ``sigma`` sets the isotropic Gaussian noise added to each counted query. With ``noise="total"`` (default)
+    sigma bounds the noise vector's variance, E||xi||^2 = sigma^2 (per-coordinate std sigma / sqrt(d)), the
+    bounded-variance assumption of the paper's stochastic rate; ``noise="per-coordinate"`` gives each coordinate
+    std sigma (E||xi||^2 = d sigma^2). With ``shared_noise`` a query made with ``reuse_noise=True`` reuses the previous query's sample
     (ODOG's two queries per iteration share one xi_n by default).
     """
 
     def __init__(self, grad_fn: Callable[[np.ndarray], np.ndarray], *, sigma: float = 0.0, seed: int = 0,
-                 shared_noise: bool = True, name: str = "function"):
+                 shared_noise: bool = True, name: str = "function", noise: str = "total"):
         if not np.isfinite(sigma) or sigma < 0:
             raise ParamsError(f"sigma: must be a finite number >= 0, got {sigma}")
+        if noise not in NOISE_SCALES:
+            raise ParamsError(f"noise: expected one of {NOISE_SCALES}, got {noise!r}")
+        self.noise = noise
         self._grad_fn = grad_fn
         self.sigma = float(sigma)
         self.shared_noise = shared_noise
@@ -50,7 +58,8 @@ class GradientOracle:
         if self.sigma > 0:
             if not (reuse_noise and self.shared_noise and self._last_noise is not None):
                 self._last_noise = self._rng.standard_normal(g.shape)
-            g = g + self.sigma * self._last_noise
+            scale = self.sigma / np.sqrt(g.size) if self.noise == "total" else self.sigma
+            g = g + scale * self._last_noise
         return g
 
     def exact_grad(self, x: np.ndarray) -> np.ndarray:

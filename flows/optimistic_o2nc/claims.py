@@ -25,19 +25,24 @@ NOTE = ("Benign test functions on 2 CPU cores with a capped call budget: worst-c
 PAPER_C1 = ("theory, no experiments: ODOG O(eps^-1.75) vs CMO23 O(eps^-1.75 log(1/eps)) gradient calls "
             "(deterministic)")
 PAPER_C2 = "theory (paper note, secondary): the naive hint h = g_prev only achieves O(eps^-11/6), ODOG O(eps^-1.75)"
+NOTE_C2 = ("A benchmark finding, not a test of the rate: the paper's statement is a worst-case bound (naive hint "
+           "eps^-11/6 vs ODOG eps^-1.75) that benign functions at eps >= 1e-3 cannot show; what is measured is which "
+           "hint needs fewer counted calls on these functions. Pairs with a run at the call cap are censored and "
+           "counted (both at the cap: not a tie).")
 PAPER_C3 = "theory, no experiments: O(eps^-1.75 + sigma^2 eps^-3.5), one algorithm for sigma = 0 and sigma > 0"
 
 CLAIMS = (
-    ClaimSpec("C1", "ODOG needs fewer gradient calls than CMO23 at the two smallest eps on >= claims.min_functions "
-              "functions", metric="mean log(N_odog / N_cmo23) per function", method="odog", baseline="cmo23",
-              rule="composite", unit="(eps, seed) pairs", direction="less", paper_value=PAPER_C1, scale_note=NOTE),
+    ClaimSpec("C1", "ODOG needs fewer gradient calls than CMO23 (K ~ log(1/eps) fixed-point steps) at the two "
+              "smallest eps on >= claims.min_functions functions", metric="mean log(N_odog / N_cmo23) per function",
+              method="odog", baseline="cmo23", rule="composite", unit="(eps, seed) pairs", direction="less",
+              paper_value=PAPER_C1, scale_note=NOTE),
     ClaimSpec("C2", "ODOG (extrapolated hint) needs fewer calls than the naive hint h = g_prev at the smallest eps",
               metric="mean log(N_odog / N_naive)", method="odog", baseline="naive", unit="(function, seed) pairs",
-              direction="less", paper_value=PAPER_C2, scale_note=NOTE),
-    ClaimSpec("C3", "One algorithm for both settings: with sigma > 0 ODOG reaches eps in >= claims.success_rate of "
-              "runs, N rises with sigma, and at sigma = 0 it matches the deterministic count within 5%",
-              metric="success rate / Spearman(sigma, N) / match fraction", method="odog", baseline=None,
-              rule="composite", unit="noisy runs", direction=None, paper_value=PAPER_C3, scale_note=NOTE),
+              direction="less", paper_value=PAPER_C2, scale_note=NOTE_C2),
+    ClaimSpec("C3", "One algorithm for both settings: with sigma > 0 the unchanged ODOG reaches eps within the call "
+              "cap in >= claims.success_rate of runs, and N rises with sigma", metric="success rate / "
+              "Spearman(sigma, N)", method="odog", baseline=None, rule="composite", unit="noisy runs",
+              direction=None, paper_value=PAPER_C3, scale_note=NOTE),
 )
 C1, C2, C3 = CLAIMS
 
@@ -66,7 +71,35 @@ def _pairs(rows, idx, f, a, b, eps_list) -> dict[str, list]:
                     out["eps"].append(e)
                     out["function"].append(f)
                     out["censored"].append(not (r["reached"] and other["reached"]))
+                    out["both_censored"].append(not r["reached"] and not other["reached"])
     return out
+
+
+def censoring(pr: dict) -> dict:
+    """How many pairs are censored: either run unreached, and both (both at the cap: not a tie, no information)."""
+    n, both = int(sum(pr["censored"])), int(sum(pr["both_censored"]))
+    return {"censored_pairs": n, "both_at_cap_pairs": both, "one_side_censored_pairs": n - both,
+            "uncensored_pairs": len(pr["censored"]) - n}
+
+
+def variant_summary(rows, idx, f, variant: str, eps_list) -> dict | None:
+    """Report-only: ODOG against a named variant on the same pairs (mean log-ratio, median ratio, censoring)."""
+    pr = _pairs(rows, idx, f, "odog", variant, eps_list)
+    if not pr["a"]:
+        return None
+    d = np.subtract(pr["a"], pr["b"])
+    keep = ~np.asarray(pr["censored"], bool)
+    return {"mean_log_ratio": float(d.mean()), "median_ratio": float(np.median(np.exp(d))),
+            "mean_log_ratio_uncensored": float(d[keep].mean()) if keep.any() else None, **censoring(pr)}
+
+
+def calls_per_iteration(rows, method: str) -> dict:
+    """{eps: counted calls per outer iteration} of ``method`` in the deterministic grid (CMO23: K + 1)."""
+    out = {}
+    for r in rows:
+        if r["grid"] == "det" and r["method"] == method and "calls_per_iteration" in r:
+            out[r["eps_rel"]] = r["calls_per_iteration"]
+    return dict(sorted(out.items(), reverse=True))
 
 
 def _log_ratio(spec: ClaimSpec, pr: dict, p, *, strata: str, details: dict, **changes) -> CL.ClaimResult:
@@ -80,7 +113,7 @@ def _log_ratio(spec: ClaimSpec, pr: dict, p, *, strata: str, details: dict, **ch
     return spec.standard(
         method_values=pr["a"], baseline_values=pr["b"], clusters=pr["seed"], strata=pr[strata],
         censored=pr["censored"], delta=c.delta_log_ratio, seed=p.seed, n_resamples=c.n_resamples, level=c.level,
-        details={**details, "median_ratio": float(np.median(ratio)), "censored_pairs": int(sum(pr["censored"]))},
+        details={**details, "median_ratio": float(np.median(ratio)), **censoring(pr)},
         **changes)
 
 
@@ -100,6 +133,8 @@ def claim1(p, rows, idx) -> CL.ClaimResult:
                         details={"function": f, "eps": small})
              for f in g.functions]
     need = min(c.min_functions, len(g.functions))
+    variant = ({f: variant_summary(rows, idx, f, "cmo23-k2", small) for f in g.functions}
+               if "cmo23-k2" in g.methods else None)
     return at_least(
         C1, parts, need,
         statement=f"ODOG needs fewer gradient calls than CMO23 at the two smallest eps on >= {need} functions",
@@ -109,7 +144,10 @@ def claim1(p, rows, idx) -> CL.ClaimResult:
                                                        "verdict": q.verdict,
                                                        "median_ratio": q.details.get("median_ratio"),
                                                        "censored": q.n_censored, "n_units": q.n_units}
-                               for q in parts}})
+                               for q in parts},
+                 "cmo23_calls_per_iteration": calls_per_iteration(rows, "cmo23"),
+                 "odog_calls_per_iteration": calls_per_iteration(rows, "odog"),
+                 "variant_cmo23_k2 (report only, K = 2 fixed)": variant})
 
 
 def claim2(p, rows, idx) -> CL.ClaimResult:
@@ -118,9 +156,25 @@ def claim2(p, rows, idx) -> CL.ClaimResult:
     for f in p.grid.functions:
         for k, v in _pairs(rows, idx, f, "odog", "naive-hint", [e]).items():
             pr[k] += v
-    return _log_ratio(C2, pr, p, strata="function", details={"functions": list(p.grid.functions), "eps": e},
-                      statement=f"ODOG (extrapolated hint) needs fewer calls than the naive hint h = g_prev at the "
-                      f"smallest eps ({e})")
+    r = _log_ratio(C2, pr, p, strata="function", details={"functions": list(p.grid.functions), "eps": e},
+                   statement=f"ODOG (extrapolated hint) needs fewer calls than the naive hint h = g_prev at the "
+                   f"smallest eps ({e})")
+    r.details["finding"] = c2_finding(r)
+    return r
+
+
+def c2_finding(r: CL.ClaimResult) -> str:
+    """C2's result worded as what it is: a benchmark finding on benign functions, with its censored count."""
+    d = r.details
+    if r.effect is None:
+        return "no paired runs"
+    cheaper = "the naive hint is cheaper" if r.effect > 0 else "ODOG's extrapolated hint is cheaper"
+    return (f"benchmark finding, not evidence about the paper's worst-case rate: on these benign functions, counting "
+            f"calls, {cheaper} at eps = {d['eps']} (mean log-ratio {r.effect:+.3f}, median ratio "
+            f"{d['median_ratio']:.3f}); {d['censored_pairs']} of {r.n_units} pairs censored ({d['both_at_cap_pairs']} "
+            f"with both runs at the call cap, {d['one_side_censored_pairs']} with one), {d['uncensored_pairs']} "
+            f"uncensored" + (f" (their CI [{r.uncensored['ci_low']:+.3f}, {r.uncensored['ci_high']:+.3f}])"
+                             if r.uncensored else ""))
 
 
 def weighted_spearman(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -164,21 +218,40 @@ def spearman_by_seed(runs: list[dict], seeds: list, n_resamples: int, seed: int)
 
 
 def claim3(p, rows, idx) -> CL.ClaimResult:
-    """Composite of (a) the success rate of noisy runs, (b) Spearman(sigma, N) > 0 and (c) the sigma = 0 match.
+    """Composite "all" of (a) the success rate of the noisy ODOG runs and (b) Spearman(sigma, N) > 0.
 
-    (a) and (c) keep their probability cuts (p_lo of (a) = success_rate / 2; (c) 0.95 / 0.05); all three are
-    over the seeds' random starts, so each needs two or more seeds.
+    (a) The card: "with sigma > 0, the unchanged ODOG code reaches eps within the cap in >= 90% of runs". The
+    rate is a mean over runs drawn through the seeds (start and noise stream), so it is decided like every sampled
+    claim: standard rule on its seed-clustered bootstrap CI ((function, sigma) cells as strata) against the
+    threshold ``claims.success_rate`` -- reproduced iff the CI lies above it, not reproduced iff below, else
+    inconclusive. No lower cut is invented. An unreached run is a failure, not a censored unit (the cap is part
+    of the claim). (b) unchanged. The card's third part ("at sigma = 0 it matches the deterministic count
+    within 5%") is not decided: at sigma = 0 the oracle draws nothing, so the noisy-grid run repeats the
+    deterministic one call for call and the part could not fail; ``details.sigma0_identical`` still reports it.
     """
     g, c = p.grid, p.claims
     st = [r for r in rows if r["grid"] == "stoch" and r["method"] == "odog"]
     noisy = [r for r in st if r["sigma_rel"] > 0]
     seeds = sorted({r["seed"] for r in st})
-    rate = float(np.mean([r["reached"] for r in noisy])) if noisy else 0.0
-    part_a = C3.part("success", f"with sigma > 0 ODOG reaches eps within the cap in >= {c.success_rate:.0%} of runs",
-                     rule="probability", metric="success rate (sigma > 0)", paper_value=None).simple(
-        effect=rate, n_units=len(noisy), n_seeds=len({r["seed"] for r in noisy}),
-        details={"p_hi": c.success_rate, "p_lo": c.success_rate / 2, "n_runs": len(noisy),
-                 "reached": int(sum(r["reached"] for r in noisy)), "cap": g.stoch_budget})
+    by_sigma = {s: [int(r["reached"]) for r in noisy if r["sigma_rel"] == s] for s in sorted({r["sigma_rel"]
+                                                                                             for r in noisy})}
+    part_a_spec = C3.part("success", f"with sigma > 0 ODOG reaches eps within the cap ({g.stoch_budget:,} calls) in "
+                          f">= {c.success_rate:.0%} of runs", rule="standard", direction="greater",
+                          metric="success rate (sigma > 0)", unit="noisy runs", paper_value=None)
+    details_a = {"cap": g.stoch_budget, "n_runs": len(noisy), "reached": int(sum(r["reached"] for r in noisy)),
+                 "success_rate": c.success_rate, "rule": "seed-bootstrap CI of the success rate vs "
+                 "claims.success_rate (no lower cut)",
+                 "reached_by_sigma": {str(s): f"{sum(v)}/{len(v)}" for s, v in by_sigma.items()}}
+    if noisy:
+        part_a = part_a_spec.standard(
+            method_values=[float(r["reached"]) for r in noisy], baseline_values=[0.0] * len(noisy),
+            clusters=[r["seed"] for r in noisy], strata=[f"{r['function']}/{r['sigma_rel']}" for r in noisy],
+            threshold=c.success_rate, delta=0.0, seed=p.seed, n_resamples=c.n_resamples, level=c.level,
+            details=details_a)
+    else:
+        part_a = part_a_spec.from_ci(effect=None, ci_low=None, ci_high=None, delta=0.0, threshold=c.success_rate,
+                                     n_units=0, n_seeds=0, cluster_unit=None, ci_level=c.level,
+                                     details={**details_a, "not_applicable": "no noisy runs in this grid"})
     rho, boots = spearman_by_seed(st, seeds, c.n_resamples, p.seed)
     lo, hi = np.quantile(boots, [(1 - c.level) / 2, (1 + c.level) / 2])
     kept = [r for r in st if r["reached"]]
@@ -195,25 +268,20 @@ def claim3(p, rows, idx) -> CL.ClaimResult:
         ci_level=c.level, n_censored=n_cens, uncensored=uncensored,
         details={"n_resamples": c.n_resamples, "bootstrap_seed": p.seed, "resampling": "seeds (functions as strata)",
                  "sigmas": list(g.sigmas)})
-    match, censored_pairs, match_seeds = [], 0, set()
+    same, n0 = 0, 0
     for r in st:
         if r["sigma_rel"] == 0.0:
             d = idx.get(("det", r["function"], "odog", r["eps_rel"], 0.0, r["seed"]))
             if d is not None:
-                match.append(abs(n_calls(r) - n_calls(d)) <= c.match_tol * n_calls(d))
-                censored_pairs += int(not (r["reached"] and d["reached"]))
-                match_seeds.add(r["seed"])
-    part_c = C3.part("sigma0", f"at sigma = 0 the noisy-grid count matches the deterministic count within "
-                     f"{c.match_tol:.0%}", rule="probability",
-                     metric="share of (function, seed) pairs within tolerance", unit="(function, seed) pairs",
-                     paper_value=None).simple(
-        effect=float(np.mean(match)) if match else 0.0, n_units=len(match), n_seeds=len(match_seeds),
-        details={"p_hi": 0.95, "p_lo": 0.05, "tol": c.match_tol, "n_pairs": len(match),
-                 "censored_pairs": censored_pairs})
+                n0 += 1
+                same += int(d["calls"] == r["calls"] and d["reached"] == r["reached"])
     return C3.composite(
-        [part_a, part_b, part_c], statement=f"One algorithm for both settings: with sigma > 0 ODOG reaches eps in "
-        f">= {c.success_rate:.0%} of runs, N rises with sigma, and at sigma = 0 it matches the deterministic count "
-        "within 5%", how="all", headline=1, ci_level=c.level, details={"eps": g.sigma_eps})
+        [part_a, part_b], statement=f"One algorithm for both settings: with sigma > 0 the unchanged ODOG reaches eps "
+        f"within the cap ({g.stoch_budget:,} calls) in >= {c.success_rate:.0%} of runs, and N rises with sigma",
+        how="all", headline=1, ci_level=c.level,
+        details={"eps": g.sigma_eps, "cap": g.stoch_budget, "noise": g.noise,
+                 "sigma0_identical (report only)": f"{same}/{n0}",
+                 "dropped": "the card's sigma = 0 match within 5% (deterministic oracle at sigma = 0: cannot fail)"})
 
 
 def all_claims(p, rows: list[dict]) -> list[CL.ClaimResult]:

@@ -35,12 +35,15 @@ def run_one(task: dict) -> dict:
     fn = _function(task["function"], task["fparams"])
     x0 = fn.x0(task["seed"])
     g0 = float(np.linalg.norm(fn.grad(x0)))  # setup, not counted: defines the relative eps and sigma
-    method = build_method(task["method"], fn, g0, task["mparams"])
+    method = build_method(task["method"], fn, g0, task["mparams"], eps_rel=task["eps_rel"])
     res = run_method(method, fn, eps=task["eps_rel"] * g0, x0=x0, budget=task["budget"],
-                     sigma=task["sigma_rel"] * g0, seed=task["noise_seed"], shared_noise=task["shared_noise"])
+                     sigma=task["sigma_rel"] * g0, seed=task["noise_seed"], shared_noise=task["shared_noise"],
+                     noise=task["noise"])
     keys = ("grid", "function", "method", "eps_rel", "sigma_rel", "seed")
+    # counted queries per outer iteration (CMO23: its K + 1); 1 for GD/SGD/Adam
+    per_iter = getattr(method, "calls_per_iteration", 1)
     return {"id": "/".join(str(task[k]) for k in keys), **{k: task[k] for k in keys}, "g0": g0,
-            **res.to_dict()}
+            "calls_per_iteration": per_iter, **res.to_dict()}
 
 
 def tasks(p) -> list[dict]:
@@ -51,7 +54,8 @@ def tasks(p) -> list[dict]:
     for f in g.functions:
         for seed in g.seeds:
             noise_seed = p.seed * 1_000_003 + seed
-            base = dict(function=f, seed=seed, fparams=fparams, shared_noise=g.shared_noise, noise_seed=noise_seed)
+            base = dict(function=f, seed=seed, fparams=fparams, shared_noise=g.shared_noise, noise_seed=noise_seed,
+                        noise=g.noise)
             for m in g.methods:
                 for e in g.eps:
                     out.append({**base, "grid": "det", "method": m, "eps_rel": e, "sigma_rel": 0.0,
@@ -72,6 +76,7 @@ SUITE = [
     V.in_set("diverged", [True, False]),
     V.in_set("grid", ["det", "stoch"]),
     V.between("eps_rel", min_value=0, max_value=None),
+    V.between("calls_per_iteration", min_value=1),
 ]
 
 

@@ -10,15 +10,16 @@ import torch
 from components.errors import PaperlineError, ParamsError
 from components.optim.functions import FUNCTIONS, HardChain, Quadratic, make_function
 from components.optim.learners import OptimisticOGD
-from components.optim.o2nc import O2NC
+from components.optim.o2nc import O2NC, log_inner_steps
 from components.optim.oracle import Diverged, GradientOracle
 from components.optim.runner import METHODS, build_method, run_method
 from components.optim.torch_optim import ODOG
 
+CMO23_LOG_RANGE = (250, 500)  # K = 10 at eps 1e-3: 11 calls per iteration (measured 360)
 CFG = {"lr": 1.0, "adam_lr": 0.05, "eta": 1.0, "radius": 1.0, "episode": 10, "inner_steps": 2}
 EXPECTED_CALLS = {  # quadratic (dim 20, eigenvalues 0.1..1), eps = 1e-3 ||grad F(x0)||, seed 0: known ranges
-    "gd": (15, 40), "sgd": (15, 40), "adam": (80, 250), "o2nc-ogd": (50, 150), "cmo23": (60, 160),
-    "naive-hint": (20, 60), "odog": (40, 110), "odog-adaptive": (40, 110),
+    "gd": (15, 40), "sgd": (15, 40), "adam": (80, 250), "o2nc-ogd": (50, 150), "cmo23": CMO23_LOG_RANGE,
+    "cmo23-k2": (60, 160), "naive-hint": (20, 60), "odog": (40, 110), "odog-adaptive": (40, 110),
 }
 
 
@@ -37,7 +38,8 @@ def test_oracle_counts_every_gradient_evaluation(method):
     counting = Counting(fn)
     x0 = fn.x0(0)
     g0 = float(np.linalg.norm(fn.grad(x0)))
-    res = run_method(build_method(method, fn, g0, CFG), fn, eps=1e-3 * g0, x0=x0, budget=5000, grad_fn=counting)
+    res = run_method(build_method(method, fn, g0, CFG, eps_rel=1e-3), fn, eps=1e-3 * g0, x0=x0, budget=5000,
+                     grad_fn=counting)
     assert res.reached
     # every evaluation of the function's gradient went through the oracle: counted calls + the runner's checks
     checks = counting.n - res.calls
@@ -56,12 +58,36 @@ def test_methods_cannot_reach_the_function_directly():
     assert not hasattr(m, "fn") and not hasattr(m, "grad")
 
 
+def test_cmo23_inner_loop_length_follows_log_one_over_eps():
+    """The README's choice: K = ceil(log(1/eps) / log(2 / eta_mult)) (base 2 at the frozen eta = 1 / L1)."""
+    assert [log_inner_steps(e, 1.0) for e in (0.1, 0.03, 0.01, 0.003, 0.001)] == [4, 6, 7, 9, 10]
+    assert [log_inner_steps(e, 0.5) for e in (0.1, 0.01, 0.001)] == [2, 4, 5]  # q = 1/4: base 4
+    assert log_inner_steps(0.5, 1.0) == 1 and log_inner_steps(1.0, 1.0) == 1
+    with pytest.raises(ParamsError, match="eta"):
+        log_inner_steps(0.01, 2.0)  # q = 1: the fixed-point loop no longer contracts
+    with pytest.raises(ParamsError, match="eps_rel"):
+        build_method("cmo23", Quadratic(), 1.0, CFG)  # K comes from eps: it must be given
+
+
+@pytest.mark.parametrize("method,eps,k", [("cmo23", 0.1, 4), ("cmo23", 0.01, 7), ("cmo23", 0.001, 10),
+                                          ("cmo23-k2", 0.001, 2), ("odog", 0.001, 1)])
+def test_calls_per_iteration_follow_k(method, eps, k):
+    fn = Quadratic()
+    oracle = GradientOracle(fn.grad)
+    m = build_method(method, fn, 1.0, CFG, eps_rel=eps)  # episode 10
+    assert m.inner_steps == k and m.calls_per_iteration == k + 1
+    m.start(fn.x0(0), oracle)
+    for _ in range(7):  # inside the first episode: its first hint (k queries) + 7 iterations
+        m.step(oracle)
+    assert oracle.calls == k + 7 * (k + 1)
+
+
 @pytest.mark.parametrize("method", METHODS)
 def test_every_method_converges_on_a_convex_quadratic_within_known_counts(method):
     fn = Quadratic()
     x0 = fn.x0(0)
     g0 = float(np.linalg.norm(fn.grad(x0)))
-    res = run_method(build_method(method, fn, g0, CFG), fn, eps=1e-3 * g0, x0=x0, budget=20_000)
+    res = run_method(build_method(method, fn, g0, CFG, eps_rel=1e-3), fn, eps=1e-3 * g0, x0=x0, budget=20_000)
     assert res.reached and not res.diverged and res.grad_norm <= 1e-3 * g0
     lo, hi = EXPECTED_CALLS[method]
     assert lo <= res.calls <= hi, res.calls
@@ -147,7 +173,7 @@ def test_eps_not_positive_is_a_params_error(eps):
 def test_non_positive_step_size_is_a_params_error(field, method):
     fn = Quadratic()
     with pytest.raises(ParamsError, match=field):
-        build_method(method, fn, 1.0, {**CFG, field: 0.0})
+        build_method(method, fn, 1.0, {**CFG, field: 0.0}, eps_rel=1e-3)
     with pytest.raises(ParamsError, match="eta"):
         ODOG([torch.nn.Parameter(torch.zeros(2))], eta=-1.0, radius=1.0)
 
@@ -162,7 +188,8 @@ def test_nan_gradient_is_reported_as_diverged_not_success(method):
         seen.append(1)
         return fn.grad(x) if len(seen) <= 3 else np.full_like(x, np.nan)
 
-    res = run_method(build_method(method, fn, 1.0, CFG), fn, eps=1e-12, x0=fn.x0(0), budget=1000, grad_fn=bad)
+    res = run_method(build_method(method, fn, 1.0, CFG, eps_rel=1e-3), fn, eps=1e-12, x0=fn.x0(0), budget=1000,
+                     grad_fn=bad)
     assert res.diverged and not res.reached
     assert "NaN" in res.message and "diverged" in res.message
     assert issubclass(Diverged, PaperlineError)
@@ -178,3 +205,15 @@ def test_noise_is_seeded_and_shared_between_the_two_odog_queries():
     assert np.array_equal(a, b)
     with pytest.raises(ParamsError, match="sigma"):
         GradientOracle(fn.grad, sigma=-1.0)
+
+
+def test_noise_sigma_bounds_the_vector_variance_by_default():
+    """sigma is the paper's variance bound E||g - grad F||^2 = sigma^2 (total); per-coordinate gives d sigma^2."""
+    fn = Quadratic(dim=100)
+    x = fn.x0(0)
+    for noise, want in (("total", 0.3 ** 2), ("per-coordinate", 100 * 0.3 ** 2)):
+        o = GradientOracle(fn.grad, sigma=0.3, seed=1, noise=noise)
+        sq = np.mean([np.sum((o.grad(x) - fn.grad(x)) ** 2) for _ in range(400)])
+        assert sq == pytest.approx(want, rel=0.05), noise
+    with pytest.raises(ParamsError, match="noise"):
+        GradientOracle(fn.grad, sigma=0.1, noise="norm")
