@@ -154,7 +154,7 @@ class Params(PaperParams):
 
 
 PRESETS = presets(
-    default={"data": {"english_vocab": 4_000, "contrastive_pairs": 2_000}, "train": {"seeds": [0, 1, 2]},
+    default={"data": {"english_vocab": 4_000, "contrastive_pairs": 2_000}, "train": {"seeds": [0, 1, 2], "steps": 60},
              "resources": {"workers": 2}},
     smoke={"data": {"max_files": 300, "sap_pairs": 1_000, "contrastive_pairs": 600, "dev_pairs": 50,
                     "bench_pairs": 200, "bible_books": ["Jude", "Titus"], "bible_pairs": 60, "bpe_vocab": 3_000,
