@@ -11,7 +11,7 @@ repro: setup
 
 ## The test suite (what CI runs).
 test: setup
-	$(VENV)/bin/python -m pytest -q -n 2 --dist loadgroup --durations=30  # two workers, one per core (groups: tests/conftest.py); the 30 slowest tests at the end
+	$(VENV)/bin/python -m pytest -q -n 2 --durations=30  # two workers, one per core, by file (tests/conftest.py); the 30 slowest tests at the end
 
 ## Every paper at the smoke profile (about a minute each).
 smoke: setup

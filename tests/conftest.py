@@ -17,19 +17,27 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 BIN = Path(sys.executable).parent
 
-# `make test` runs on two pytest-xdist workers (`-n 2 --dist loadgroup`). Each test file is one group, so its
-# module-scoped fixtures (a trained model, the native stack) are built once, on one worker; the files that
-# read the session's QualityPajama smoke run (`smoke_run`) share a group so that run happens once too.
-SMOKE_RUN_GROUP = "qualitypajama-smoke-run"
+# `make test` runs on two pytest-xdist workers (`-n 2`), scheduled by file: a file's tests run on one worker, so
+# its module-scoped fixtures (a trained model, the native stack) are built once. The files that read the
+# session's QualityPajama smoke run (`smoke_run`) form one group, so that run happens once too
+# (tests/flows/test_test_layout.py keeps this list true). xdist's own `--dist loadgroup` would do this with
+# marks, but with pytest 9 it ignores them (measured: a marked file's tests went to both workers).
+SMOKE_RUN_FILES = frozenset({
+    "tests/flows/qualitypajama/test_qualitypajama_smoke.py",
+    "tests/flows/runtime/test_mlflow_complete.py",
+    "tests/integration/test_hardening_paths_lock.py",
+})
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the marks
-def pytest_collection_modifyitems(config, items):
-    reads_smoke_run = {item.path for item in items if "smoke_run" in getattr(item, "fixturenames", ())}
-    for item in items:
-        if not any(True for _ in item.iter_markers("xdist_group")):
-            group = SMOKE_RUN_GROUP if item.path in reads_smoke_run else item.path.relative_to(ROOT).as_posix()
-            item.add_marker(pytest.mark.xdist_group(group))
+def pytest_xdist_make_scheduler(config, log):
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByFile(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return "qualitypajama-smoke-run" if path in SMOKE_RUN_FILES else path
+
+    return ByFile(config, log)
 
 
 def pytest_configure(config):

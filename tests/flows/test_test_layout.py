@@ -160,3 +160,19 @@ def test_a_planted_misplaced_test_is_caught(tmp_path):
 
     allowed = {"tests/integration/test_ofmu_smoke.py": "tests/flows/ofmu/", "tests/unit/data/test_flows.py": "x"}
     assert len(layout_problems(tmp_path, pending=allowed)) == 7
+
+
+def _files_taking(fixture: str) -> set[str]:
+    """Test files with a function (test or fixture) that takes ``fixture`` as a parameter."""
+    found = set()
+    for path in (ROOT / "tests").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef) and any(a.arg == fixture for a in node.args.args):
+                found.add(path.relative_to(ROOT).as_posix())
+    return found - {"tests/conftest.py"}
+
+
+def test_the_files_that_share_the_smoke_run_are_scheduled_on_one_worker():
+    from tests.conftest import SMOKE_RUN_FILES
+
+    assert _files_taking("smoke_run") == SMOKE_RUN_FILES
