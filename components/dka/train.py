@@ -1,7 +1,8 @@
 """Training an adapted model (Adam, separate adapter and head learning rates) and scoring it with scikit-learn.
 
-The linear probe trains its head on features computed once: the backbone is frozen and has no dropout, so this
-is the same optimisation as a forward pass per step, only cheaper.
+The linear probe trains its head on features computed once, for the images its steps draw (at 100% of the labels
+a short run draws only part of the pool): the backbone is frozen and has no dropout, so this is the same
+optimisation as a forward pass per step, only cheaper.
 """
 
 from __future__ import annotations
@@ -35,16 +36,23 @@ def fit(built: Built, x: np.ndarray, y: np.ndarray, *, steps: int, batch: int, l
     opt = torch.optim.Adam(groups)
     xt, yt = torch.as_tensor(x), torch.as_tensor(y, dtype=torch.long)
     batch = min(batch, len(xt))
-    if linear_probe:
+    order = list(_batches(len(xt), batch, steps, rng))
+    if linear_probe:  # features of the images the steps draw, once (not of the whole labelled set)
         model.eval()
+        used = np.unique(np.concatenate(order)) if order else np.zeros(0, np.int64)
+        where = np.zeros(len(xt), np.int64)
+        where[used] = np.arange(len(used))
         with torch.no_grad():
-            xt = torch.cat([model.features(xt[i:i + 256]) for i in range(0, len(xt), 256)])
+            feats = [model.features(xt[torch.as_tensor(used[i:i + 256])]) for i in range(0, len(used), 256)]
+        xt = torch.cat(feats) if feats else xt[:0]
+        yt = yt[torch.as_tensor(used)]  # features and labels both in the order of ``used``
+        order = [where[idx] for idx in order]
         forward = model.head
     else:
         model.train()
         forward = model
     losses = []
-    for idx in _batches(len(xt), batch, steps, rng):
+    for idx in order:
         i = torch.as_tensor(idx)
         loss = F.cross_entropy(forward(xt[i]), yt[i])
         opt.zero_grad(set_to_none=True)

@@ -30,7 +30,7 @@ from components.dka.train import fit, plateau, predict_proba, scores
 from components.dka.vit import load_model
 from components.io import write_jsonl
 from flows.dka.common import image_signature, log, set_threads
-from flows.dka.params import Params
+from flows.dka.params import Params, seeds_of
 from flows.dka.spec import ADAPT, DATA, PRETRAIN
 from flows.runtime import runners
 from flows.runtime.stages import StageContext
@@ -66,7 +66,7 @@ def run_job(job: dict) -> dict:
     x, y = pool[f"{split}_x"], pool[f"{split}_y"]
     proba = predict_proba(built.model, x)
     out = {k: job[k] for k in ("kind", "method", "fraction", "seed", "lr_adapter", "lr_head", "steps")}
-    out.update(scores(y, proba), n_train=int(len(idx)), trainable=built.trainable(), seconds=seconds,
+    out.update(scores(y, proba), n_classes=n_classes, n_train=int(len(idx)), trainable=built.trainable(), seconds=seconds,
                final_loss=float(np.mean(losses[-max(1, len(losses) // 10):])), plateau=plateau(losses),
                losses=[float(v) for v in losses[:: max(1, len(losses) // 50)]])
     if job["kind"] == "run":
@@ -81,8 +81,8 @@ def run_job(job: dict) -> dict:
 
 
 def _pairs(method: str, a) -> list[tuple[float, float]]:
-    if method == "linear":
-        return [(0.0, h) for h in a.head_lrs]
+    if method == "linear":  # one rate: as many of them as the others' (adapter, head) pairs
+        return [(0.0, h) for h in a.linear_grid()]
     return list(itertools.product(a.adapter_lrs, a.head_lrs))
 
 
@@ -161,7 +161,7 @@ def run(ctx: StageContext[Params]) -> dict:
     jobs = []
     for r in a.regimes:
         for m in a.methods_at(r):
-            for s in r.seeds:
+            for s in seeds_of(p, r, m):
                 save = str(out / "models" / f"{m}-f{r.fraction:g}") if s == r.seeds[0] else None
                 jobs.append({**base, "kind": "run", "method": m, "fraction": r.fraction, "seed": s, "draw": s,
                              "steps": r.steps, "batch": r.batch or a.batch, "lr_adapter": best[m][0], "lr_head": best[m][1],

@@ -17,9 +17,15 @@ from flows.dka.spec import DATA
 from flows.runtime.stages import StageContext
 
 
+def task_config(d, **changes) -> mni.TaskConfig:
+    """The lesion task's knobs from ``dka.data`` (``changes`` override some: the learnability check)."""
+    keys = ("z_lo", "z_hi", "lesion_contrast", "lesion_sigma", "max_rotation", "max_shift", "scale_range")
+    return mni.TaskConfig(**({k: getattr(d, k) for k in keys} | changes))
+
+
 def _mni(p) -> dict[str, np.ndarray]:
     d = p.data
-    cfg = mni.TaskConfig(z_lo=d.z_lo, z_hi=d.z_hi, lesion_contrast=d.lesion_contrast, lesion_sigma=d.lesion_sigma)
+    cfg = task_config(d)
     t1, gm, wm, aff = mni.load_templates()
     split = mni.slice_split(min(d.z_lo, t1.shape[2] - 16), min(d.z_hi, t1.shape[2]))
     slices = mni.prepare_slices(t1, gm, wm, aff, split["train"] + split["test"])

@@ -23,6 +23,9 @@ class DataParams(Section):
     z_hi: int = Field(130, ge=16, le=189, description="one past the last axial slice index")
     lesion_contrast: float = Field(0.35, gt=0, le=1, description="lesion depth as a share of the local intensity")
     lesion_sigma: float = Field(1.4, gt=0, le=8, description="lesion Gaussian sigma in px (72-px scale)")
+    max_rotation: float = Field(10.0, ge=0, le=45, description="affine augmentation: rotation up to +- degrees")
+    max_shift: float = Field(4.0, ge=0, le=8, description="affine augmentation: shift up to +- px (moves the midline)")
+    scale_range: float = Field(0.08, ge=0, le=0.3, description="affine augmentation: scale 1 +- this")
     fashion_dir: str = Field("/usr/share/datasets/fashion-mnist", description="Fashion-MNIST idx files")
     seed: Seed = 0
 
@@ -52,6 +55,7 @@ class PretrainParams(Section):
     steps: Steps = Field(500, ge=10, description="pretraining steps on Fashion-MNIST")
     batch: Width = Field(64, ge=8)
     lr: float = Field(2e-3, gt=0, le=1)
+    eval_images: Count = Field(2000, ge=10, le=10000, description="Fashion-MNIST test images the backbone is scored on")
     seed: Seed = 0
 
     @model_validator(mode="after")
@@ -69,6 +73,8 @@ class Regime(Section):
     steps: Steps = Field(ge=1, description="optimisation steps per run")
     batch: Width | None = Field(None, ge=1, description="batch size here (None: adapt.batch)")
     methods: list[str] | None = Field(None, description="methods run at this fraction (None: all of adapt.methods)")
+    side_seeds: int | None = Field(None, ge=1, description="methods no claim compares at this fraction run only "
+                                   "the first side_seeds seeds (None: every seed); the claims' methods run them all")
 
 
 class AdaptParams(Section):
@@ -80,6 +86,9 @@ class AdaptParams(Section):
     k_small: int = Field(3, ge=1, le=15, description="DKA small depthwise kernel (odd)")
     adapter_lrs: list[float] = Field(min_length=1, description="adapter (or backbone) learning rates swept")
     head_lrs: list[float] = Field(min_length=1, description="head learning rates swept")
+    linear_lrs: list[float] | None = Field(None, description="the linear probe's (head) learning rates swept: as "
+                                           "many as the adapter x head pairs (the same sweep budget); None: "
+                                           "adapter_lrs + head_lrs")
     sweep_steps: Steps = Field(40, ge=1, description="steps of each sweep run (the low fraction, dev split)")
     sweep_seed: Seed = Field(1000, description="label draw of the sweep (not an evaluation seed)")
     erf_images: Count = Field(32, ge=1, le=2000, description="test images the ERF is averaged over")
@@ -92,10 +101,10 @@ class AdaptParams(Section):
             raise ValueError(f"unknown method(s) {bad}; use {list(METHODS)}")
         return v
 
-    @field_validator("adapter_lrs", "head_lrs")
+    @field_validator("adapter_lrs", "head_lrs", "linear_lrs")
     @classmethod
     def _lrs(cls, v):
-        if any(not 0 < x <= 1 for x in v):
+        if v is not None and any(not 0 < x <= 1 for x in v):
             raise ValueError(f"learning rates {v}: each must be in (0, 1]")
         return v
 
@@ -104,6 +113,10 @@ class AdaptParams(Section):
         for name in ("k_large", "k_small"):
             if getattr(self, name) % 2 == 0:
                 raise ValueError(f"{name} = {getattr(self, name)}: must be odd")
+        n_pairs, n_lin = len(self.adapter_lrs) * len(self.head_lrs), len(self.linear_grid())
+        if "linear" in self.methods and n_lin != n_pairs:
+            raise ValueError(f"linear_lrs: {n_lin} distinct rate(s) but every other method tries {n_pairs} "
+                             "(adapter, head) pairs; give the linear probe the same sweep budget")
         fr = [r.fraction for r in self.regimes]
         if len(set(fr)) != len(fr):
             raise ValueError(f"regimes: fraction listed twice in {fr}")
@@ -113,8 +126,26 @@ class AdaptParams(Section):
                 raise ValueError(f"regime {r.fraction}: method(s) {bad} are not in adapt.methods")
         return self
 
+    def linear_grid(self) -> list[float]:
+        """The linear probe's head learning rates in the sweep (distinct, in the given order)."""
+        rates = self.linear_lrs if self.linear_lrs is not None else [*self.adapter_lrs, *self.head_lrs]
+        return list(dict.fromkeys(rates))
+
     def methods_at(self, r: Regime) -> list[str]:
         return list(r.methods) if r.methods is not None else list(self.methods)
+
+
+def claim_methods(claims: "ClaimsParams", fraction: float) -> tuple[str, ...]:
+    """The methods a claim compares at ``fraction`` (they run every seed of the regime)."""
+    return ((LOW_METHODS if fraction == claims.low_fraction else ())
+            + (HIGH_METHODS if fraction == claims.high_fraction else ()))
+
+
+def seeds_of(p: "Params", r: Regime, method: str) -> list[int]:
+    """The seeds ``method`` runs at regime ``r``: all of them for a claim's method, else the first side_seeds."""
+    if r.side_seeds is None or method in claim_methods(p.claims, r.fraction):
+        return list(r.seeds)
+    return list(r.seeds[:r.side_seeds])
 
 
 class ClaimsParams(ClaimsBase):
@@ -158,24 +189,28 @@ MAIN = ["linear", "full", "bottleneck", "convpass", "lora", "dka"]
 
 PRESETS = presets(
     default={
-        "data": {"n_train": 6000, "n_dev": 200, "n_test": 600},
-        "pretrain": {"steps": 250, "batch": 48},
+        # lesion knobs chosen by the learnability check on the dev split (flows/dka/learnability.py; README)
+        "data": {"n_train": 6000, "n_dev": 200, "n_test": 400, "z_lo": 82, "z_hi": 106, "lesion_contrast": 0.9,
+                 "lesion_sigma": 6.0, "max_rotation": 5.0, "max_shift": 2.0, "scale_range": 0.04},
+        "pretrain": {"steps": 700, "batch": 64, "lr": 3e-3},
         "adapt": {"methods": list(METHODS),
-                  "regimes": [{"fraction": 0.01, "seeds": [0, 1, 2, 3, 4], "steps": 40, "batch": 16},
-                              {"fraction": 0.1, "seeds": [0, 1, 2], "steps": 30, "methods": MAIN},
-                              {"fraction": 1.0, "seeds": [0, 1], "steps": 60, "methods": ["linear", "bottleneck",
-                                                                                        "dka"]}],
-                  "adapter_lrs": [1e-3, 1e-5], "head_lrs": [1e-4, 1e-2], "sweep_steps": 25},
+                  "regimes": [{"fraction": 0.01, "seeds": [0, 1, 2, 3, 4], "side_seeds": 2, "steps": 40, "batch": 16},
+                              {"fraction": 0.1, "seeds": [0, 1], "steps": 20, "batch": 32, "methods": MAIN},
+                              {"fraction": 1.0, "seeds": [0, 1], "steps": 50, "batch": 32,
+                               "methods": ["linear", "full", "bottleneck", "dka"]}],
+                  "adapter_lrs": [1e-3, 1e-5], "head_lrs": [1e-4, 1e-2], "linear_lrs": [1e-3, 1e-2, 3e-2, 1e-1],
+                  "sweep_steps": 20},
         "resources": {"workers": 2, "threads": 1},
     },
-    smoke={
-        "data": {"n_train": 400, "n_dev": 40, "n_test": 120},
-        "pretrain": {"steps": 30, "batch": 32},
-        "adapt": {"methods": list(LOW_METHODS), "regimes": [{"fraction": 0.1, "seeds": [0, 1], "steps": 4,
-                               "methods": ["linear", "bottleneck", "dka", "bottleneck-matched"]},
-                              {"fraction": 1.0, "seeds": [0, 1], "steps": 4, "methods": ["bottleneck", "dka"]}],
-                  "adapter_lrs": [1e-3], "head_lrs": [1e-2], "sweep_steps": 2, "erf_images": 8},
-        "claims": {"n_resamples": 1000, "low_fraction": 0.1},
+    smoke={  # wiring only: every stage, method family of the claims and check runs, on a few images and steps
+        "data": {"n_train": 200, "n_dev": 40, "n_test": 80},
+        "pretrain": {"steps": 20, "batch": 8, "eval_images": 100},
+        "adapt": {"methods": list(LOW_METHODS), "regimes": [{"fraction": 0.1, "seeds": [0, 1], "steps": 2,
+                               "batch": 8, "methods": ["linear", "bottleneck", "dka", "bottleneck-matched"]},
+                              {"fraction": 1.0, "seeds": [0, 1], "steps": 2, "batch": 8, "methods": ["bottleneck"]}],
+                  "adapter_lrs": [1e-3], "head_lrs": [1e-2], "linear_lrs": [1e-2], "sweep_steps": 1,
+                  "erf_images": 4},
+        "claims": {"n_resamples": 500, "low_fraction": 0.1},
         "resources": {"workers": 1, "threads": 2},
         "progress": False,
     },

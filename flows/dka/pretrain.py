@@ -51,7 +51,7 @@ def run(ctx: StageContext[Params]) -> dict:
     t0 = time.time()
     losses = vit.pretrain(model, x, y, steps=p.steps, batch=p.batch, lr=p.lr, seed=p.seed,
                           progress=ctx.params.progress)
-    n_eval = min(2000, len(yt))
+    n_eval = min(p.eval_images, len(yt))
     proba = predict_proba(model, vit.upsample(xt[:n_eval], p.img_size).numpy())
     info = {"steps": p.steps, "images_seen": p.steps * p.batch, "seconds": time.time() - t0,
             "final_loss": float(np.mean(losses[-20:])), "fashion_test_acc": float((proba.argmax(1) == yt[:n_eval]).mean()),

@@ -66,6 +66,32 @@ def erf_figure(p, maps, runs):
     return fig
 
 
+def loss_figure(p, runs):
+    """Training-loss curves of every run (one panel per fraction, one colour per method; thin line per seed)."""
+    fracs = [r.fraction for r in p.adapt.regimes]
+    fig = new_figure(3.2 * len(fracs), 3.0)
+    for j, f in enumerate(fracs):
+        ax = fig.add_subplot(1, len(fracs), j + 1)
+        for i, m in enumerate(p.adapt.methods):
+            rs = [x for x in runs if x["method"] == m and x["fraction"] == f]
+            for k, x in enumerate(rs):
+                every = max(1, x["steps"] // 50)
+                ax.plot(np.arange(len(x["losses"])) * every, x["losses"], color=PALETTE[i % 10], linewidth=0.7,
+                        alpha=0.7, label=m if k == 0 else None)
+        ax.set_title(f"fraction {f:g}", fontsize=9)
+        ax.set_xlabel("step")
+        if j == 0:
+            ax.set_ylabel("training loss")
+            ax.legend(fontsize=6, ncol=2)
+    return fig
+
+
+def learnability(tab, chance: float) -> list[dict]:
+    """Is the task learnable at this scale? Mean test accuracy per method at each fraction against chance."""
+    return [{"fraction": r["fraction"], "method": r["method"], "acc": r["acc"], "minus chance": r["acc"] - chance,
+             "plateau (rel. change of the last 20% of the loss)": r["plateau"]} for r in tab]
+
+
 def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     runs = read_jsonl(ctx.input(f"{ADAPT}/runs.jsonl"))
@@ -78,6 +104,8 @@ def run(ctx: StageContext[Params]) -> dict:
     fig_erf = erf_figure(p, maps, runs)
     erf_rows = [{"method": f"{r['method']}@{r['fraction']:g}", "erf_area": r[f"ERF t={p.claims.thresholds[0]:g}"]}
                 for r in tab if f"ERF t={p.claims.thresholds[0]:g}" in r]
+    chance = 1.0 / int(runs[0]["n_classes"])  # balanced test set
+    fig_loss = loss_figure(p, runs)
     sweep_tab = [{"method": r["method"], "lr adapter": r["lr_adapter"], "lr head": r["lr_head"], "dev acc": r["acc"]}
                  for r in sweep]
     metrics = {"acc": {f"{r['method']}@{r['fraction']:g}": r["acc"] for r in tab},
@@ -86,6 +114,8 @@ def run(ctx: StageContext[Params]) -> dict:
                "delta_acc_vs_linear": {f"{r['method']}@{r['fraction']:g}": r["acc"] - next(
                    (x["acc"] for x in tab if x["method"] == "linear" and x["fraction"] == r["fraction"]), np.nan)
                    for r in tab},
+               "plateau": {f"{r['method']}@{r['fraction']:g}": r["plateau"] for r in tab},
+               "chance": chance,
                "trainable": {r["method"]: r["trainable"] for r in tab}}
     sections = [
         Section("Accuracy against label fraction", "Test accuracy per method; the fixed test set comes from axial "
@@ -93,6 +123,11 @@ def run(ctx: StageContext[Params]) -> dict:
                 figures=[("accuracy", fig_acc, "accuracy vs label fraction, 95% CI")], tables=[tab]),
         Section("Effective receptive field", "Mean normalised |d centre token / d pixel| over the ERF probe images "
                 "and seeds (Luo et al. 2016).", figures=[("erf", fig_erf, "ERF maps per method and fraction")]),
+        Section("Training loss and learnability", "Training loss of every run (the plateau column: relative "
+                "change of the mean loss between the last two fifths of the steps; small = flat). The learnability "
+                f"table is each method's mean test accuracy against chance ({chance:.2f}): the claims can only "
+                "speak for the paper where the methods learn the task at all.",
+                figures=[("loss", fig_loss, "training loss per run")], tables=[learnability(tab, chance)]),
         Section("Learning-rate sweep", "Dev accuracy at the low fraction for each (adapter, head) learning rate "
                 "pair; the best pair of each method is used at every fraction.", tables=[sweep_tab]),
     ]

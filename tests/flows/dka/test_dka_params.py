@@ -33,6 +33,7 @@ def test_presets_validate(profile):
     ("data.source=dicom", "dka.data.source: .*unknown source"),
     ("pretrain.dim=90", "dka.pretrain: .*does not split into 4 heads"),
     ("claims.thresholds=[0.0]", "dka.claims.thresholds"),
+    ("adapt.linear_lrs=[0.01, 0.1]", "dka.adapt: .*linear_lrs: 2 distinct rate.*same sweep budget"),  # unequal tuning
 ])
 def test_bad_values_name_the_key(override, key):
     with pytest.raises(ParamsError, match=key):

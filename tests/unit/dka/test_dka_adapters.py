@@ -106,3 +106,16 @@ def test_adapted_models_round_trip(tmp_path):
         b = build(m, base, n_classes=4, seed=1, cfg=AdapterConfig(mid=8, k_large=5))
         save_adapted(b, m, 4, AdapterConfig(mid=8, k_large=5), tmp_path / m)
         assert torch.allclose(load_adapted(tmp_path / m)(x), b.model.eval()(x))
+
+
+def test_linear_probe_on_cached_features_is_the_plain_head_training():
+    """The linear probe's shortcut (features of the drawn images, once) gives the losses of training the head on
+    the frozen forward pass at every step."""
+    base = TinyViT(CFG)
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(12, 1, 32, 32)).astype(np.float32), np.arange(12) % 4
+    fast = fit(build("linear", base, n_classes=4, seed=0), x[:10], y[:10], steps=2, batch=4, lr_adapter=0.0,
+               lr_head=1e-2, seed=0, linear_probe=True)  # 2 x 4 draws of 10: two images never drawn
+    plain = fit(build("linear", base, n_classes=4, seed=0), x[:10], y[:10], steps=2, batch=4, lr_adapter=0.0,
+                lr_head=1e-2, seed=0)
+    assert len(fast) == 2 and np.allclose(fast, plain, atol=1e-5)
