@@ -104,7 +104,7 @@ def run(ctx: StageContext[Params]) -> dict:
     fig_erf = erf_figure(p, maps, runs)
     erf_rows = [{"method": f"{r['method']}@{r['fraction']:g}", "erf_area": r[f"ERF t={p.claims.thresholds[0]:g}"]}
                 for r in tab if f"ERF t={p.claims.thresholds[0]:g}" in r]
-    chance = 1.0 / int(runs[0]["n_classes"])  # balanced test set
+    chance = 1.0 / int(runs[0].get("n_classes", 4))  # balanced test set (4 labels in runs made before it was kept)
     fig_loss = loss_figure(p, runs)
     sweep_tab = [{"method": r["method"], "lr adapter": r["lr_adapter"], "lr head": r["lr_head"], "dev acc": r["acc"]}
                  for r in sweep]
