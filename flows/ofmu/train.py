@@ -17,7 +17,7 @@ from components.models.tiny_lm import TinyLM, TinyLMConfig, save_model
 from components.training.tokenizer import eos_id, load_bpe
 from components.unlearning.base import Timer
 from components.unlearning.lm import encode_pairs, train_lm
-from flows.ofmu.common import log, set_threads
+from flows.ofmu.common import lm_signature, log, set_threads
 from flows.ofmu.params import Params
 from flows.ofmu.spec import DATA, MODELS
 from flows.runtime.stages import StageContext
@@ -48,11 +48,7 @@ def ctx_progress(p) -> bool:
 def _log(ctx: StageContext, name: str, info: dict, model_dir) -> None:
     if ctx.tracker is None:
         return
-    from mlflow.models import ModelSignature
-    from mlflow.types import Schema, TensorSpec
-
-    sig = ModelSignature(inputs=Schema([TensorSpec(np.dtype("int64"), (-1, -1), "token_ids")]),
-                         outputs=Schema([TensorSpec(np.dtype("int64"), (-1,), "next_token")]))
+    sig = lm_signature()
     with ctx.tracker.child(f"lm-{name}", {"model": ctx.params.model.model_dump(), "examples": info["examples"]}) as rid:
         for i in range(0, len(info["losses"]), 10):
             ctx.tracker.log_metrics({"train_loss": info["losses"][i]}, step=i, run_id=rid)

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from components.io import read_jsonl
+from tests.champion_checks import check_champion
 from tests.claims_checks import check_smoke_claims, check_smoke_report, run_smoke
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 
-def test_smoke_profile_end_to_end(project):
+def test_smoke_profile_end_to_end(project, tmp_path, monkeypatch):
     run_smoke(project, "ofmu")
     data = project / "data/ofmu"
     qa = read_jsonl(data / "data/qa.jsonl")
@@ -39,3 +41,8 @@ def test_smoke_profile_end_to_end(project):
 
     check_smoke_report(project, "ofmu", section="Language: forget quality vs model utility",
                        plots={"tradeoff.csv": "method,seed,log10_fq,mu", "cosine.csv": "method,step,abs_cos"})
+    # the champion (OFMU's unlearned LM, first seed) re-evaluates through the registry to the stage's own items
+    candidate, result = check_champion(project, "ofmu", tmp_path, monkeypatch)
+    items = [r for r in read_jsonl(data / "unlearn/items.jsonl") if r["model"] == "ofmu" and r["seed"] == runs[0]["seed"]]
+    assert result["metrics"]["forget_rouge"] == pytest.approx(np.mean([r["rouge"] for r in items if r["split"] == "forget"]))
+    assert candidate["eval"]["rules"]["forget_rouge"]["higher_is_better"] is False

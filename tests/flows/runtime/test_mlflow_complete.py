@@ -93,7 +93,7 @@ def test_a_failed_stage_ends_the_run_failed_with_the_error_line(project, tmp_pat
     assert not any(k.startswith("verdict.") for k in run.data.tags)
 
 
-def test_a_smoke_run_never_moves_champion(smoke_run, tmp_path):
+def test_a_smoke_run_never_moves_champion(smoke_run, tmp_path, monkeypatch):
     """QualityPajama's train stage proposes a champion model; under the smoke profile it is not registered."""
     from mlflow import MlflowClient
 
@@ -109,3 +109,7 @@ def test_a_smoke_run_never_moves_champion(smoke_run, tmp_path):
     candidate = json.loads(open(client.download_artifacts(trained[0].info.run_id, "champion/qualitypajama.json",
                                                           str(tmp_path))).read())
     assert candidate["run_id"] and "loss" in candidate["metrics"]  # on record, for whoever promotes it
+    # promoted by hand, it re-evaluates through the registry to the train stage's own losses
+    from tests.champion_checks import check_champion
+
+    check_champion(root, "qualitypajama", tmp_path / "promote", monkeypatch)

@@ -201,7 +201,7 @@ def test_2_recurring_evaluation_records_metrics_and_fails_on_a_planted_regressio
     _plant_regression(client, tmp_path)
     second = _run_deployment("recurring-eval/recurring-eval")
     assert second.state.is_failed()
-    assert "qualitypajama: loss rose from" in second.state.message and "tolerance 5.00%" in second.state.message
+    assert "qualitypajama: loss rose from" in second.state.message and "tolerance 2.00%" in second.state.message
     history = client.get_metric_history(client.search_runs([exp.experiment_id], order_by=["attributes.start_time DESC"])[0].info.run_id, "loss")
     assert history and history[0].value > accepted
     report = (stack_project / "reports/recurring-eval/report.md").read_text()
