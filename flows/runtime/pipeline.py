@@ -218,13 +218,15 @@ def _log_report(ctx) -> None:
 def _settle(tracker, results: dict[str, Any], profile: str, order, paths, settle) -> None:
     """Every stage passed (checks included): accept the run (champions, verdicts) as ``flows.runtime.accepted`` says.
 
-    The verdicts count only when this run wrote the paper's report (its report stage is in the order).
+    The verdicts count only when this run covered every stage of the paper (a `--stage report` rerun on
+    someone else's outputs is not a reproduction to accept).
     """
     from flows.runtime.accepted import settle as accept
 
     slug, mode = settle or (order[-1][0], "accept")
-    wrote_report = any(owner == slug and name == "report" for owner, name in order)
-    accept(tracker, slug, results, profile, paths.report(slug) / "claims.json" if wrote_report else None, mode)
+    ran = {name for owner, name in order if owner == slug}
+    whole = ran == {st.name for st in get_paper(slug).stages}
+    accept(tracker, slug, results, profile, paths.report(slug) / "claims.json" if whole else None, mode)
 
 
 def _stage_body(ctx, force):

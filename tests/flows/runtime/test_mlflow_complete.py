@@ -58,7 +58,7 @@ def test_smoke_run_logs_config_report_artifacts_and_verdicts(project, tmp_path):
     assert any("." in k for k in params) and all(len(v) <= 500 for v in params.values())
     assert params["seed"] == json.dumps(resolved["seed"])
     short = {k: v for k, v in expected.items() if len(json.dumps(v)) < 500}
-    assert all(json.loads(params[k]) == v or params[k] == v for k, v in short.items())
+    assert all(params[k] == v if isinstance(v, str) else json.loads(params[k]) == v for k, v in short.items())
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=project, capture_output=True, text=True).stdout.strip()
     assert run.data.tags["profile"] == "smoke" and run.data.tags["git_commit"] == head
 

@@ -216,7 +216,7 @@ def test_3_two_flow_runs_logging_at_once_both_complete(stack, stack_project):
     results = {}
 
     def trigger(key: str) -> None:
-        results[key] = _run_deployment("recurring-eval/recurring-eval", {"experiment": "concurrent", "default_tolerance": 10.0})
+        results[key] = _run_deployment("recurring-eval/recurring-eval", {"experiment": "concurrent", "tolerances": {"loss*": 10.0}})
 
     # each thread runs in a copy of this context: Prefect's settings (the stack's API URL) live in a context variable
     threads = [threading.Thread(target=contextvars.copy_context().run, args=(trigger, k)) for k in ("a", "b")]
