@@ -81,12 +81,3 @@ def scores(y: np.ndarray, proba: np.ndarray) -> dict[str, float]:
     except ValueError:  # a class absent from y
         out["auc"] = float("nan")
     return out
-
-
-def plateau(losses: list[float], window: float = 0.2) -> float:
-    """Relative change of the mean loss between the last two ``window`` shares of training (small = flat)."""
-    n = max(1, int(len(losses) * window))
-    if len(losses) < 2 * n:
-        return float("nan")
-    last, prev = float(np.mean(losses[-n:])), float(np.mean(losses[-2 * n:-n]))
-    return abs(prev - last) / max(abs(prev), 1e-8)

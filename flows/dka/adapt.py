@@ -26,7 +26,8 @@ from components.data import validate as V
 from components.dka import erf as E
 from components.dka.methods import AdapterConfig, build, save_adapted
 from components.dka.mni import fraction_indices
-from components.dka.train import fit, plateau, predict_proba, scores
+from components.dka.train import fit, predict_proba, scores
+from components.training.curves import plateau
 from components.dka.vit import load_model
 from components.io import write_jsonl
 from flows.dka.common import image_signature, log, set_threads

@@ -19,7 +19,8 @@ import numpy as np
 
 from components.dka import mni
 from components.dka.methods import build
-from components.dka.train import fit, plateau, predict_proba, scores
+from components.dka.train import fit, predict_proba, scores
+from components.training.curves import plateau
 from components.dka.vit import load_model
 from flows.dka.data import task_config
 from flows.dka.common import set_threads

@@ -14,7 +14,7 @@ STAGES = (
             "from disjoint slices, label-fraction draws per seed; GX checks"),
     L.stage("pretrain", code=(f"{_C}/vit.py", f"{_C}/sources.py"), params=("data.fashion_dir", "pretrain"),
             writes=(PRETRAIN,), summary="tiny ViT pretrained on Fashion-MNIST once (safetensors + MLflow model)"),
-    L.stage("adapt", code=(_C,), reads=(DATA, PRETRAIN), params=("adapt", "resources", "claims.low_fraction"),
+    L.stage("adapt", code=(_C, "components/training/curves.py"), reads=(DATA, PRETRAIN), params=("adapt", "resources", "claims.low_fraction"),
             writes=(ADAPT,), after=("data", "pretrain"),
             summary="lr sweep on the dev split, then every method x fraction x seed: test metrics and ERF"),
     L.report_stage(reads=(ADAPT,), params=("adapt",),

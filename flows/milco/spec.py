@@ -16,7 +16,7 @@ STAGES = (
     L.stage("embed", code=(f"{_SR}/baselines.py", "components/data/validate.py"), reads=(DATA,), params=("data", "train.kl_weight"),
             writes=(EMBED,), after=("data",),
             summary="USE-multilingual embeddings of the stage-2 training texts (KL teacher) and benchmark texts"),
-    L.stage("train", code=(_SR,), reads=(DATA, EMBED), params=("model", "train", "resources"), writes=(MODELS,),
+    L.stage("train", code=(_SR, "components/training/curves.py"), reads=(DATA, EMBED), params=("model", "train", "resources"), writes=(MODELS,),
             after=("embed",), summary="per seed: SAP against the lexical teacher, then stage 2 for MILCO, "
                                       "MILCO without SAP, without LexEcho, and the dense bi-encoder"),
     L.stage("evaluate", code=(_SR,), reads=(DATA, EMBED, MODELS), params=("model", "train", "eval", "resources"),

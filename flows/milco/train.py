@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from components.io import read_jsonl, write_json
-from components.dka.train import plateau  # the kit's loss-plateau measure (relative change of the last 20%)
+from components.training.curves import plateau  # relative change of the mean loss over the last 20%
 from components.sparse_retrieval.lexicon import EnglishSpace, encode_batch, load_bpe, term_tokens
 from components.sparse_retrieval.model import EncoderConfig, MilcoEncoder, init_lexical_head, save_encoder
 from components.sparse_retrieval.training import Stage2Config, contrastive_train, sap_pretrain

@@ -37,10 +37,6 @@ class Rule:
         if not (math.isfinite(self.tolerance) and self.tolerance >= 0):
             raise ValueError(f"tolerance must be a finite number >= 0, got {self.tolerance}")
 
-    @classmethod
-    def from_dict(cls, doc: Mapping[str, Any]) -> Rule:
-        return cls(bool(doc["higher_is_better"]), float(doc.get("tolerance", 0.02)), bool(doc.get("relative", True)))
-
 
 def candidate(paper: str, run_id: str | None, name: str, metrics: Mapping[str, float], rules: Mapping[str, Rule],
               settings: Mapping[str, Any]) -> dict[str, Any] | None:
