@@ -29,6 +29,7 @@ SMOKE_RUN_FILES = frozenset({
 })
 
 
+@pytest.hookimpl(optionalhook=True)  # `pytest -p no:xdist` (no xdist hooks) must still run
 def pytest_xdist_make_scheduler(config, log):
     from xdist.scheduler import LoadScopeScheduling
 
