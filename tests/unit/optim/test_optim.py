@@ -162,6 +162,30 @@ def test_function_gradients_match_finite_differences(name):
         assert (fn.value(x + e) - fn.value(x - e)) / (2 * h) == pytest.approx(g[i], rel=1e-4, abs=1e-6)
 
 
+def test_hard_chain_matches_its_formula_and_finite_differences_on_both_sides_of_the_kink():
+    """Coordinates on both sides of +-0.5, so Psi(x) and Psi(-x) are each live somewhere (the stacked fast path
+    must not swap them): the value against the chain's sum written out with math, the gradient by differences."""
+    import math
+
+    from scipy.special import ndtr
+
+    def psi(t):
+        return math.exp(1 - 1 / (2 * t - 1) ** 2) if t > 0.5 else 0.0
+
+    def phi(t):
+        return math.sqrt(math.e) * math.sqrt(2 * math.pi) * float(ndtr(t))
+
+    fn = HardChain(7)
+    x = np.array([0.9, -0.8, 1.3, 0.2, -1.7, 0.6, -0.55])
+    ref = -psi(1.0) * phi(x[0]) + sum(psi(-x[i - 1]) * phi(-x[i]) - psi(x[i - 1]) * phi(x[i]) for i in range(1, 7))
+    assert fn.value(x) == pytest.approx(ref, rel=1e-12)
+    g, h = fn.grad(x), 1e-6
+    for i in range(fn.dim):
+        e = np.zeros(fn.dim)
+        e[i] = h
+        assert (fn.value(x + e) - fn.value(x - e)) / (2 * h) == pytest.approx(g[i], rel=1e-5, abs=1e-8)
+
+
 @pytest.mark.parametrize("eps", [0.0, -1e-3, float("nan")])
 def test_eps_not_positive_is_a_params_error(eps):
     fn = Quadratic()
