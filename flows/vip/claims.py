@@ -125,14 +125,31 @@ def rollouts_to(curve: list[dict], threshold: float) -> float | None:
 
 
 def claim4(p, curves, seeds, budget) -> CL.ClaimResult:
-    m, b, cens, detail = [], [], [], []
+    """Rollouts to uniform's final accuracy, VIP vs DAPO, as a share of the budget (one value per seed).
+
+    A seed where uniform's final accuracy does not rise above the common start (each method's first
+    evaluation, the SFT policy) tells nothing: both methods "reach" it at their first evaluation. Such seeds
+    are left out and counted (``details.no_progress``); with fewer than 2 seeds left the claim is not testable
+    here (inconclusive, the reason in ``details.not_applicable``), never a tie at 0 rollouts.
+    """
+    m, b, cens, kept, detail = [], [], [], [], []
     for s in seeds:
         thr = final_counts(curves, "uniform", s).mean() / p.rl.eval_k
-        rv = rollouts_to([c for c in curves if c["method"] == "vip" and c["seed"] == s], thr)
-        rd = rollouts_to([c for c in curves if c["method"] == "dapo" and c["seed"] == s], thr)
+        own = {k: [c for c in curves if c["method"] == k and c["seed"] == s] for k in ("vip", "dapo")}
+        start = max(min(own[k], key=lambda c: c["rollouts"])["mean@k"] for k in own)
+        rv, rd = rollouts_to(own["vip"], thr), rollouts_to(own["dapo"], thr)
+        detail.append({"seed": s, "threshold": thr, "start": start, "vip": rv, "dapo": rd, "progress": thr > start})
+        if thr <= start:
+            continue
+        kept.append(s)
         cens.append(rv is None or rd is None)
         m.append((budget if rv is None else rv) / budget)
         b.append((budget if rd is None else rd) / budget)
-        detail.append({"seed": s, "threshold": thr, "vip": rv, "dapo": rd})
-    return C4.standard(method_values=m, baseline_values=b, clusters=seeds, censored=cens,
-                       delta=p.claims.delta_rollouts, details={"per_seed": detail, "budget": budget}, **_kw(p))
+    details = {"per_seed": detail, "budget": budget, "no_progress": len(seeds) - len(kept)}
+    if len(kept) < 2:
+        why = (f"uniform's final accuracy is not above the start (the SFT policy) on {len(seeds) - len(kept)} of "
+               f"{len(seeds)} seeds, so every method reaches it at its first evaluation; fewer than 2 seeds remain")
+        return C4.from_ci(effect=None, ci_low=None, ci_high=None, delta=p.claims.delta_rollouts, n_units=len(kept),
+                          n_seeds=len(kept), ci_level=p.claims.level, details={**details, "not_applicable": why})
+    return C4.standard(method_values=m, baseline_values=b, clusters=kept, censored=cens,
+                       delta=p.claims.delta_rollouts, details=details, **_kw(p))

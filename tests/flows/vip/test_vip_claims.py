@@ -50,3 +50,33 @@ def test_c3_informative_and_uninformative_predictors():
     for r in rows:
         r["p_gp-minilm"] = float(rng.random())
     assert K.claim3(P, rows, [0, 1, 2]).verdict != "reproduced"
+
+
+def _c4_curves(finals: dict[str, list[float]], start: float = 0.25, budget: int = 100):
+    """Per seed: each method starts at ``start`` and rises linearly to its final mean@k at ``budget``."""
+    k, n = 8, 40
+    out = []
+    for s, (u, v, d) in enumerate(zip(*(finals[m] for m in ("uniform", "vip", "dapo")))):
+        for name, final in (("uniform", u), ("vip", v), ("dapo", d)):
+            counts = [round(final * k)] * n
+            out += [{"method": name, "seed": s, "rollouts": 0, "mean@k": start, "counts": [round(start * k)] * n},
+                    {"method": name, "seed": s, "rollouts": budget, "mean@k": final, "counts": counts}]
+    return out
+
+
+def test_c4_known_answer_vip_reaches_the_threshold_sooner():
+    # uniform ends at 0.5 on every seed; VIP ends at 0.75 (reaches 0.5 at half the budget), DAPO at 0.5 (the end)
+    r = K.claim4(P, _c4_curves({"uniform": [0.5] * 3, "vip": [0.75] * 3, "dapo": [0.5] * 3}), [0, 1, 2], 100)
+    assert r.verdict == "reproduced" and r.n_censored == 0 and abs(r.effect + 0.5) < 1e-9
+    flipped = K.claim4(P, _c4_curves({"uniform": [0.5] * 3, "vip": [0.5] * 3, "dapo": [0.75] * 3}), [0, 1, 2], 100)
+    assert flipped.verdict == "not reproduced"
+
+
+def test_c4_is_not_testable_when_uniform_does_not_rise_above_the_start():
+    # uniform's final accuracy (0.25) equals the SFT start: both methods "reach" it at 0 rollouts on every seed
+    r = K.claim4(P, _c4_curves({"uniform": [0.25] * 3, "vip": [0.25] * 3, "dapo": [0.375] * 3}), [0, 1, 2], 100)
+    assert r.verdict == "inconclusive" and r.ci_low is None
+    assert r.details["no_progress"] == 3 and "not above the start" in r.details["not_applicable"]
+    # one seed without progress is left out and counted; the other two still decide
+    r = K.claim4(P, _c4_curves({"uniform": [0.5, 0.5, 0.125], "vip": [0.75] * 3, "dapo": [0.5] * 3}), [0, 1, 2], 100)
+    assert r.details["no_progress"] == 1 and r.n_seeds == 2 and r.effect < 0
