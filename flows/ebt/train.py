@@ -16,6 +16,7 @@ import numpy as np
 
 from components.data import validate as V
 from components.io import read_json, write_json, write_jsonl
+from flows.ebt import champion
 from flows.ebt.common import model_name
 from flows.ebt.params import Params
 from flows.ebt.spec import DATA, MODELS
@@ -134,9 +135,10 @@ def train_job(job: dict) -> dict:
     return {"records": records, "flop_ratio": f_ebt / f_tpp, "infer_flops_per_token": infer}
 
 
-def _log(ctx: StageContext[Params], rec: dict, out: Path, params: dict) -> None:
+def _log(ctx: StageContext[Params], rec: dict, out: Path, params: dict) -> str | None:
+    """The model's MLflow child run (curves, metrics, the model folder); its run id (None untracked)."""
     if ctx.tracker is None:
-        return
+        return None
     from mlflow.models import ModelSignature
     from mlflow.types import Schema, TensorSpec
 
@@ -151,6 +153,7 @@ def _log(ctx: StageContext[Params], rec: dict, out: Path, params: dict) -> None:
                                     run_id=run_id)
         ctx.tracker.log_metrics({"dev_nll": rec["dev_nll"], "train_flops": rec["train_flops"]}, run_id=run_id)
         ctx.tracker.log_state_dict_model(run_id, out / rec["name"], loader=loader, signature=sig)
+    return run_id
 
 
 def run(ctx: StageContext[Params]) -> dict:
@@ -185,6 +188,9 @@ def run(ctx: StageContext[Params]) -> dict:
     write_json(out / "flops.json", {f"d{j['width']}-s{j['seed']}": {"train_ratio": r["flop_ratio"],
                                                                     "infer_per_token": r["infer_flops_per_token"]}
                                     for j, r in zip(jobs, results)})
-    for rec in records:
-        _log(ctx, rec, out, {"profile": ctx.profile})
-    return {"models": len(records), "flop_ratio": float(np.mean([r["flop_ratio"] for r in results]))}
+    run_ids = {rec["name"]: _log(ctx, rec, out, {"profile": ctx.profile}) for rec in records}
+    summary = {"models": len(records), "flop_ratio": float(np.mean([r["flop_ratio"] for r in results]))}
+    width, seed = champion.choose(p)  # the EBT of the first width and seed, re-evaluated as the evaluate stage does
+    name = model_name("ebt", width, seed)
+    summary["champion"] = champion.candidate(p, run_ids.get(name), name, out / name, ctx.paths.root, seed)
+    return summary

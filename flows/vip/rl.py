@@ -12,6 +12,7 @@ from components.vip import rl_loop
 from components.vip.strategies import Method
 from flows.runtime import runners
 from flows.runtime.stages import StageContext
+from flows.vip import champion
 from flows.vip.common import set_threads
 from flows.vip.params import Params
 from flows.vip.spec import DATA, RUNS, SFT
@@ -39,9 +40,10 @@ def run_one(job: dict) -> dict:
     return res
 
 
-def _log(ctx, res: dict, model_dir) -> None:
+def _log(ctx, res: dict, model_dir) -> str | None:
+    """The run's MLflow child run (curves, step metrics, the policy folder); its run id (None untracked)."""
     if ctx.tracker is None:
-        return
+        return None
     from mlflow.models import ModelSignature
     from mlflow.types import Schema, TensorSpec
 
@@ -61,6 +63,7 @@ def _log(ctx, res: dict, model_dir) -> None:
                                     step=s["step"], run_id=rid)
         ctx.tracker.log_metrics({"grad_var": res["grad_var"], "updates": res["updates"]}, run_id=rid)
         ctx.tracker.log_state_dict_model(rid, model_dir, loader="components.models.tiny_lm:load_model", signature=sig)
+    return rid
 
 
 def run(ctx: StageContext[Params]) -> dict:
@@ -75,7 +78,7 @@ def run(ctx: StageContext[Params]) -> dict:
              "model_out": str(out / "models" / f"{name}-seed{s}"), "threads": p.resources.threads}
             for s in p.rl.seeds for name, m in p.rl.methods.items()]
     results = runners.map_items(run_one, jobs, workers=p.resources.workers, desc="vip runs", progress=p.progress)
-    curves, steps, preds, summary = [], [], [], []
+    curves, steps, preds, summary, run_ids = [], [], [], [], {}
     for res in results:
         key = {"method": res["method"], "seed": res["seed"]}
         curves += [{**key, **c} for c in res["curve"]]
@@ -83,10 +86,14 @@ def run(ctx: StageContext[Params]) -> dict:
         preds += [{**key, **r} for r in res["predictions"]]
         summary.append({**key, "grad_var": res["grad_var"], "updates": res["updates"],
                         "final_mean_at_k": res["curve"][-1]["mean@k"]})
-        _log(ctx, res, out / "models" / f"{res['method']}-seed{res['seed']}")
+        run_ids[(res["method"], res["seed"])] = _log(ctx, res, out / "models" / f"{res['method']}-seed{res['seed']}")
     write_jsonl(out / "curves.jsonl", curves)
     write_jsonl(out / "steps.jsonl", steps)
     write_jsonl(out / "predictions.jsonl", preds)
     write_json(out / "summary.json", summary)
+    method, seed = champion.choose(p)  # VIP's policy of the first seed, re-evaluated as the final evaluation does
+    name = f"{method}-seed{seed}"
     return {"runs": len(results), "final_mean_at_k": {f"{r['method']}-{r['seed']}": round(r["final_mean_at_k"], 4)
-                                                      for r in summary}}
+                                                      for r in summary},
+            "champion": champion.candidate(p, run_ids.get((method, seed)), name, out / "models" / name,
+                                           ctx.paths.root, seed)}

@@ -1,19 +1,22 @@
 """The real `paperline run ebt --profile smoke`: data + GX overlap check, EBT and Transformer++ trained,
-thinking and best-of-N sweeps per set, claims C1-C3 and the descriptive claim 4, report with plots."""
+thinking and best-of-N sweeps per set, claims C1-C3 and the descriptive claim 4, report with plots; the champion
+(the first EBT) re-evaluated through the registry to the evaluate stage's own numbers."""
 
 from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from components.io import read_jsonl
+from tests.champion_checks import check_champion
 from tests.claims_checks import check_smoke_claims, check_smoke_report, run_smoke
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 
-def test_smoke_profile_end_to_end(project):
+def test_smoke_profile_end_to_end(project, tmp_path, monkeypatch):
     run_smoke(project, "ebt")
     data = project / "data/ebt"
     checks = json.loads((data / "data/_checks/windows.json").read_text())
@@ -30,3 +33,11 @@ def test_smoke_profile_end_to_end(project):
     assert "equal_steps" in doc["descriptive"] and "not tested" in doc["descriptive"]["scaling_rate_claim"]
     check_smoke_report(project, "ebt", section="Thinking and self-verification per set",
                        plots={"thinking.csv": "set,steps,ppl", "best_of_n.csv": "set,n,ppl"})
+    # the champion (the first EBT) re-evaluates through the registry to the evaluate stage's own per-window NLLs
+    candidate, result = check_champion(project, "ebt", tmp_path, monkeypatch)
+    assert candidate["name"] == "ebt-d64-s0"
+    first = candidate["eval"]["settings"]["max_windows"]  # the evaluate stage's first batch of ID windows
+    id_rows = sorted((r for r in rows if r["set"] == "id" and r["width"] == 64 and r["seed"] == 0),
+                     key=lambda r: r["window"])[:first]
+    for metric, column in (("id_nll", "ebt_m2"), ("id_nll_think", "ebt_m4"), ("id_nll_best_of", "bon_4")):
+        assert result["metrics"][metric] == pytest.approx(np.mean([r[column] for r in id_rows]), rel=1e-6), metric
