@@ -30,6 +30,7 @@ from components.dka.train import fit, predict_proba, scores
 from components.training.curves import plateau
 from components.dka.vit import load_model
 from components.io import write_jsonl
+from flows.dka import champion
 from flows.dka.common import image_signature, log, set_threads
 from flows.dka.params import Params, seeds_of
 from flows.dka.spec import ADAPT, DATA, PRETRAIN
@@ -131,22 +132,26 @@ def log_curve(t, run_id: str, key: str, values: list[float], every: int = 1) -> 
     t.client.log_batch(run_id, metrics=[Metric(key, float(v), now, i * every) for i, v in enumerate(values)])
 
 
-def _log(ctx, runs: list[dict], sweep_rows: list[dict]) -> None:
+def _log(ctx, runs: list[dict], sweep_rows: list[dict]) -> dict[str, str]:
+    """Sweep metrics on the parent run, a child run per trained model; returns ``{run name: child run id}``."""
     t = ctx.tracker
     if t is None:
-        return
+        return {}
     p = ctx.params
+    ids = {}
     t.log_metrics({f"sweep/{r['method']}/{r['lr_adapter']:g}/{r['lr_head']:g}/dev_acc": r["acc"] for r in sweep_rows})
     for r in runs:
         name = f"{r['method']}-f{r['fraction']:g}-s{r['seed']}"
         with t.child(name, {k: r[k] for k in ("method", "fraction", "seed", "lr_adapter", "lr_head", "steps",
                                                "n_train", "trainable")}) as rid:
+            ids[name] = rid
             log_curve(t, rid, "train_loss", r["losses"], every=max(1, r["steps"] // 50))
             t.log_metrics({k: r[k] for k in ("acc", "macro_f1", "auc", "seconds", "plateau")}
                           | {f"erf_area_t{k}": float(np.mean(v)) for k, v in r["erf"].items()}, run_id=rid)
             if r.get("model_dir"):
                 t.log_state_dict_model(rid, Path(r["model_dir"]), loader=LOADER,
                                        signature=image_signature(p.pretrain.img_size, 4))
+    return ids
 
 
 def run(ctx: StageContext[Params]) -> dict:
@@ -174,12 +179,15 @@ def run(ctx: StageContext[Params]) -> dict:
                [V.between("acc", 0, 1), V.between("macro_f1", 0, 1), V.finite("final_loss"),
                 V.between("trainable", 1, None)], name="dka/runs", result_path=out / "_checks" / "runs.json",
                id_column=None)
-    _log(ctx, runs, sweep_rows)
+    run_ids = _log(ctx, runs, sweep_rows)
     for r in runs:  # the staging folder's name is random: keep the model's name under models/
         if r.get("model_dir"):
             r["model_dir"] = f"models/{Path(r['model_dir']).name}"
     write_jsonl(out / "sweep.jsonl", sweep_rows)
     write_jsonl(out / "runs.jsonl", runs)
     summary = {"runs": len(runs), "sweep_runs": len(sweep_rows), "chosen_lrs": {m: list(v) for m, v in best.items()}}
+    fraction, _, name = champion.choose(p)  # DKA at the claims' low fraction, first seed: its saved model
+    folder = out / "models" / f"{champion.METHOD}-f{fraction:g}"
+    summary["champion"] = champion.candidate(run_ids.get(name), name, folder, f"{DATA}/pool.npz", ctx.paths.root)
     log.info("dka adapt: %s", {(r["method"], r["fraction"]): round(r["acc"], 3) for r in runs if r["seed"] == 0})
     return summary

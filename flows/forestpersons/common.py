@@ -86,11 +86,11 @@ def fit(images: np.ndarray, doc: dict, p, seed: int):
                     model_cfg=CN.CenterNetConfig(width=t.width), seed=seed)
 
 
-def log_model(ctx, name: str, params: dict, history: dict, model_dir: Path) -> None:
+def log_model(ctx, name: str, params: dict, history: dict, model_dir: Path) -> str | None:
     """An MLflow child run per trained detector: params, loss per epoch (one batch per epoch), the model with a
-    signature (uint8 images in, [x, y, w, h, score] peaks out)."""
+    signature (uint8 images in, [x, y, w, h, score] peaks out). Returns the child run's id (None untracked)."""
     if ctx.tracker is None:
-        return
+        return None
     from mlflow.models import ModelSignature
     from mlflow.types import Schema, TensorSpec
 
@@ -103,6 +103,7 @@ def log_model(ctx, name: str, params: dict, history: dict, model_dir: Path) -> N
         ctx.tracker.log_metrics({"images_per_s": history["images_seen"] / max(history["seconds"], 1e-9),
                                  "train_seconds": history["seconds"]}, run_id=rid)
         ctx.tracker.log_state_dict_model(rid, model_dir, loader=LOADER, signature=sig)
+    return rid
 
 
 LOADER = "components.detection.centernet:load_model"

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from components.detection import centernet as CN
 from components.io import read_json, write_json, write_jsonl
+from flows.forestpersons import champion
 from flows.forestpersons.common import fit, load_set, log_model
 from flows.forestpersons.params import DOMAINS, Params
 from flows.forestpersons.spec import MODELS, SCENES, SPLIT
@@ -56,10 +57,15 @@ def run(ctx: StageContext[Params]) -> dict:
     log.info("forestpersons: %d detectors on %d worker(s)", len(todo), p.resources.workers)
     rows = runners.map_items(train_one, todo, workers=p.resources.workers, desc="forestpersons detectors",
                              progress=p.progress)
+    run_ids = {}
     for row in rows:
         hist = read_json(out / row["name"] / "history.json")
-        log_model(ctx, row["name"], {"domain": row["domain"], "seed": row["seed"], **p.train.model_dump(
-            exclude={"seeds"})}, {"loss": hist["loss"], "images_seen": row["images"] * row["epochs"],
-                                  "seconds": row["seconds"]}, out / row["name"])
+        run_ids[row["name"]] = log_model(
+            ctx, row["name"], {"domain": row["domain"], "seed": row["seed"], **p.train.model_dump(exclude={"seeds"})},
+            {"loss": hist["loss"], "images_seen": row["images"] * row["epochs"], "seconds": row["seconds"]},
+            out / row["name"])
     write_jsonl(out / "runs.jsonl", rows)
-    return {"models": len(rows), "seconds": round(sum(r["seconds"] for r in rows), 1)}
+    summary = {"models": len(rows), "seconds": round(sum(r["seconds"] for r in rows), 1)}
+    _, name = champion.choose(p)  # the forest-trained detector of the first forest seed
+    summary["champion"] = champion.candidate(p, run_ids.get(name), name, out / name, SPLIT, ctx.paths.root)
+    return summary

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from components.io import read_jsonl
+from tests.champion_checks import check_champion
 from tests.claims_checks import check_smoke_claims, check_smoke_report, run_smoke
 from tests.conftest import error_line, paperline
 from tests.fanout_checks import assert_fan_out_matches_local
@@ -15,7 +16,7 @@ from tests.fanout_checks import assert_fan_out_matches_local
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 
-def test_smoke_profile_end_to_end(project):
+def test_smoke_profile_end_to_end(project, tmp_path, monkeypatch):
     run_smoke(project, "forestpersons")
     data = project / "data/forestpersons"
     for check in ("scenes/_checks/urban_train.json", "scenes/_checks/forest_pool.json", "split/_checks/sequences.json",
@@ -32,6 +33,16 @@ def test_smoke_profile_end_to_end(project):
     assert doc["claims"][0]["n_seeds"] == 2 and doc["claims"][3]["cluster_unit"] is None
     check_smoke_report(project, "forestpersons", section="Subset AP by pose, visibility and tier",
                        plots={"ap_by_domain.csv": "detector,domain,ap"})
+
+    # the champion (the forest-trained detector, first seed) re-evaluates through the registry to the evaluate
+    # stage's own pycocotools numbers
+    candidate, result = check_champion(project, "forestpersons", tmp_path, monkeypatch)
+    assert candidate["name"] == "forest-s0" and "pycocotools" in result["versions"]
+    row = next(r for r in read_jsonl(data / "eval/metrics.jsonl")
+               if r["id"] == "forest-s0/all/None" and r["test_set"] == "forest")
+    assert result["metrics"]["ap"] == pytest.approx(row["coco_ap"], abs=1e-12)
+    assert result["metrics"]["ap50"] == pytest.approx(row["coco_ap50"], abs=1e-12)
+    assert result["metrics"]["ap"] == pytest.approx(summary["ap"]["forest-s0"], abs=1e-9)
 
     report = (project / "reports/forestpersons/report.html").read_bytes()
     for bad, key in ((["--set", "train.seeds.lake=[0]"], "train.seeds"),
