@@ -16,6 +16,7 @@ used rather than a hand-written graph because it is the maintained reference imp
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import torch
 from torch import nn
@@ -156,3 +157,75 @@ class NeuralKVDB:
 
             graph = int(faiss.serialize_index(self._hnsw).nbytes)
         return self.keys.numel() * self.keys.element_size() + r + graph
+
+
+# --- the edited model saved with its store (NeuralDB's edit state), loaded back without unpickling ---------------
+
+STORE_WEIGHTS, STORE_CONFIG = "neuraldb.safetensors", "neuraldb.json"
+
+
+def save_edited(model: nn.Module, db: NeuralKVDB, layer: int, folder) -> Path:
+    """Write the unedited TinyLM (``config.json`` + ``model.safetensors``) and its NeuralDB store into ``folder``.
+
+    The store is ``neuraldb.safetensors`` (the normalised keys, the residuals and the key mean ``mu``, float32,
+    exactly as held in memory) and ``neuraldb.json`` (the edited layer, the gate, its threshold and the stored
+    ids in order). :func:`load_edited` rebuilds the same edited model bit for bit.
+    """
+    from safetensors.torch import save_file
+
+    from components.io import atomic_path, write_json
+    from components.models.tiny_lm import save_model
+
+    if db.index != "exact" or db.residuals is None:
+        raise DataError("save_edited: needs a non-empty store with the exact search (an HNSW graph is not saved)")
+    folder = save_model(model, folder)
+    with atomic_path(folder / STORE_WEIGHTS) as tmp:
+        save_file({"keys": db.keys.contiguous(), "residuals": db.residuals.contiguous(), "mu": db.mu.contiguous()},
+                  str(tmp))
+    write_json(folder / STORE_CONFIG, {"layer": int(layer), "gamma": db.gamma, "gate": db.gate,
+                                       "temperature": db.temperature, "chunk": db.chunk, "ids": list(db.ids)})
+    return folder
+
+
+def load_store(folder) -> tuple[NeuralKVDB, int]:
+    """The NeuralDB store saved by :func:`save_edited` (detached) and its layer; safetensors + JSON only."""
+    import json
+
+    from safetensors.torch import load_file
+
+    folder = Path(folder)
+    cfg_path, w_path = folder / STORE_CONFIG, folder / STORE_WEIGHTS
+    for p in (cfg_path, w_path):
+        if not p.is_file():
+            raise DataError(f"{p}: missing (expected an edited-model folder written by save_edited)")
+    try:
+        cfg, t = json.loads(cfg_path.read_text()), load_file(str(w_path))
+        db = NeuralKVDB(t["mu"], gamma=cfg["gamma"], gate=cfg["gate"], temperature=cfg["temperature"],
+                        chunk=cfg["chunk"])
+        keys, residuals, ids, layer = t["keys"], t["residuals"], [str(i) for i in cfg["ids"]], int(cfg["layer"])
+    except Exception as exc:  # noqa: BLE001 - safetensors raises its own SafetensorError; json, KeyError, OSError
+        raise DataError(f"{folder}: not a readable NeuralDB store ({type(exc).__name__}: {exc})") from None
+    if not (len(ids) == keys.shape[0] == residuals.shape[0]) or keys.shape[1] != db.mu.numel():
+        raise DataError(f"{folder}: store shapes disagree ({len(ids)} ids, keys {tuple(keys.shape)}, "
+                        f"residuals {tuple(residuals.shape)}, mu {tuple(db.mu.shape)})")
+    db.ids, db.keys, db.residuals = ids, keys, residuals  # already normalised: stored as they were held
+    return db, layer
+
+
+def load_edited(folder):
+    """The TinyLM of ``folder`` with its NeuralDB store attached at the saved layer (MLflow's allow-listed loader).
+
+    The store is also reachable as ``model.neuraldb`` (``model.neuraldb.detach()`` gives back the unedited model).
+    """
+    from components.editing.model import edit_site
+    from components.models.tiny_lm import load_model
+
+    model = load_model(folder)
+    db, layer = load_store(folder)
+    site = edit_site(model, layer)
+    if site.weight.shape != (db.residuals.shape[1], db.keys.shape[1]):
+        raise DataError(f"{folder}: store of width {tuple(db.keys.shape[1:])} -> {db.residuals.shape[1]} does not fit "
+                        f"layer {layer}'s projection {tuple(site.weight.shape)}")
+    db.attach(site)
+    model.neuraldb = db
+    return model

@@ -21,6 +21,7 @@ from components.io import write_json, write_jsonl
 from components.retrieval import baselines
 from components.retrieval.assomem import fusion
 from components.retrieval.assomem.retriever import AssoMem, AssoMemConfig, rank
+from flows.assomem import champion
 from flows.assomem.common import fit_group, load_base, load_units, unit_view
 from flows.assomem.params import Params
 from flows.assomem.spec import EMBEDDINGS, GRAPHS, MEMORIES, RUNS
@@ -177,4 +178,36 @@ def run(ctx: StageContext[Params]) -> dict:
             rows += _rows(unit, mem, per_method)
     write_jsonl(out / "rankings.jsonl", rows)
     write_json(out / "weights.json", infos)
-    return {"rankings": len(rows), "units": len(infos)}
+    summary = {"rankings": len(rows), "units": len(infos)}
+    if champion.METHOD in p.methods:
+        n_test: dict[str, int] = {}
+        for r in rows:
+            if r["method"] == champion.METHOD and r["split"] == champion.SPLIT:
+                n_test[r["unit"]] = n_test.get(r["unit"], 0) + 1
+        unit = champion.choose(load_units(mem_dir), n_test)
+        if unit is not None:
+            summary["champion"] = _champion(ctx, load, unit, infos[unit["unit"]]["weights"][champion.METHOD], out)
+    return summary
+
+
+def _champion(ctx: StageContext[Params], load: _Loader, unit: dict, weights: dict, out) -> dict | None:
+    """AssoMem's index of ``unit`` with its fitted weights, saved (``champion/``), logged and re-evaluated."""
+    p = ctx.params
+    mem, utt, _, adj, utt_clue, clue_embs = load(unit)
+    name = f"{champion.METHOD}-{unit['unit']}"
+    folder = champion.save(out / "champion", (utt, adj, utt_clue, clue_embs), mem, config(p), weights, p.top_k, unit)
+    return champion.candidate(_log_champion(ctx, name, folder), name, folder, unit, ctx.paths.root)
+
+
+def _log_champion(ctx: StageContext[Params], name: str, folder) -> str | None:
+    """The champion's MLflow child run with its index folder (the allow-listed AssoMem loader); its run id."""
+    if ctx.tracker is None:
+        return None
+    from mlflow.models import ModelSignature
+    from mlflow.types import Schema, TensorSpec
+
+    sig = ModelSignature(inputs=Schema([TensorSpec(np.dtype("float64"), (-1, -1), "type_time_embedding")]),
+                         outputs=Schema([TensorSpec(np.dtype("int64"), (-1, -1), "utterance_positions")]))
+    with ctx.tracker.child(f"index-{name}", {"method": champion.METHOD, "unit": name}) as rid:
+        ctx.tracker.log_state_dict_model(rid, folder, loader=champion.LOADER, signature=sig)
+    return rid

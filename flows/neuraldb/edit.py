@@ -22,6 +22,7 @@ from components.editing.model import edit_site, generic_keys
 from components.editing.targets import compute_targets
 from components.errors import DataError
 from components.io import read_jsonl, write_json, write_jsonl
+from flows.neuraldb import champion
 from flows.neuraldb.params import Params
 from flows.neuraldb.spec import DATA, EDITS, MODEL
 from flows.runtime.stages import StageContext
@@ -125,7 +126,7 @@ def run(ctx: StageContext[Params]) -> dict:
         batch_size=e.batch_size)
     lam = e.mom2_weight if e.mom2_weight is not None else pick_best(mom2_sweep, "mom2_weight")
     log.info("memit: lambda = %g (%s)", lam, "fixed" if e.mom2_weight is not None else "tuned on dev")
-    rows, test_sweep = [], []
+    rows, test_sweep, champ = [], [], None
     for seed in e.seeds:
         reqs = check_requests(read_jsonl(data / f"edits_seed{seed}.jsonl"))[: max(e.m)]
         targets = _targets(model, site, encode, reqs, e)
@@ -133,6 +134,7 @@ def run(ctx: StageContext[Params]) -> dict:
                           method_kw=method_kw(e, gamma, lam), progress=True):
             rows.append({"seed": seed, **r, "target_nll": targets.final_nll[: r["m"]].tolist()})
         if seed == e.seeds[0]:
+            champ = (seed, targets)
             test_sweep = gamma_sweep(model, site, encode, reqs, targets, stats, e.gamma_grid,
                                      method_kw=method_kw(e, gamma, lam), batch_size=e.batch_size)
     out = ctx.output(EDITS)
@@ -152,4 +154,29 @@ def run(ctx: StageContext[Params]) -> dict:
         ctx.tracker.log_metrics({f"{r['method']}.m{r['m']}.s{r['seed']}.{k}": float(np.nanmean(r[k]))
                                  for r in rows for k in ("efficacy", "generalisation", "specificity", "ppl_nll")})
     write_json(out / "summary.json", summary)
+    if champ is not None and p.model.base == "tiny" and champion.METHOD in e.methods:
+        summary["champion"] = _champion(ctx, model, site, stats, champ, method_kw(e, gamma, lam), out)
     return summary
+
+
+def _champion(ctx: StageContext[Params], model, site, stats, champ, kw: dict, out) -> dict | None:
+    """NeuralDB on the first seed's largest edit set, saved with its store (``champion/``), logged, re-evaluated."""
+    seed, targets = champ
+    m = max(ctx.params.editing.m)
+    name = f"{champion.METHOD}-seed{seed}-m{m}"
+    folder = champion.save(model, champion.build_store(stats, targets, m, kw), site.layer, out / "champion")
+    return champion.candidate(ctx.params, _log_champion(ctx, name, folder), name, folder, seed, m, ctx.paths.root)
+
+
+def _log_champion(ctx: StageContext[Params], name: str, folder) -> str | None:
+    """The champion's MLflow child run with its folder model (the allow-listed NeuralDB loader); its run id."""
+    if ctx.tracker is None:
+        return None
+    from mlflow.models import ModelSignature
+    from mlflow.types import Schema, TensorSpec
+
+    sig = ModelSignature(inputs=Schema([TensorSpec(np.dtype("int64"), (-1, -1), "token_ids")]),
+                         outputs=Schema([TensorSpec(np.dtype("int64"), (-1,), "next_token")]))
+    with ctx.tracker.child(f"edited-{name}", {"method": champion.METHOD}) as rid:
+        ctx.tracker.log_state_dict_model(rid, folder, loader=champion.LOADER, signature=sig)
+    return rid

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from components.io import read_json, read_jsonl
 from flows.assomem.params import METHODS
+from tests.champion_checks import check_champion
 from tests.claims_checks import check_smoke_claims, check_smoke_report, run_smoke
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 
-def test_smoke_profile_end_to_end(project):
+def test_smoke_profile_end_to_end(project, tmp_path, monkeypatch):
     run_smoke(project, "assomem")
     data = project / "data/assomem"
     units = read_json(data / "memories/units.json")
@@ -41,3 +43,12 @@ def test_smoke_profile_end_to_end(project):
     assert "dense@1000" in metrics["by_size"] and "assomem@1000" in metrics["by_size"]
     csv = (project / "reports/assomem/plots/recall_vs_size.csv").read_text().splitlines()
     assert csv[0] == "method,size,R@10,R@6,nDCG@10" and len(csv) == 1 + 2 * len(METHODS)
+    # the champion (AssoMem's index of seed 0's largest memory, with its CMI weights) re-evaluates through the
+    # registry to the evaluate stage's own per-question scores of that unit's test questions
+    assert (data / "runs/champion/index.npz").is_file()
+    candidate, result = check_champion(project, "assomem", tmp_path, monkeypatch)
+    assert candidate["name"] == "assomem-seed0-n1000" and candidate["eval"]["settings"]["unit"] == "seed0-n1000"
+    held = [r for r in rows if (r["unit"], r["method"], r["split"]) == ("seed0-n1000", "assomem", "test")]
+    assert held and result["metrics"]["recall_at_10"] == pytest.approx(np.mean([r["R@10"] for r in held]), rel=1e-9)
+    assert result["metrics"]["ndcg_at_10"] == pytest.approx(np.mean([r["nDCG@10"] for r in held]), rel=1e-9)
+    assert {"scipy", "ir-measures"} <= set(result["versions"])

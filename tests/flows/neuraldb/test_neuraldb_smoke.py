@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from components.io import read_jsonl
+from tests.champion_checks import check_champion
 from tests.claims_checks import check_smoke_claims, check_smoke_report, run_smoke
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 
-def test_smoke_profile_end_to_end(project):
+def test_smoke_profile_end_to_end(project, tmp_path, monkeypatch):
     run_smoke(project, "neuraldb")
     data = project / "data/neuraldb/data"
     for name in ("facts", "edits_0", "edits_1", "edits_dev", "tokens"):
@@ -47,3 +49,13 @@ def test_smoke_profile_end_to_end(project):
     assert set(metrics["at_max_m"]) == {"unedited", "memit", "alphaedit", "neuraldb"}
     for csv in ("metrics_vs_m.csv", "gamma_sweep.csv"):
         assert (project / f"reports/neuraldb/plots/{csv}").read_text().count("\n") >= 3
+    # the champion (NeuralDB's edited LM with its store, seed 0, m = 100) re-evaluates through the registry to the
+    # edit stage's own per-fact values for that run
+    assert (project / "data/neuraldb/edits/champion/neuraldb.safetensors").is_file()
+    candidate, result = check_champion(project, "neuraldb", tmp_path, monkeypatch)
+    assert candidate["name"] == "neuraldb-seed0-m100"
+    row = next(r for r in runs if (r["seed"], r["m"], r["method"]) == (0, 100, "neuraldb"))
+    assert result["metrics"]["efficacy"] == pytest.approx(np.nanmean(row["efficacy"]), rel=1e-9)
+    assert result["metrics"]["specificity"] == pytest.approx(np.nanmean(row["specificity"]), rel=1e-9)
+    assert result["metrics"]["ppl_nll"] == pytest.approx(np.mean(row["ppl_nll"]), rel=1e-6)
+    assert candidate["eval"]["rules"]["ppl_nll"]["higher_is_better"] is False
