@@ -6,24 +6,28 @@ on A~ = sigma(M) * A. After ``warmup`` reconstruction-only epochs, two centres a
 l_c = KL(P || Q) (DEC), l_dr = -MMD^2 between majority (normal) and minority (outlier) first-layer
 representations on a Chebyshev-distance Gaussian kernel, l_div = sum_k max(0, eps - mean_i q_ik).
 With ``dr_mask_only`` the repulsion's gradient reaches only M (the spoiler), the card's reading.
-Scores are 1 - q_i,pos (pos = the majority cluster); labels are the pseudo-labels, with no threshold.
+Scores are 1 - q_i,pos (pos = the majority cluster); labels are the pseudo-labels, with no threshold
+(:func:`detect`, the one scoring function). A trained model is saved as a folder (``config.json`` +
+``model.safetensors``, :func:`save_detector`) and loaded without unpickling (:func:`load_detector`).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
 from torch import nn
 
-from components.errors import ParamsError
+from components.errors import DataError, ParamsError
 from components.graph.clustering import diversity_loss, kl_loss, mmd2, soft_assign, target_distribution
 from components.graph.gcn import GCN, gcn_norm
 from components.graph.graph import Graph
-from components.graph.recon import Prepared, _epochs, attribute_error, structure_error
+from components.graph.recon import Prepared, _epochs, attribute_error, prepare, structure_error
 
 log = logging.getLogger(__name__)
 
@@ -144,15 +148,113 @@ def fit_cergod(g: Graph, p: Prepared, cfg: CerGodConfig, seed: int) -> dict:
     return _outputs(model, p, und_t, pairs, cfg, parts, time.perf_counter() - t0, gen)
 
 
-def _outputs(model: CerGod, p: Prepared, und_t, pairs, cfg: CerGodConfig, parts: dict, seconds: float,
-             gen: torch.Generator) -> dict:
+def detect(model: CerGod, p: Prepared, und_t: torch.Tensor, cfg: CerGodConfig, gen: torch.Generator) -> dict:
+    """CER-GOD's detector on a trained model: ``scores`` 1 - q_i,pos (pos = the majority cluster), ``labels``
+    (1 = the minority cluster's pseudo-label, no threshold) and ``minority_share``.
+
+    The one scoring function: :func:`fit_cergod` scores its runs with it and the champion's re-evaluation
+    (:meth:`CerGodDetector.score`, ``flows/cer_god/champion.py``) calls it on the loaded model, so a change to
+    how CER-GOD scores nodes reaches both.
+    """
     with torch.no_grad():
         norm = gcn_norm(p.edge_index, model.edge_weights(und_t, cfg.use_mask), p.n)
         q = soft_assign(_forward(model, p, norm, cfg, gen)[1], model.centres)
         labels = q.argmax(1)
         pos = int(torch.bincount(labels, minlength=2).argmax())
         minority = float((labels != pos).float().mean())
-        weights = torch.sigmoid(model.mask_logits).numpy() if cfg.use_mask else np.ones(len(pairs), np.float32)
     return {"scores": (1.0 - q[:, pos]).numpy().astype(np.float64), "labels": (labels != pos).numpy().astype(np.int64),
-            "minority_share": minority, "collapsed": minority < cfg.collapse_share, "edge_pairs": pairs,
-            "edge_weights": weights.astype(np.float64), "seconds": seconds, "final_losses": parts}
+            "minority_share": minority}
+
+
+def _outputs(model: CerGod, p: Prepared, und_t, pairs, cfg: CerGodConfig, parts: dict, seconds: float,
+             gen: torch.Generator) -> dict:
+    """The fit's result: :func:`detect`'s scores and labels, collapse flag, edge weights, losses, the model and
+    its config (for :func:`export_detector`)."""
+    out = detect(model, p, und_t, cfg, gen)
+    with torch.no_grad():
+        weights = torch.sigmoid(model.mask_logits).numpy() if cfg.use_mask else np.ones(len(pairs), np.float32)
+    return {**out, "collapsed": out["minority_share"] < cfg.collapse_share, "edge_pairs": pairs,
+            "edge_weights": weights.astype(np.float64), "seconds": seconds, "final_losses": parts, "model": model,
+            "config": cfg}
+
+
+# --- the trained detector as a folder (config.json + model.safetensors): CER-GOD's champion ---------------------
+
+CHAMPION_FORMAT = "cer-god-detector/1"
+_EDGES = "graph.edge_index"  # the trained graph's directed edges: the spoiler's logits are defined on them
+
+
+def export_detector(model: CerGod, cfg: CerGodConfig, g: Graph, seed: int, **meta) -> dict:
+    """A trained model as plain data (picklable across workers): ``config`` (JSON) and ``tensors`` (numpy)."""
+    config = {"format": CHAMPION_FORMAT, "graph": g.name, "n_nodes": g.n, "in_dim": int(g.x.shape[1]),
+              "n_undirected": int(model.mask_logits.numel()), "seed": int(seed),
+              "cergod": {k: v for k, v in asdict(cfg).items() if k != "progress"}, **meta}
+    tensors = {k: v.detach().cpu().numpy().copy() for k, v in model.state_dict().items()}
+    tensors[_EDGES] = np.ascontiguousarray(g.edge_index, dtype=np.int64)
+    return {"config": config, "tensors": tensors}
+
+
+def save_detector(state: dict, folder) -> Path:
+    """Write :func:`export_detector`'s ``state`` as ``config.json`` + ``model.safetensors`` (no pickle)."""
+    from safetensors.numpy import save_file
+
+    from components.io import atomic_path
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    with atomic_path(folder / "model.safetensors") as tmp:
+        save_file({k: np.ascontiguousarray(v) for k, v in state["tensors"].items()}, str(tmp))
+    (folder / "config.json").write_text(json.dumps(state["config"], indent=1, sort_keys=True))
+    return folder
+
+
+class CerGodDetector:
+    """A loaded CER-GOD champion: the model, its config and the graph it was trained on (transductive: the
+    spoiler holds one logit per edge of that graph, so it scores that graph's nodes only)."""
+
+    def __init__(self, model: CerGod, cfg: CerGodConfig, edge_index: np.ndarray, meta: dict):
+        self.model, self.cfg, self.edge_index, self.meta = model.eval(), cfg, edge_index, meta
+
+    def check(self, g: Graph) -> None:
+        """A DataError unless ``g`` has the trained graph's nodes, feature width and edges."""
+        if (g.n, int(g.x.shape[1])) != (self.meta["n_nodes"], self.meta["in_dim"]) or \
+                not np.array_equal(np.asarray(g.edge_index), self.edge_index):
+            raise DataError(f"cer-god detector: graph {g.name!r} ({g.n} nodes, {g.edge_index.shape[1]} edges) is not "
+                            f"the graph {self.meta['graph']!r} it was trained on ({self.meta['n_nodes']} nodes, "
+                            f"{self.edge_index.shape[1]} edges); rerun `paperline run cer-god` to retrain")
+
+    def score(self, g: Graph, p: Prepared, seed: int | None = None) -> dict:
+        """:func:`detect` on ``g`` (prepared as the fit stage prepares it): scores, labels, minority share."""
+        self.check(g)
+        _, und = g.undirected()
+        gen = torch.Generator().manual_seed(int(self.meta["seed"] if seed is None else seed))
+        return detect(self.model, p, torch.as_tensor(und, dtype=torch.long), self.cfg, gen)
+
+    def pyfunc_predict(self, x) -> np.ndarray:
+        """MLflow pyfunc entry: the trained graph's node features (n, in_dim) -> outlier scores (n,)."""
+        g = Graph(str(self.meta["graph"]), np.asarray(x, np.float32), self.edge_index)
+        return self.score(g, prepare(g, 0))["scores"]
+
+
+def load_detector(folder) -> CerGodDetector:
+    """A :class:`CerGodDetector` from a folder written by :func:`save_detector` (safetensors + JSON: no pickle)."""
+    from safetensors.numpy import load_file
+
+    folder = Path(folder)
+    cfg_path, w_path = folder / "config.json", folder / "model.safetensors"
+    for path in (cfg_path, w_path):
+        if not path.is_file():
+            raise DataError(f"{path}: missing (expected a CER-GOD detector folder written by save_detector)")
+    try:
+        meta = json.loads(cfg_path.read_text())
+        if meta.get("format") != CHAMPION_FORMAT:
+            raise ValueError(f"format {meta.get('format')!r}, expected {CHAMPION_FORMAT!r}")
+        tensors = load_file(str(w_path))
+        edges = tensors.pop(_EDGES)
+        cfg = CerGodConfig(**meta["cergod"])
+        with torch.random.fork_rng(devices=[]):  # the initial weights are overwritten; keep the caller's generator
+            model = CerGod(int(meta["in_dim"]), int(meta["n_undirected"]), cfg)
+        model.load_state_dict({k: torch.from_numpy(v) for k, v in tensors.items()})
+    except Exception as exc:  # noqa: BLE001 - safetensors' SafetensorError, json, KeyError, a shape mismatch
+        raise DataError(f"{folder}: not a readable CER-GOD detector folder ({type(exc).__name__}: {exc})") from None
+    return CerGodDetector(model, cfg, edges, meta)

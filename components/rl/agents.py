@@ -36,6 +36,11 @@ class Agent(nn.Module):
         o = torch.as_tensor(np.asarray(obs, dtype=np.float32)).reshape(1, -1)
         return self.actor(o)[0].numpy()
 
+    @torch.no_grad()
+    def pyfunc_predict(self, obs) -> np.ndarray:
+        """MLflow pyfunc entry (``flows.runtime.mlflow_model``): observations (batch, obs_dim) -> actions."""
+        return self.actor(torch.as_tensor(np.atleast_2d(np.asarray(obs, dtype=np.float32)))).numpy()
+
     def q_values(self, batch: dict) -> torch.Tensor:  # pragma: no cover - overridden by critics
         raise NotImplementedError
 

@@ -1,7 +1,9 @@
 """Training loop for the offline agents: tensor views of a dataset, seeded batches, save/load.
 
 For ICQL, every batch row carries the context retrieved for its state (precomputed
-indices, see :mod:`components.rl.retrieval`), gathered here by index.
+indices, see :mod:`components.rl.retrieval`), gathered here by index. Runs are saved as ``model.pt``
+(a state_dict, read back with ``weights_only=True``); a model that leaves the pipeline (a champion) as
+``model.safetensors`` + ``config.json`` (:func:`save_agent_safetensors`, :func:`load_agent_safetensors`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from components.errors import ParamsError
+from components.errors import DataError, ParamsError
 from components.rl.agents import AGENTS
 from components.rl.dataset import Transitions
 
@@ -99,4 +101,46 @@ def load_agent(folder: Path):
     meta = json.loads((Path(folder) / "config.json").read_text())
     agent = build_agent(meta["method"], meta["obs_dim"], meta["act_dim"], meta["cfg"], meta["seed"])
     agent.load_state_dict(torch.load(Path(folder) / "model.pt", weights_only=True))
+    return agent.eval()
+
+
+SAFETENSORS_FORMAT = "rl-agent/1"
+
+
+def save_agent_safetensors(agent, folder: Path, method: str, obs_dim: int, act_dim: int, cfg: dict,
+                           seed: int) -> Path:
+    """Write ``config.json`` and ``model.safetensors`` (the state_dict: every critic, target, V and the policy)
+    into ``folder``: the form a model leaves the pipeline in (the MLflow model of a champion; no pickle)."""
+    from safetensors.torch import save_file
+
+    from components.io import atomic_path
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    meta = {"format": SAFETENSORS_FORMAT, "method": method, "obs_dim": obs_dim, "act_dim": act_dim, "cfg": cfg,
+            "seed": seed}
+    with atomic_path(folder / "model.safetensors") as tmp:
+        save_file({k: v.detach().contiguous().clone() for k, v in agent.state_dict().items()}, str(tmp))
+    (folder / "config.json").write_text(json.dumps(meta, indent=1, sort_keys=True))
+    return folder
+
+
+def load_agent_safetensors(folder: str | Path):
+    """Rebuild an agent saved by :func:`save_agent_safetensors` (eval mode; safetensors + JSON: nothing unpickled)."""
+    from safetensors.torch import load_file
+
+    folder = Path(folder)
+    cfg_path, w_path = folder / "config.json", folder / "model.safetensors"
+    for path in (cfg_path, w_path):
+        if not path.is_file():
+            raise DataError(f"{path}: missing (expected an agent folder written by save_agent_safetensors)")
+    try:
+        meta = json.loads(cfg_path.read_text())
+        if meta.get("format") != SAFETENSORS_FORMAT:
+            raise ValueError(f"format {meta.get('format')!r}, expected {SAFETENSORS_FORMAT!r}")
+        with torch.random.fork_rng(devices=[]):  # building seeds torch; the caller's generator stays as it was
+            agent = build_agent(meta["method"], meta["obs_dim"], meta["act_dim"], meta["cfg"], meta["seed"])
+        agent.load_state_dict(load_file(str(w_path)))
+    except Exception as exc:  # noqa: BLE001 - safetensors' SafetensorError, json, KeyError, a shape mismatch
+        raise DataError(f"{folder}: not a readable agent folder ({type(exc).__name__}: {exc})") from None
     return agent.eval()

@@ -2,7 +2,9 @@
 
 Writes ``data/cer-god/runs/``: ``runs.jsonl`` (one row per graph, method, seed: seconds, CER-GOD's minority
 share, collapse flag, final losses, mean edge weight per edge type), ``scores.npz`` (scores and labels per
-run) and ``edge_weights.npz`` (CER-GOD's learned weights, first seed, per graph). GX checks runs.jsonl.
+run) and ``edge_weights.npz`` (CER-GOD's learned weights, first seed, per graph). GX checks runs.jsonl. The champion,
+CER-GOD on the first graph with the first seed, is also saved (``champion/``: config.json + model.safetensors) and
+logged as the MLflow model of its own child run (``flows/cer_god/champion.py``).
 """
 
 from __future__ import annotations
@@ -12,10 +14,12 @@ import logging
 import numpy as np
 
 from components.data import validate as V
+from components.graph.cergod import export_detector, save_detector
 from components.graph.detectors import CERGOD_VARIANTS, METHODS, edge_weight_summary, run_detector
 from components.graph.graph import Graph
 from components.graph.recon import prepare
 from components.io import write_json, write_jsonl
+from flows.cer_god import champion
 from flows.cer_god.params import Params
 from flows.cer_god.spec import GRAPHS, RUNS
 from flows.runtime import runners
@@ -56,6 +60,9 @@ def run_one(task: dict) -> tuple[dict, dict]:
         arrays["labels"] = res["labels"]
     if task["method"] == "cer-god" and task["seed"] == task["first_seed"]:
         arrays["edge_weights"], arrays["edge_pairs"] = res["edge_weights"], res["edge_pairs"]
+    if task.get("champion"):  # plain arrays + JSON back to the parent (no module crosses the pool)
+        arrays["champion"] = export_detector(res["model"], res["config"], g, task["run_seed"], method=task["method"],
+                                             pipeline_seed=task["seed"])
     return row, arrays
 
 
@@ -63,6 +70,7 @@ def tasks(ctx: StageContext[Params]) -> list[dict]:
     p = ctx.params
     cergod = p.cergod.config(p.progress)
     baselines = {k: v.config(p.progress) for k, v in p.baselines.items()}
+    first = champion.choose(p)
     out = []
     for g in p.graphs:
         path = str(ctx.input(f"{GRAPHS}/{g.name}.npz"))
@@ -70,7 +78,8 @@ def tasks(ctx: StageContext[Params]) -> list[dict]:
             for s in seeds_for(p, m):
                 out.append({"graph": g.name, "path": path, "method": m, "seed": s, "run_seed": p.seed * 100_003 + s,
                             "first_seed": min(p.run.seeds), "cergod": cergod, "baselines": baselines,
-                            "threads": p.resources.threads, "dense_max_nodes": p.run.dense_max_nodes})
+                            "threads": p.resources.threads, "dense_max_nodes": p.run.dense_max_nodes,
+                            "champion": m == champion.METHOD and (g.name, s) == first})
     return out
 
 
@@ -100,4 +109,26 @@ def run(ctx: StageContext[Params]) -> dict:
     summary = {"fits": len(rows), "seconds": round(sum(r["seconds"] for r in rows), 1),
                "collapsed": sum(r.get("collapsed", False) for r in cg)}
     write_json(out / "summary.json", summary)
+    chosen = next(((r, arrs["champion"]) for r, arrs in results if "champion" in arrs), None)
+    if chosen is not None:
+        row, state = chosen
+        folder = save_detector(state, out / "champion")
+        settings = champion.settings_for(p, row["graph"], state["config"]["seed"])
+        summary["champion"] = champion.candidate(_log_champion(ctx, row, folder, state["config"]["in_dim"]), row["id"],
+                                                 folder, settings, ctx.paths.root)
     return summary
+
+
+def _log_champion(ctx: StageContext, row: dict, folder, in_dim: int) -> str | None:
+    """The champion's MLflow child run with its model (the allow-listed CER-GOD loader); its run id."""
+    if ctx.tracker is None:
+        return None
+    from mlflow.models import ModelSignature
+    from mlflow.types import Schema, TensorSpec
+
+    sig = ModelSignature(inputs=Schema([TensorSpec(np.dtype("float32"), (-1, int(in_dim)), "x")]),
+                         outputs=Schema([TensorSpec(np.dtype("float64"), (-1,), "score")]))
+    with ctx.tracker.child(f"champion-{row['id']}", {"graph": row["graph"], "method": row["method"],
+                                                     "seed": row["seed"]}) as rid:
+        ctx.tracker.log_state_dict_model(rid, folder, loader="components.graph.cergod:load_detector", signature=sig)
+    return rid

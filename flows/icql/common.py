@@ -47,3 +47,12 @@ def behaviour_factory(env, p, task: int):
         return NoisyScripted(env, mode, p.data.noise, rng)
 
     return make
+
+
+def context_for(method: str, folder: Path) -> np.ndarray | None:
+    """The precomputed context indices a method reads (None without retrieval)."""
+    if method == "icql":
+        return np.load(folder / "ctx_nearest.npy")
+    if method == "icql-random":
+        return np.load(folder / "ctx_random.npy")
+    return None

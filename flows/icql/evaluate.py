@@ -20,12 +20,11 @@ from components.rl import dataset as D
 from components.rl.evaluate import episode_returns, normalised_score, q_accuracy
 from components.rl.kitchen_lite import make_env
 from components.rl.trainer import load_agent
-from flows.icql.common import task_dir
+from flows.icql.common import context_for, task_dir
 from flows.icql.evaluate_external import evaluate_external
 from flows.icql.params import Params
 from flows.icql.qvalues import predict_q, q_rows
 from flows.icql.spec import DATASETS, EVAL, MODELS
-from flows.icql.train import context_for
 from flows.runtime.stages import StageContext
 
 log = logging.getLogger("paperline")

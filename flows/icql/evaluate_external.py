@@ -22,8 +22,8 @@ from components.rl.evaluate import episode_returns, normalised_score, q_accuracy
 from components.rl.external import make_gym_env
 from components.rl.loaders import open_minari, recover_minari_env
 from components.rl.trainer import load_agent
+from flows.icql.common import context_for
 from flows.icql.qvalues import predict_q, q_rows
-from flows.icql.train import context_for
 from flows.runtime.settings import online
 
 log = logging.getLogger("paperline")

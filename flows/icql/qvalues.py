@@ -11,9 +11,14 @@ from components.rl.trainer import TensorData
 
 def q_rows(p, data: D.Transitions) -> np.ndarray:
     """Row indices of the Q-accuracy trajectories: ``eval.q_episodes`` dataset episodes drawn from the seed."""
-    rng = np.random.default_rng([p.seed, 41])
+    return q_rows_for(p.seed, p.eval.q_episodes, data)
+
+
+def q_rows_for(seed: int, q_episodes: int, data: D.Transitions) -> np.ndarray:
+    """:func:`q_rows` from plain settings (the champion's re-evaluation has no Params)."""
+    rng = np.random.default_rng([seed, 41])
     ids = np.unique(data.episode)
-    eps = np.sort(rng.choice(ids, size=min(p.eval.q_episodes, len(ids)), replace=False))
+    eps = np.sort(rng.choice(ids, size=min(q_episodes, len(ids)), replace=False))
     return np.flatnonzero(np.isin(data.episode, eps))
 
 

@@ -3,7 +3,9 @@
 Writes ``data/icql/models/<run>/{config.json,model.pt,history.json}`` and ``runs.json``
 (the list of runs with their wall time); runs on ``data.external`` datasets
 (``train.external_methods``) are listed in ``external_runs.json``. ICQL reads the nearest-state contexts of its
-dataset, ``icql-random`` the random ones; the other methods use no retrieval.
+dataset, ``icql-random`` the random ones; the other methods use no retrieval. The champion, the ICQL run on the task
+with the most subtasks (C1's), first seed, is also saved as ``champion/`` (config.json + model.safetensors) and logged as the MLflow
+model of its own child run (``flows/icql/champion.py``).
 """
 
 from __future__ import annotations
@@ -15,25 +17,18 @@ from pathlib import Path
 
 import numpy as np
 
-from components.io import write_json
+from components.io import read_json, write_json
 from components.rl import dataset as D
-from components.rl.trainer import TensorData, build_agent, method_config, save_agent, train_agent
-from flows.icql.common import external_grid, grid, task_dir
+from components.rl.trainer import (TensorData, build_agent, load_agent, method_config, save_agent,
+                                   save_agent_safetensors, train_agent)
+from flows.icql import champion
+from flows.icql.common import context_for, external_grid, grid, task_dir
 from flows.icql.params import Params
 from flows.icql.spec import DATASETS, MODELS
 from flows.runtime import runners
 from flows.runtime.stages import StageContext
 
 log = logging.getLogger("paperline")
-
-
-def context_for(method: str, folder: Path) -> np.ndarray | None:
-    """The precomputed context indices a method reads (None without retrieval)."""
-    if method == "icql":
-        return np.load(folder / "ctx_nearest.npy")
-    if method == "icql-random":
-        return np.load(folder / "ctx_random.npy")
-    return None
 
 
 def train_one(job: dict) -> dict:
@@ -98,4 +93,31 @@ def run(ctx: StageContext[Params]) -> dict:
     ext_rows = [r for r in rows if "dataset" in r]
     if ext_rows:
         write_json(out / "external_runs.json", ext_rows)
-    return {"runs": len(rows), "seconds": round(sum(r["seconds"] for r in rows), 1)}
+    summary = {"runs": len(rows), "seconds": round(sum(r["seconds"] for r in rows), 1)}
+    chosen = champion.choose(p)
+    if chosen is not None:
+        import torch
+
+        task, _, name = chosen
+        with torch.random.fork_rng(devices=[]):  # load_agent seeds torch; leave the stage's generator as it was
+            agent = load_agent(out / name)
+        folder = save_agent_safetensors(agent, out / "champion", **read_json(out / name / "config.json"))
+        summary["champion"] = champion.candidate(_log_champion(ctx, name, folder), name, folder,
+                                                 champion.settings_for(p, task), ctx.paths.root)
+    return summary
+
+
+def _log_champion(ctx: StageContext, name: str, folder: Path) -> str | None:
+    """The champion's MLflow child run with its model (the allow-listed safetensors agent loader); its run id."""
+    if ctx.tracker is None:
+        return None
+    from mlflow.models import ModelSignature
+    from mlflow.types import Schema, TensorSpec
+
+    meta = read_json(folder / "config.json")
+    sig = ModelSignature(inputs=Schema([TensorSpec(np.dtype("float32"), (-1, int(meta["obs_dim"])), "observation")]),
+                         outputs=Schema([TensorSpec(np.dtype("float32"), (-1, int(meta["act_dim"])), "action")]))
+    with ctx.tracker.child(f"champion-{name}", {"method": meta["method"], "seed": meta["seed"]}) as rid:
+        ctx.tracker.log_state_dict_model(rid, folder, loader="components.rl.trainer:load_agent_safetensors",
+                                         signature=sig)
+    return rid

@@ -9,6 +9,7 @@ import pytest
 
 from components.graph.graph import Graph, check_graph
 from components.io import read_jsonl
+from tests.champion_checks import check_champion
 from tests.claims_checks import check_smoke_claims, check_smoke_report, run_smoke
 from tests.fanout_checks import assert_fan_out_matches_local
 from tests.conftest import paperline
@@ -16,7 +17,7 @@ from tests.conftest import paperline
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 
-def test_smoke_profile_end_to_end(project):
+def test_smoke_profile_end_to_end(project, tmp_path, monkeypatch):
     run_smoke(project, "cer-god")
     data = project / "data/cer-god"
     g = check_graph(Graph.load(data / "graphs/sbm.npz"))
@@ -44,6 +45,16 @@ def test_smoke_profile_end_to_end(project):
 
     check_smoke_report(project, "cer-god", section="Edge weights around outliers",
                        plots={"auc_by_method.csv": "graph,method,mean_auc"})
+
+    # the champion (CER-GOD on the first graph, first seed) re-evaluates through the registry to the evaluate stage's
+    # own numbers (computed there from the fit's scores.npz)
+    assert (data / "runs/champion/model.safetensors").is_file() and (data / "runs/champion/config.json").is_file()
+    candidate, result = check_champion(project, "cer-god", tmp_path, monkeypatch)
+    assert candidate["name"] == "sbm/cer-god/0" and set(candidate["metrics"]) == {"auc", "ap", "trap_auc", "f1"}
+    row = next(m for m in metrics if m["id"] == candidate["name"])
+    for metric in candidate["metrics"]:
+        assert result["metrics"][metric] == pytest.approx(row[metric], rel=1e-9, abs=1e-12), metric
+    assert "safetensors" in result["versions"]
 
     # the grid stage again on a process pool: the same outputs as the local runner's
     assert_fan_out_matches_local(project, "cer-god", "fit", "data/cer-god/runs")

@@ -9,6 +9,7 @@ import pytest
 
 from components.io import read_json, read_jsonl
 from components.rl.dataset import load
+from tests.champion_checks import check_champion
 from tests.claims_checks import check_smoke_claims, check_smoke_report, run_smoke
 from tests.fanout_checks import assert_fan_out_matches_local
 from tests.conftest import paperline
@@ -16,7 +17,7 @@ from tests.conftest import paperline
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 
-def test_smoke_profile_end_to_end(project):
+def test_smoke_profile_end_to_end(project, tmp_path, monkeypatch):
     run_smoke(project, "icql")
     ds = project / "data/icql/datasets"
     for task, width in ((1, 5), (4, 8)):
@@ -44,6 +45,18 @@ def test_smoke_profile_end_to_end(project):
             assert claim["verdict"] == "inconclusive" and "only 1 seed" in claim["reason"]
 
     check_smoke_report(project, "icql", section="Retrieval ablation", plots={"scores.csv": "group,score"})
+
+    # the champion (ICQL on C1's 4-subtask task, first seed) re-evaluates through the registry to the evaluate stage's own numbers
+    assert (project / "data/icql/models/champion/model.safetensors").is_file()
+    candidate, result = check_champion(project, "icql", tmp_path, monkeypatch)
+    assert candidate["name"] == "t4-icql-s0" and set(candidate["metrics"]) == {"score", "q_spearman", "q_mae"}
+    n = candidate["eval"]["settings"]["episodes"]
+    own = [e["score"] for e in episodes if e["run"] == candidate["name"] and e["episode"] < n]
+    assert n == 5 and len(own) == n and result["metrics"]["score"] == pytest.approx(np.mean(own), rel=1e-9)
+    row = next(r for r in read_jsonl(ev / "runs.jsonl") if r["run"] == candidate["name"])
+    assert result["metrics"]["q_spearman"] == pytest.approx(row["q_spearman"], rel=1e-9)
+    assert result["metrics"]["q_mae"] == pytest.approx(row["q_mae"], rel=1e-6)
+    assert {"gymnasium", "safetensors"} <= set(result["versions"])
 
     # the grid stage again on a process pool: the same outputs as the local runner's
     assert_fan_out_matches_local(project, "icql", "train", "data/icql/models")
