@@ -154,6 +154,21 @@ def echo_bags(ids: torch.Tensor, vals: torch.Tensor, vocab_in: int) -> torch.Ten
     return torch.zeros(ids.shape[0], vocab_in, dtype=vals.dtype, device=vals.device).scatter_add_(1, ids, vals)
 
 
+def served_output(model: MilcoEncoder, ids) -> "np.ndarray":
+    """What a served MILCO model returns for token ids (int64, [CLS]-first, 0 = padding): the pivot vector over
+    the English lexical space, or the dense embedding (``flows/milco/pyfunc.py`` and the retriever's pyfunc).
+
+    MLflow hands a signature's named tensor over as ``{"token_ids": array}``; a bare array is taken as it is."""
+    import numpy as np
+
+    if isinstance(ids, dict):
+        ids = ids["token_ids"] if "token_ids" in ids else next(iter(ids.values()))
+    ids = torch.as_tensor(np.asarray(ids, dtype="int64"))
+    with torch.no_grad():
+        out = model(ids, (ids != 0).long())
+    return (out["dense"] if "dense" in out else out["pivot"]).numpy()
+
+
 def save_encoder(model: MilcoEncoder, folder: Path) -> None:
     from safetensors.torch import save_file
 

@@ -3,7 +3,8 @@ index; dense: a faiss flat index): per-query nDCG@10, R@100 and MRR@10, active d
 single-thread latency, term grounding; the mass vs top-k pruning sweep of MILCO; BM25 and USE-multilingual.
 
 Tasks: ``es-en`` (Spanish queries, English LibreOffice paragraphs), ``es-es`` (the Spanish paragraphs) and
-``bible-es-en`` (Spanish verse spans, English verses). Seeds fan out through ``runners.map_items``.
+``bible-es-en`` (Spanish verse spans, English verses). Seeds fan out through ``runners.map_items``. The champion
+(the first seed's MILCO encoder with its ES->EN index, ``flows/milco/champion.py``) is saved under ``champion/``.
 """
 
 from __future__ import annotations
@@ -20,14 +21,14 @@ from components.sparse_retrieval.lexicon import EnglishSpace, encode_batch, load
 from components.sparse_retrieval.metrics import grounding, per_query
 from components.sparse_retrieval.model import load_encoder
 from components.sparse_retrieval.training import encode_all
-from flows.milco.common import ENGLISH, PAIRS, QUERIES, TOKENIZER, USE_FILE, log, set_threads
+from flows.milco import champion
+from flows.milco.common import ENGLISH, PAIRS, QUERIES, TASKS, TOKENIZER, USE_FILE, log, set_threads
 from flows.milco.params import Params
 from flows.milco.spec import DATA, EMBED, EVAL, MODELS
 from flows.runtime import runners
 from flows.runtime.stages import StageContext
 
 METRIC_COLS = ("nDCG@10", "R@100", "MRR@10")
-TASKS = {"es-en": ("bench", "en"), "es-es": ("bench", "es"), "bible-es-en": ("bible", "en")}
 
 
 def split_bench(pairs: dict, queries: list[dict], split: str, side: str) -> dict:
@@ -113,7 +114,7 @@ def eval_seed(job: dict) -> dict:
     bench = benchmark(data)
     folder = Path(job["models"]) / f"seed_{seed}"
     rows, systems, ground, sweep = [], [], [], []
-    dense_bytes = None
+    dense_bytes, chosen = None, None
     if "dense" in p.train.variants:
         model = load_encoder(folder / "dense")
         for task, b in bench.items():
@@ -144,7 +145,9 @@ def eval_seed(job: dict) -> dict:
                 s, claim_rows = pruning_sweep(p, seed, b, qm, dm, dense_bytes)
                 sweep += s
                 rows += claim_rows
-    return {"rows": rows, "systems": systems, "grounding": ground, "sweep": sweep}
+                if seed == p.train.seeds[0]:  # the champion's index: the documents this system was scored on
+                    chosen = {"docs": dm, "doc_ids": b["doc_ids"]}
+    return {"rows": rows, "systems": systems, "grounding": ground, "sweep": sweep, "champion": chosen}
 
 
 def baselines(data: Path, embed: Path, k: int) -> tuple[list[dict], list[dict]]:
@@ -194,4 +197,24 @@ def run(ctx: StageContext[Params]) -> dict:
     write_jsonl(out / "sweep.jsonl", [s for r in results for s in r["sweep"]])
     write_json(out / "systems.json", systems)
     log.info("milco evaluate: %d per-query rows, %d systems", len(rows), len(systems))
-    return {"rows": len(rows), "systems": len(systems)}
+    summary = {"rows": len(rows), "systems": len(systems)}
+    chosen = next((r["champion"] for r in results if r.get("champion") is not None), None)
+    if chosen is not None:
+        seed = p.train.seeds[0]
+        name = f"{champion.VARIANT}-seed{seed}"
+        folder = champion.save(ctx.input(MODELS), seed, chosen["docs"], chosen["doc_ids"], out / "champion")
+        summary["champion"] = champion.candidate(p, _log_champion(ctx, name, folder), name, folder, ctx.paths.root)
+    return summary
+
+
+def _log_champion(ctx: StageContext, name: str, folder: Path) -> str | None:
+    """The champion's MLflow child run with its model: the encoder and its index (the allow-listed retriever
+    loader; the signature of a logged MILCO encoder, ``flows.milco.mlflow_model``)."""
+    if ctx.tracker is None:
+        return None
+    from flows.milco.mlflow_model import signature
+
+    with ctx.tracker.child(f"champion-{name}", {"variant": champion.VARIANT, "task": champion.TASK}) as rid:
+        ctx.tracker.log_state_dict_model(rid, folder, loader="components.sparse_retrieval.retriever:load_retriever",
+                                         signature=signature(folder))
+    return rid

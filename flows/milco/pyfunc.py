@@ -15,13 +15,9 @@ with warnings.catch_warnings():
             self.model = load_encoder(context.artifacts["model"])
 
         def predict(self, context, model_input, params=None):  # no type hints: MLflow would infer a schema
-            import numpy as np
-            import torch
+            from components.sparse_retrieval.model import served_output
 
-            ids = torch.as_tensor(np.asarray(model_input, dtype="int64"))
-            with torch.no_grad():
-                out = self.model(ids, (ids != 0).long())
-            return (out["dense"] if "dense" in out else out["pivot"]).numpy()
+            return served_output(self.model, model_input)
 
 
 set_model(EncoderModel())

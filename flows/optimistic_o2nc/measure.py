@@ -1,7 +1,8 @@
 """Stage ``measure``: every method over the eps grid (sigma = 0) and ODOG/SGD over the sigma grid, all seeds.
 
 Writes ``data/optimistic-o2nc/runs/runs.jsonl`` (one row per function, method, eps, sigma, seed: counted calls,
-reached, diverged) and its GX check results under ``_checks/``.
+reached, diverged) and its GX check results under ``_checks/``, and the champion, ODOG's settings, under
+``champion/`` (``flows/optimistic_o2nc/champion.py``).
 """
 
 from __future__ import annotations
@@ -12,40 +13,14 @@ import numpy as np
 
 from components.data import validate as V
 from components.io import write_json, write_jsonl
-from components.optim.functions import make_function
-from components.optim.runner import build_method, run_method
+from flows.optimistic_o2nc import champion
 from flows.optimistic_o2nc.params import Params
+from flows.optimistic_o2nc.runs import run_one
 from flows.optimistic_o2nc.spec import RUNS
 from flows.runtime import runners
 from flows.runtime.stages import StageContext
 
 log = logging.getLogger("paperline")
-_CACHE: dict = {}
-
-
-def _function(name: str, fparams: dict):
-    key = (name, tuple(sorted(fparams.items())))
-    if key not in _CACHE:
-        _CACHE[key] = make_function(name, **fparams)
-    return _CACHE[key]
-
-
-def run_one(task: dict) -> dict:
-    """One (function, method, eps, sigma, seed) run; picklable for the process pool."""
-    fn = _function(task["function"], task["fparams"])
-    x0 = fn.x0(task["seed"])
-    g0 = float(np.linalg.norm(fn.grad(x0)))  # setup, not counted: defines the relative eps and sigma
-    method = build_method(task["method"], fn, g0, task["mparams"], eps_rel=task["eps_rel"])
-    res = run_method(method, fn, eps=task["eps_rel"] * g0, x0=x0, budget=task["budget"],
-                     sigma=task["sigma_rel"] * g0, seed=task["noise_seed"], shared_noise=task["shared_noise"],
-                     noise=task["noise"])
-    keys = ("grid", "function", "method", "eps_rel", "sigma_rel", "seed")
-    # counted queries per outer iteration (CMO23: its K + 1); 1 for GD/SGD/Adam
-    per_iter = getattr(method, "calls_per_iteration", 1)
-    return {"id": "/".join(str(task[k]) for k in keys), **{k: task[k] for k in keys}, "g0": g0,
-            "calls_per_iteration": per_iter, **res.to_dict()}
-
-
 def tasks(p) -> list[dict]:
     g = p.grid
     fparams = p.functions.model_dump()
@@ -105,4 +80,27 @@ def run(ctx: StageContext[Params]) -> dict:
     summary = {"runs": len(rows), "reached": sum(r["reached"] for r in rows), "diverged": sum(r["diverged"] for r in rows),
                "seconds": round(sum(r["seconds"] for r in rows), 2)}
     write_json(out / "summary.json", summary)
-    return summary
+    folder = champion.save(p, out / "champion")
+    return {**summary, "champion": champion.candidate(p, _log_champion(ctx, folder), champion.METHOD, folder)}
+
+
+def _log_champion(ctx: StageContext, folder) -> str | None:
+    """The champion's MLflow child run with its settings folder as the model (the allow-listed JSON loader)."""
+    if ctx.tracker is None:
+        return None
+    with ctx.tracker.child(f"settings-{champion.METHOD}", {"method": champion.METHOD}) as rid:
+        ctx.tracker.log_state_dict_model(rid, folder, loader="components.optim.settings:load_settings",
+                                         signature=_settings_signature())
+    return rid
+
+
+def _settings_signature():
+    """The MLflow signature of the served settings model: any float64 rows in, (eta, radius, episode) per row out
+    (here, not in components: components never import MLflow)."""
+    from mlflow.models import ModelSignature
+    from mlflow.types import Schema, TensorSpec
+
+    from components.optim.settings import PREDICT_KEYS
+
+    return ModelSignature(inputs=Schema([TensorSpec(np.dtype("float64"), (-1, -1), "rows")]),
+                          outputs=Schema([TensorSpec(np.dtype("float64"), (-1, len(PREDICT_KEYS)), "eta_radius_episode")]))
