@@ -3,7 +3,9 @@
 1. a deployment run on the process worker fans the QualityPajama grid out to two Dask worker
    processes, logs to the MLflow server (Postgres + S3 artifacts); `dvc push` to S3 and
    `dvc pull` into a fresh clone restore its outputs;
-2. a scheduled recurring evaluation records its metrics; a planted regression fails it by name;
+2. a scheduled recurring evaluation re-evaluates three papers' champions (QualityPajama's, and VIP's and
+   AssoMem's from smoke runs logged to the stack) and records their metrics; a regression planted in one
+   paper fails it naming that paper while the other two pass;
 3. two flow runs logging to MLflow at the same time both complete, nothing lost;
 4. killing a Dask worker in the middle of a grid does not lose the run;
 0. (first) the stack runs secured: Prefect refuses a client without its auth string, Dask a client
@@ -143,17 +145,33 @@ def test_1_deployment_on_worker_fans_out_to_dask_logs_to_mlflow_and_dvc_s3(stack
     assert path_md5(clone / "data/qualitypajama/grid") == path_md5(grid)
 
 
-def _promote_smoke_candidate(client, parent_run_id: str, tmp_path) -> None:
-    """Register the smoke run's champion candidate (artifact champion/qualitypajama.json) as a non-smoke run would."""
+def _promote_smoke_candidate(client, parent_run_id: str, tmp_path, slug: str = "qualitypajama") -> dict:
+    """Register the smoke run's champion candidate (artifact champion/<slug>.json) as a non-smoke run would."""
     from types import SimpleNamespace
 
     import mlflow
 
     from flows.runtime.tracking import register_champion
 
-    local = client.download_artifacts(parent_run_id, "champion/qualitypajama.json", str(tmp_path))
+    local = client.download_artifacts(parent_run_id, f"champion/{slug}.json", str(tmp_path / slug))
     with open(local) as fh:
-        register_champion(SimpleNamespace(client=client, _mlflow=mlflow), "qualitypajama", json.load(fh))
+        candidate = json.load(fh)
+    register_champion(SimpleNamespace(client=client, _mlflow=mlflow), slug, candidate)
+    return candidate
+
+
+# two more papers with cheap smoke runs and champions of other kinds (an RL policy, a retrieval index)
+MORE_PAPERS = ("vip", "assomem")
+
+
+def _smoke_run_and_promote(client, slug: str, stack_project, tmp_path) -> dict:
+    """``paperline run <slug> --profile smoke`` logging to the stack's MLflow (runs on this machine), then promote."""
+    proc = paperline("run", slug, "--profile", "smoke", cwd=stack_project, env={"PAPERLINE_RUNNER": "local"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    exp = client.get_experiment_by_name(slug)
+    [parent] = [r for r in client.search_runs([exp.experiment_id]) if "mlflow.parentRunId" not in r.data.tags]
+    assert parent.info.status == "FINISHED" and parent.data.tags[f"champion.{slug}"] == "not moved: smoke profile"
+    return _promote_smoke_candidate(client, parent.info.run_id, tmp_path, slug)
 
 
 def _plant_regression(client, tmp_path) -> None:
@@ -188,26 +206,38 @@ def test_2_recurring_evaluation_records_metrics_and_fails_on_a_planted_regressio
     assert made.returncode == 0, made.stderr[-2000:]
     assert "recurring-eval/recurring-eval" in paperline("deployments", cwd=stack_project).stdout
 
-    first = _run_deployment("recurring-eval/recurring-eval")
-    assert first.state.is_completed(), first.state.message
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient()
+    candidates = {slug: _smoke_run_and_promote(client, slug, stack_project, tmp_path) for slug in MORE_PAPERS}
+    first = _run_deployment("recurring-eval/recurring-eval")
+    assert first.state.is_completed(), first.state.message
     exp = client.get_experiment_by_name("recurring-eval")
-    [evaluation] = client.search_runs([exp.experiment_id])
+    evaluations = {r.data.tags["paper"]: r for r in client.search_runs([exp.experiment_id])}
+    assert sorted(evaluations) == sorted(["qualitypajama", *MORE_PAPERS])  # every paper with @champion, one run each
     accepted = float(client.get_registered_model("qualitypajama").tags["accepted.loss"])
-    assert evaluation.data.metrics["loss"] == pytest.approx(accepted, rel=1e-4)  # same model, same data: same loss
+    assert evaluations["qualitypajama"].data.metrics["loss"] == pytest.approx(accepted, rel=1e-4)  # same model, same data
+    for slug, candidate in candidates.items():  # the other kinds of champion re-evaluate to their accepted values too
+        for metric, value in candidate["metrics"].items():
+            assert evaluations[slug].data.metrics[metric] == pytest.approx(value, rel=1e-6, abs=1e-9), (slug, metric)
+        assert evaluations[slug].data.tags["regressed"] == "false"
 
     _plant_regression(client, tmp_path)
     second = _run_deployment("recurring-eval/recurring-eval")
     assert second.state.is_failed()
     assert "qualitypajama: loss rose from" in second.state.message and "tolerance 2.00%" in second.state.message
-    history = client.get_metric_history(client.search_runs([exp.experiment_id], order_by=["attributes.start_time DESC"])[0].info.run_id, "loss")
-    assert history and history[0].value > accepted
+    latest = client.search_runs([exp.experiment_id], filter_string="tags.paper = 'qualitypajama'",
+                                order_by=["attributes.start_time DESC"])[0]
+    losses = client.get_metric_history(latest.info.run_id, "loss")
+    assert losses and losses[0].value > accepted
     report = (stack_project / "reports/recurring-eval/report.md").read_text()
     assert "## qualitypajama" in report and "REGRESSED: qualitypajama: loss rose from" in report
-    history_rows = json.loads((stack_project / "reports/recurring-eval/history.json").read_text())["qualitypajama"]["history"]
-    assert [row["regressed"] for row in history_rows] == [False, True]
+    history = json.loads((stack_project / "reports/recurring-eval/history.json").read_text())
+    assert [row["regressed"] for row in history["qualitypajama"]["history"]] == [False, True]
+    for slug in MORE_PAPERS:  # the regression in one paper leaves the others evaluated and passing
+        assert f"## {slug}" in report and f"REGRESSED: {slug}" not in report
+        assert [row["regressed"] for row in history[slug]["history"]] == [False, False]
+    assert not any(slug in second.state.message for slug in MORE_PAPERS), second.state.message
 
 
 def test_3_two_flow_runs_logging_at_once_both_complete(stack, stack_project):
@@ -216,7 +246,8 @@ def test_3_two_flow_runs_logging_at_once_both_complete(stack, stack_project):
     results = {}
 
     def trigger(key: str) -> None:
-        results[key] = _run_deployment("recurring-eval/recurring-eval", {"experiment": "concurrent", "tolerances": {"loss*": 10.0}})
+        results[key] = _run_deployment("recurring-eval/recurring-eval", {"experiment": "concurrent", "papers": ["qualitypajama"],
+                                                                     "tolerances": {"loss*": 10.0}})
 
     # each thread runs in a copy of this context: Prefect's settings (the stack's API URL) live in a context variable
     threads = [threading.Thread(target=contextvars.copy_context().run, args=(trigger, k)) for k in ("a", "b")]
