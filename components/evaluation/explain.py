@@ -80,6 +80,9 @@ def reason(c: Mapping) -> str:
         counts = ", ".join(f"{len(ids)} {v} ({', '.join(ids)})" for v, ids in by.items() if ids)
         how = f"at least {c.get('min_parts')}" if c.get("combine") == "at_least" else c.get("combine")
         return f"{how} of {len(parts)} parts: {counts}"
+    why = (c.get("details") or {}).get("not_applicable")
+    if why and c.get("ci_low") is None:  # the data cannot test the claim: say why, before counting seeds
+        return f"not testable here: {why}"
     if rule not in ("composite", "point", "check") and c.get("cluster_unit") and c.get("n_seeds", 0) < 2:
         return (f"only {c.get('n_seeds', 0)} {c.get('cluster_unit')}: the resampling cannot see how the result "
                 "moves from one trained model to another, so it cannot speak for the method")

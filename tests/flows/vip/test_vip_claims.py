@@ -77,6 +77,7 @@ def test_c4_is_not_testable_when_uniform_does_not_rise_above_the_start():
     r = K.claim4(P, _c4_curves({"uniform": [0.25] * 3, "vip": [0.25] * 3, "dapo": [0.375] * 3}), [0, 1, 2], 100)
     assert r.verdict == "inconclusive" and r.ci_low is None
     assert r.details["no_progress"] == 3 and "not above the start" in r.details["not_applicable"]
+    assert r.reason.startswith("not testable here: uniform's final accuracy is not above the start")  # not "only 0 seed"
     # one seed without progress is left out and counted; the other two still decide
     r = K.claim4(P, _c4_curves({"uniform": [0.5, 0.5, 0.125], "vip": [0.75] * 3, "dapo": [0.5] * 3}), [0, 1, 2], 100)
     assert r.details["no_progress"] == 1 and r.n_seeds == 2 and r.effect < 0
