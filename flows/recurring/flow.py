@@ -77,6 +77,7 @@ def run(root: str | None, settings: dict[str, Any]) -> dict[str, Any]:
     exp_id = experiment_id(client, params.experiment)
     results, failures = {}, []
     for paper in papers:
+        started = time.perf_counter()
         try:  # one paper's missing data or broken evaluator is its own failure; the others are still evaluated
             champ = champion(client, paper, params.alias)
             metrics, env = reevaluate(champ, paths.root)
@@ -90,7 +91,8 @@ def run(root: str | None, settings: dict[str, Any]) -> dict[str, Any]:
             continue
         _log(client, exp_id, paper, champ.version, metrics, env, failed=bool(found))
         results[paper] = {"version": champ.version, "metrics": metrics, "accepted": champ.accepted, "versions": env,
-                          "regressions": [r.message() for r in found]}
+                          "regressions": [r.message() for r in found],
+                          "seconds": round(time.perf_counter() - started, 3)}  # load + re-evaluate + compare
         failures.extend(r.message() for r in found)
     write_report(client, exp_id, paths.report("recurring-eval"), results, history=params.history)
     if failures:

@@ -37,7 +37,9 @@ def write_report(client, exp_id: str, folder: Path, results: dict[str, Any], *, 
         rows = load_history(client, exp_id, paper, history)
         data[paper] = {"latest": res, "history": rows}
         verdict = "REGRESSED: " + "; ".join(res["regressions"]) if res["regressions"] else "within tolerance"
-        lines += [f"## {paper} (model version {res['version']}): {verdict}", ""]
+        took = f" in {res['seconds']:.1f} s" if "seconds" in res else ""
+        lines += [f"## {paper} (model version {res['version']}): {verdict}", "",
+                  f"Re-evaluated{took} (load, recompute, compare).", ""]
         metrics = sorted(res["accepted"])
         lines.append("| time (UTC) | version | " + " | ".join(metrics) + " | regressed | package changes |")
         lines.append("|---|---|" + "---|" * len(metrics) + "---|---|")

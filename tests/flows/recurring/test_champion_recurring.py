@@ -57,12 +57,13 @@ def test_recurring_eval_logs_history_and_fails_naming_the_regression(champion_st
     root, _, loss = champion_store
     result = run(str(root), {"papers": ["toy"]})
     assert result["toy"]["metrics"]["loss"] == pytest.approx(loss, rel=1e-6) and result["toy"]["regressions"] == []
+    assert result["toy"]["seconds"] > 0  # the paper's own cost (load, recompute, compare), also in the report
     client = MlflowClient()
     client.set_registered_model_tag("toy", "accepted.loss", repr(loss * 0.5))  # plant: the accepted value was much better
     with pytest.raises(RegressionDetected, match=r"toy: loss rose from .* to .* \(\+100\.00%, tolerance 5\.00%\)"):
         run(str(root), {"papers": ["toy"]})
     report = (root / "reports/recurring-eval/report.md").read_text()
-    assert "REGRESSED: toy: loss rose" in report
+    assert "REGRESSED: toy: loss rose" in report and "Re-evaluated in " in report
     runs = client.search_runs([client.get_experiment_by_name("recurring-eval").experiment_id])
     assert sorted(r.data.tags["regressed"] for r in runs) == ["false", "true"]
 
