@@ -356,6 +356,17 @@ def read_json(path: str | os.PathLike) -> Any:
         raise DataError(f"{path}: JSON nested too deeply") from None
 
 
+def model_files(folder: str | os.PathLike, weights: str, written_by: str) -> tuple[Path, Path]:
+    """``folder/config.json`` and ``folder/<weights>`` of a saved model folder; a missing one is a DataError naming
+    it and the function that writes such folders (``written_by``)."""
+    folder = Path(folder)
+    paths = (folder / "config.json", folder / weights)
+    for path in paths:
+        if not path.is_file():
+            raise DataError(f"{path}: missing (expected a folder written by {written_by})")
+    return paths
+
+
 def read_model_config(path: str | os.PathLike, model_type: str, config_cls: type) -> Any:
     """The dataclass ``config_cls`` from a model folder's ``config.json`` written as ``{"model_type": ..., **fields}``;
     a file of another model type or with unknown fields is a DataError naming it."""

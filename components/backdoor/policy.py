@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from components.errors import DataError
-from components.io import atomic_path, write_json
+from components.io import atomic_path, model_files, write_json
 
 ACTOR_PREFIXES = ("mlp_extractor.policy_net.", "action_net.")
 
@@ -108,11 +108,7 @@ def load_actor(folder: str | Path) -> ActorPolicy:
     """An :class:`ActorPolicy` from a folder written by :func:`save_actor` (safetensors: no pickle)."""
     from safetensors.numpy import load_file
 
-    folder = Path(folder)
-    cfg_path, w_path = folder / "config.json", folder / "policy.safetensors"
-    for p in (cfg_path, w_path):
-        if not p.is_file():
-            raise DataError(f"{p}: missing (expected a policy folder written by save_actor)")
+    cfg_path, w_path = model_files(folder, "policy.safetensors", "save_actor (a policy)")
     try:
         cfg = json.loads(cfg_path.read_text())
         weights = load_file(str(w_path))

@@ -24,6 +24,7 @@ import torch
 from torch import nn
 
 from components.errors import DataError, ParamsError
+from components.io import model_files
 from components.graph.clustering import diversity_loss, kl_loss, mmd2, soft_assign, target_distribution
 from components.graph.gcn import GCN, gcn_norm
 from components.graph.graph import Graph
@@ -240,11 +241,7 @@ def load_detector(folder) -> CerGodDetector:
     """A :class:`CerGodDetector` from a folder written by :func:`save_detector` (safetensors + JSON: no pickle)."""
     from safetensors.numpy import load_file
 
-    folder = Path(folder)
-    cfg_path, w_path = folder / "config.json", folder / "model.safetensors"
-    for path in (cfg_path, w_path):
-        if not path.is_file():
-            raise DataError(f"{path}: missing (expected a CER-GOD detector folder written by save_detector)")
+    cfg_path, w_path = model_files(folder, "model.safetensors", "save_detector (a CER-GOD detector)")
     try:
         meta = json.loads(cfg_path.read_text())
         if meta.get("format") != CHAMPION_FORMAT:

@@ -17,6 +17,7 @@ import torch
 from tqdm import tqdm
 
 from components.errors import DataError, ParamsError
+from components.io import model_files
 from components.rl.agents import AGENTS
 from components.rl.dataset import Transitions
 
@@ -129,11 +130,7 @@ def load_agent_safetensors(folder: str | Path):
     """Rebuild an agent saved by :func:`save_agent_safetensors` (eval mode; safetensors + JSON: nothing unpickled)."""
     from safetensors.torch import load_file
 
-    folder = Path(folder)
-    cfg_path, w_path = folder / "config.json", folder / "model.safetensors"
-    for path in (cfg_path, w_path):
-        if not path.is_file():
-            raise DataError(f"{path}: missing (expected an agent folder written by save_agent_safetensors)")
+    cfg_path, w_path = model_files(folder, "model.safetensors", "save_agent_safetensors (an agent)")
     try:
         meta = json.loads(cfg_path.read_text())
         if meta.get("format") != SAFETENSORS_FORMAT:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from flows.runtime.champions import Rule, candidate as make_candidate
+from flows.runtime.champions import Rule, evaluated_candidate
 
 SLUG = "ebt"
 LOADER = "components.ebt.predictor:load_predictor"
@@ -80,12 +80,5 @@ def evaluate(model: Any, settings: dict, root: Path) -> dict[str, float]:
 
 
 def candidate(p, run_id: str | None, name: str, folder: Path, root: Path, seed: int) -> dict | None:
-    """The champion entry of the train stage's summary, its metrics computed on the model loaded back from
-    ``folder`` by the logged loader (so they equal what the recurring evaluation recomputes)."""
-    from flows.runtime.mlflow_model import resolve_loader
-
-    if run_id is None:  # not tracked: nothing to register, so nothing to evaluate
-        return None
-    settings = settings_for(p, seed)
-    model = resolve_loader(LOADER)(folder)
-    return make_candidate(SLUG, run_id, name, evaluate(model, settings, root), RULES, settings)
+    """The champion entry of the train stage's summary (metrics on the model loaded back from ``folder``)."""
+    return evaluated_candidate(SLUG, run_id, name, folder, LOADER, evaluate, RULES, settings_for(p, seed), root)

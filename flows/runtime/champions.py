@@ -16,6 +16,7 @@ import importlib
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 from components.errors import DataError
@@ -55,6 +56,19 @@ def candidate(paper: str, run_id: str | None, name: str, metrics: Mapping[str, f
     return {"run_id": run_id, "name": name, "metrics": {k: float(v) for k, v in metrics.items()},
             "eval": {"evaluator": paper, "settings": dict(settings),
                      "rules": {k: asdict(r) for k, r in sorted(rules.items())}}}
+
+
+def evaluated_candidate(paper: str, run_id: str | None, name: str, folder: Path, loader: str,
+                        evaluate: Callable[..., dict[str, float]], rules: Mapping[str, Rule],
+                        settings: Mapping[str, Any], root: Path) -> dict[str, Any] | None:
+    """:func:`candidate` with the metrics computed by ``evaluate`` on the model loaded back from ``folder`` by the
+    allow-listed ``loader`` it is logged with, so the accepted values are what the recurring evaluation recomputes."""
+    from flows.runtime.mlflow_model import resolve_loader
+
+    if run_id is None:  # not tracked: nothing to register, so nothing to evaluate
+        return None
+    model = resolve_loader(loader)(folder)
+    return candidate(paper, run_id, name, evaluate(model, dict(settings), root), rules, settings)
 
 
 def evaluator(paper: str) -> tuple[Callable[..., dict[str, float]], tuple[str, ...]]:
