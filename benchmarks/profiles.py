@@ -67,9 +67,28 @@ def run_profile(slug: str, profile: str, workdir: Path, timeout: int) -> dict:
             record = publish.read_marker(paths, owner, st.name)
             if record and record.get("run_seconds") is not None:
                 stages[f"{owner}:{st.name}"] = {"wall_s": record["run_seconds"], "cpu_s": record.get("cpu_seconds")}
+    claims = root / "reports" / slug / "claims.json"
+    verdicts = ({str(c["id"]): c["verdict"] for c in json.loads(claims.read_text()).get("claims", [])}
+                if rc == 0 and claims.is_file() else {})
     return {"paper": slug, "profile": profile, "rc": rc, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
             "load_start": round(load_start, 2), "load_end": round(os.getloadavg()[0], 2), "stages": stages,
-            "last_line": tail[0] if tail else ""}
+            "verdicts": verdicts, "last_line": tail[0] if tail else ""}
+
+
+def verdict_changes(results: list[dict], root: Path = ROOT) -> list[str]:
+    """Each default-profile run's verdicts against the recorded ones (``docs/verdicts/<paper>.json``): one line
+    per paper, saying which claims moved (a speed change must not move a verdict unexplained)."""
+    lines = []
+    for r in results:
+        record = root / "docs" / "verdicts" / f"{r['paper']}.json"
+        if r["profile"] != "default" or not r.get("verdicts") or not record.is_file():
+            continue
+        doc = json.loads(record.read_text())
+        before = {str(c["id"]): c["verdict"] for c in doc.get("claims", [])}
+        moved = [f"{k}: {before.get(k, '-')} -> {v}" for k, v in sorted(r["verdicts"].items()) if before.get(k) != v]
+        commit = str(doc.get("provenance", {}).get("git_commit", "?"))[:7]
+        lines.append(f"{r['paper']}: " + ("; ".join(moved) if moved else f"every verdict as recorded ({commit})"))
+    return lines
 
 
 def _fmt(x) -> str:
@@ -117,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     tmp_out.write_text(json.dumps(doc, indent=2))
     tmp_out.replace(args.out)
     print_table(results)
+    for line in verdict_changes(results):
+        print(line)
     if args.compare:
         print_comparison(results, json.loads(args.compare.read_text()))
     print(f"\nwrote {args.out}")
