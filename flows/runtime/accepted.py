@@ -19,6 +19,8 @@ from components.errors import PaperlineError
 
 log = logging.getLogger("paperline")
 TAG = "accepted.verdicts"
+# the registered model's accepted.* tags that are not accepted metric values (the champion's metrics are the rest)
+NOT_METRICS = frozenset({TAG, "accepted.run_id", "accepted.version"})
 MODES = ("accept", "compare")
 
 

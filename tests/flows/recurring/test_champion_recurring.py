@@ -17,6 +17,7 @@ def champion_store(tmp_path, monkeypatch):
 
     from components.models.tiny_lm import TinyLM, config_for_params, save_model
     from components.training.lm_trainer import evaluate_loss
+    from flows.runtime.accepted import accept_verdicts
     from flows.runtime.tracking import Tracker, register_champion
 
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'mlflow.db'}")
@@ -36,6 +37,8 @@ def champion_store(tmp_path, monkeypatch):
     champion = {"run_id": run_id, "name": "m", "metrics": {"loss": loss, "loss_a": loss},
                 "eval": {"kind": "lm-loss", "seq_len": 16, "windows": 4, "data": {"a": "data/val-a.npy"}}}
     version = register_champion(tracker, "toy", champion)
+    # what a passing run stores beside its champion (flows.runtime.accepted.settle): not metrics to compare
+    accept_verdicts(tracker.client, "toy", {"C1": "reproduced", "C2": "inconclusive"}, tracker.run_id)
     tracker.finish()
     return tmp_path, version, loss
 
