@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from flows.runtime.champions import Rule, candidate as make_candidate
+from flows.runtime.champions import Rule, evaluated_candidate
 
 SLUG = "assomem"
 METHOD = "assomem"
@@ -107,10 +107,5 @@ def save(folder: Path, arrays: tuple, mem, config, weights: dict, top_k: int, un
 
 
 def candidate(run_id: str | None, name: str, folder: Path, unit: dict, root: Path) -> dict | None:
-    """The champion record; its metrics are computed on the index loaded back from ``folder`` by the loader."""
-    from components.retrieval.assomem.index import load_index
-
-    if run_id is None:  # not tracked: nothing to register, so nothing to evaluate
-        return None
-    settings = settings_for(unit)
-    return make_candidate(SLUG, run_id, name, evaluate(load_index(folder), settings, root), RULES, settings)
+    """The champion record: its metrics computed on the index loaded back from ``folder`` by its logged loader."""
+    return evaluated_candidate(SLUG, run_id, name, folder, LOADER, evaluate, RULES, settings_for(unit), root)

@@ -17,9 +17,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from flows.runtime.champions import Rule, candidate as make_candidate
+from flows.runtime.champions import Rule, evaluated_candidate
 
 SLUG = "cer-god"
+LOADER = "components.graph.cergod:load_detector"  # the allow-listed loader its child run is logged with
 METHOD = "cer-god"
 LIBRARIES = ("scikit-learn", "safetensors")
 RULES = {  # every metric is a rate in [0, 1]: tolerances in its own units
@@ -58,9 +59,5 @@ def evaluate(model: Any, settings: dict, root: Path) -> dict[str, float]:
 
 
 def candidate(run_id: str | None, name: str, folder: Path, settings: dict, root: Path) -> dict | None:
-    """The champion's metrics, computed on the detector loaded back from ``folder`` (what the registry serves)."""
-    from components.graph.cergod import load_detector
-
-    if run_id is None:  # not tracked: nothing to register, so nothing to evaluate
-        return None
-    return make_candidate(SLUG, run_id, name, evaluate(load_detector(folder), settings, root), RULES, settings)
+    """The champion record: its metrics computed on the detector loaded back from ``folder`` by its logged loader."""
+    return evaluated_candidate(SLUG, run_id, name, folder, LOADER, evaluate, RULES, settings, root)

@@ -130,5 +130,5 @@ def _log_champion(ctx: StageContext, row: dict, folder, in_dim: int) -> str | No
                          outputs=Schema([TensorSpec(np.dtype("float64"), (-1,), "score")]))
     with ctx.tracker.child(f"champion-{row['id']}", {"graph": row["graph"], "method": row["method"],
                                                      "seed": row["seed"]}) as rid:
-        ctx.tracker.log_state_dict_model(rid, folder, loader="components.graph.cergod:load_detector", signature=sig)
+        ctx.tracker.log_state_dict_model(rid, folder, loader=champion.LOADER, signature=sig)
     return rid

@@ -11,9 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from flows.runtime.champions import Rule, candidate as make_candidate
+from flows.runtime.champions import Rule, evaluated_candidate
 
 SLUG = "daze"
+LOADER = "components.backdoor.policy:load_actor"  # the allow-listed loader its child run is logged with
 LIBRARIES = ("gymnasium", "mujoco", "stable-baselines3")
 RULES = {
     "asr": Rule(higher_is_better=True, tolerance=0.02, relative=False),  # a rate: 2 points either way
@@ -45,9 +46,5 @@ def evaluate(model: Any, settings: dict, root: Path) -> dict[str, float]:
 
 
 def candidate(p, run_id: str | None, name: str, folder: Path, env, seed: int) -> dict | None:
-    from components.backdoor.policy import load_actor
-
-    if run_id is None:  # not tracked: nothing to register, so nothing to evaluate
-        return None
-    settings = settings_for(p, env, seed)
-    return make_candidate(SLUG, run_id, name, evaluate(load_actor(folder), settings, folder), RULES, settings)
+    """The champion record: its metrics computed on the actor loaded back from ``folder`` by its logged loader."""
+    return evaluated_candidate(SLUG, run_id, name, folder, LOADER, evaluate, RULES, settings_for(p, env, seed), folder)

@@ -115,7 +115,7 @@ def _track(ctx: StageContext, row: dict, folder: Path, job: dict) -> str | None:
             ctx.tracker.log_metrics({"episode_return": point["return"]}, step=point["step"], run_id=run_id)
         ctx.tracker.log_metrics({"steps_per_s": row["steps_per_s"], "final_return": row["final_return"],
                                  **{f"routine_{k}": v for k, v in row["counts"].items()}}, run_id=run_id)
-        ctx.tracker.log_state_dict_model(run_id, folder, loader="components.backdoor.policy:load_actor",
+        ctx.tracker.log_state_dict_model(run_id, folder, loader=champion.LOADER,
                                          signature=sig)
     return run_id
 

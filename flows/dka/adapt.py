@@ -37,8 +37,6 @@ from flows.dka.spec import ADAPT, DATA, PRETRAIN
 from flows.runtime import runners
 from flows.runtime.stages import StageContext
 
-LOADER = "components.dka.methods:load_adapted"
-
 
 @lru_cache(maxsize=2)
 def _pool(path: str) -> dict[str, np.ndarray]:
@@ -149,7 +147,7 @@ def _log(ctx, runs: list[dict], sweep_rows: list[dict]) -> dict[str, str]:
             t.log_metrics({k: r[k] for k in ("acc", "macro_f1", "auc", "seconds", "plateau")}
                           | {f"erf_area_t{k}": float(np.mean(v)) for k, v in r["erf"].items()}, run_id=rid)
             if r.get("model_dir"):
-                t.log_state_dict_model(rid, Path(r["model_dir"]), loader=LOADER,
+                t.log_state_dict_model(rid, Path(r["model_dir"]), loader=champion.LOADER,
                                        signature=image_signature(p.pretrain.img_size, 4))
     return ids
 

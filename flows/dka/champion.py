@@ -15,9 +15,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from flows.runtime.champions import Rule, candidate as make_candidate
+from flows.runtime.champions import Rule, evaluated_candidate
 
 SLUG = "dka"
+LOADER = "components.dka.methods:load_adapted"  # the allow-listed loader its child run is logged with
 METHOD = "dka"
 LIBRARIES = ("scikit-learn", "safetensors")
 RULES = {
@@ -62,10 +63,5 @@ def evaluate(model: Any, settings: dict, root: Path) -> dict[str, float]:
 
 
 def candidate(run_id: str | None, name: str, folder: Path, pool_rel: str, root: Path) -> dict | None:
-    """The champion of a tracked run: metrics recomputed on the model loaded back from ``folder``."""
-    from components.dka.methods import load_adapted
-
-    if run_id is None:  # not tracked: nothing to register, so nothing to evaluate
-        return None
-    settings = settings_for(pool_rel)
-    return make_candidate(SLUG, run_id, name, evaluate(load_adapted(folder), settings, root), RULES, settings)
+    """The champion record: its metrics computed on the model loaded back from ``folder`` by its logged loader."""
+    return evaluated_candidate(SLUG, run_id, name, folder, LOADER, evaluate, RULES, settings_for(pool_rel), root)

@@ -16,7 +16,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from flows.runtime.champions import Rule, candidate as make_candidate
+from flows.forestpersons.common import LOADER  # the allow-listed loader its child run is logged with
+from flows.runtime.champions import Rule, evaluated_candidate
 
 SLUG = "forestpersons"
 DOMAIN = "forest"
@@ -59,10 +60,7 @@ def evaluate(model: Any, settings: dict, root: Path) -> dict[str, float]:
 
 
 def candidate(p, run_id: str | None, name: str, folder: Path, split_rel: str, root: Path) -> dict | None:
-    """The champion of a tracked run: metrics recomputed on the model loaded back from ``folder``."""
-    from components.detection.centernet import load_model
-
-    if run_id is None:  # not tracked: nothing to register, so nothing to evaluate
+    """The champion record: its metrics computed on the detector loaded back from ``folder`` by its logged loader."""
+    if run_id is None:  # untracked: no params needed, nothing to register
         return None
-    settings = settings_for(p, split_rel)
-    return make_candidate(SLUG, run_id, name, evaluate(load_model(folder), settings, root), RULES, settings)
+    return evaluated_candidate(SLUG, run_id, name, folder, LOADER, evaluate, RULES, settings_for(p, split_rel), root)

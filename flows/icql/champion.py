@@ -18,9 +18,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from flows.runtime.champions import Rule, candidate as make_candidate
+from flows.runtime.champions import Rule, evaluated_candidate
 
 SLUG = "icql"
+LOADER = "components.rl.trainer:load_agent_safetensors"  # the allow-listed loader its child run is logged with
 METHOD = "icql"
 EPISODES = 10  # at most this many of the evaluate stage's episodes: a re-evaluation takes seconds
 LIBRARIES = ("gymnasium", "scipy", "safetensors")
@@ -83,10 +84,5 @@ def evaluate(model: Any, settings: dict, root: Path) -> dict[str, float]:
 
 
 def candidate(run_id: str | None, name: str, folder: Path, settings: dict, root: Path) -> dict | None:
-    """The champion's metrics, computed on the agent loaded back from ``folder`` (what the registry serves)."""
-    from components.rl.trainer import load_agent_safetensors
-
-    if run_id is None:  # not tracked: nothing to register, so nothing to evaluate
-        return None
-    return make_candidate(SLUG, run_id, name, evaluate(load_agent_safetensors(folder), settings, root), RULES,
-                          settings)
+    """The champion record: its metrics computed on the agent loaded back from ``folder`` by its logged loader."""
+    return evaluated_candidate(SLUG, run_id, name, folder, LOADER, evaluate, RULES, settings, root)

@@ -118,6 +118,6 @@ def _log_champion(ctx: StageContext, name: str, folder: Path) -> str | None:
     sig = ModelSignature(inputs=Schema([TensorSpec(np.dtype("float32"), (-1, int(meta["obs_dim"])), "observation")]),
                          outputs=Schema([TensorSpec(np.dtype("float32"), (-1, int(meta["act_dim"])), "action")]))
     with ctx.tracker.child(f"champion-{name}", {"method": meta["method"], "seed": meta["seed"]}) as rid:
-        ctx.tracker.log_state_dict_model(rid, folder, loader="components.rl.trainer:load_agent_safetensors",
+        ctx.tracker.log_state_dict_model(rid, folder, loader=champion.LOADER,
                                          signature=sig)
     return rid

@@ -19,9 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from flows.runtime.champions import Rule, candidate as make_candidate
+from flows.runtime.champions import Rule, evaluated_candidate
 
 SLUG = "milco"
+LOADER = "components.sparse_retrieval.retriever:load_retriever"  # the allow-listed loader its child run is logged with
 VARIANT = "milco"
 TASK = "es-en"  # the paper's cross-lingual setting: Spanish queries, English documents (claims C1-C4)
 LIBRARIES = ("ir-measures", "pytrec-eval-terrier", "scipy", "tokenizers")
@@ -71,11 +72,5 @@ def evaluate(model: Any, settings: dict, root: Path) -> dict[str, float]:
 
 
 def candidate(p, run_id: str | None, name: str, folder: Path, root: Path) -> dict | None:
-    """The champion from the retriever LOADED BACK from ``folder`` (what the recurring evaluation will load),
-    evaluated on the benchmark data under the checkout ``root``."""
-    from components.sparse_retrieval.retriever import load_retriever
-
-    if run_id is None:  # not tracked: nothing to register, so nothing to evaluate
-        return None
-    settings = settings_for(p)
-    return make_candidate(SLUG, run_id, name, evaluate(load_retriever(folder), settings, root), RULES, settings)
+    """The champion record: its metrics computed on the retriever loaded back from ``folder`` by its logged loader."""
+    return evaluated_candidate(SLUG, run_id, name, folder, LOADER, evaluate, RULES, settings_for(p), root)

@@ -215,6 +215,6 @@ def _log_champion(ctx: StageContext, name: str, folder: Path) -> str | None:
     from flows.milco.mlflow_model import signature
 
     with ctx.tracker.child(f"champion-{name}", {"variant": champion.VARIANT, "task": champion.TASK}) as rid:
-        ctx.tracker.log_state_dict_model(rid, folder, loader="components.sparse_retrieval.retriever:load_retriever",
+        ctx.tracker.log_state_dict_model(rid, folder, loader=champion.LOADER,
                                          signature=signature(folder))
     return rid

@@ -18,7 +18,7 @@ import contextlib
 from pathlib import Path
 from typing import Any
 
-from flows.runtime.champions import Rule, candidate as make_candidate
+from flows.runtime.champions import Rule, evaluated_candidate
 
 SLUG = "neuraldb"
 METHOD = "neuraldb"
@@ -101,10 +101,5 @@ def save(model, db, layer: int, folder: Path) -> Path:
 
 
 def candidate(p, run_id: str | None, name: str, folder: Path, seed: int, m: int, root: Path) -> dict | None:
-    """The champion record; its metrics are computed on the model loaded back from ``folder`` by the loader."""
-    from components.editing.neuraldb import load_edited
-
-    if run_id is None:  # not tracked: nothing to register, so nothing to evaluate
-        return None
-    settings = settings_for(p, seed, m)
-    return make_candidate(SLUG, run_id, name, evaluate(load_edited(folder), settings, root), RULES, settings)
+    """The champion record: its metrics computed on the edited model loaded back from ``folder`` by its logged loader."""
+    return evaluated_candidate(SLUG, run_id, name, folder, LOADER, evaluate, RULES, settings_for(p, seed, m), root)

@@ -18,7 +18,7 @@ from components.dka.train import fit
 from components.dka.vit import TinyViT, ViTConfig
 from components.errors import DataError
 from flows.dka import champion
-from flows.dka.adapt import LOADER
+from flows.dka.champion import LOADER
 from flows.runtime.mlflow_model import ALLOWED_LOADERS, resolve_loader
 
 CFG = AdapterConfig(mid=8, k_large=5, k_small=3)
