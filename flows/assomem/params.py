@@ -77,9 +77,17 @@ class GraphParams(Section):
 
 
 class AssoMemParams(Section):
-    top_clues: int = Field(1, ge=1, le=100, description="K clues whose utterances become candidates")
-    direct_top: int = Field(50, ge=1, le=10_000, description="N direct-similarity utterances added to the candidates")
-    union_direct: bool = Field(True, description="add the direct top-N (unverified in the paper)")
+    top_clues: int = Field(10, ge=1, le=100, description="K clues whose utterances become candidates (released "
+                           "code: 10; our earlier variant: 1)")
+    direct_top: int = Field(50, ge=1, le=10_000, description="N direct-similarity utterances added to the candidates "
+                            "when union_direct is on")
+    union_direct: bool = Field(False, description="also add the direct top-N (released code: no; our earlier "
+                               "variant: yes)")
+    fusion: str = Field("raw", pattern="^(raw|minmax)$", description="score = sum of weighted raw signals (released "
+                        "code) or of per-query min-max scaled ones (our earlier variant)")
+    binning: str = Field("pooled", pattern="^(pooled|per-query)$", description="CMI bins: raw values cut at the "
+                         "tertiles of all calibration candidates pooled (released code) or each query's min-max "
+                         "scaled values at its own tertiles (our earlier variant)")
     damping: float = Field(0.85, gt=0, lt=1)
     taus: list[float] = Field(default_factory=lambda: [3.0, 90.0, 365.0], min_length=1)
     temporal_mode: str = Field("code", pattern="^(code|parsed)$", description="recency kernel (code) or dateparser")

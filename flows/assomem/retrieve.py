@@ -34,7 +34,7 @@ VARIANTS = {"assomem": ("R", "I", "T"), "assomem-no-I": ("R", "T"), "assomem-no-
 def config(p) -> AssoMemConfig:
     a = p.method
     return AssoMemConfig(top_clues=a.top_clues, direct_top=a.direct_top, union_direct=a.union_direct,
-                         damping=a.damping, taus=tuple(a.taus), temporal_mode=a.temporal_mode,
+                         fusion=a.fusion, damping=a.damping, taus=tuple(a.taus), temporal_mode=a.temporal_mode,
                          temporal_scale=a.temporal_scale, n_bins=a.n_bins)
 
 
@@ -50,7 +50,8 @@ def fit_weights(p, sigs, questions, rels) -> tuple[dict, dict]:
     types = [questions[i]["type"] for i in cal]
     weights, cmis = {"assomem-equal": {"*": fusion.equal_weights(("R", "I", "T"))}}, {}
     for name, signals in VARIANTS.items():
-        bins = {d: [sigs[i].bins[d] for i in cal] for d in signals}
+        bins = fusion.calibration_bins([sigs[i] for i in cal], signals, binning=p.method.binning,
+                                       n_bins=p.method.n_bins)
         weights[name], cmis[name] = fusion.cmi_weights(bins, rel, types, temperature=p.method.temperature,
                                                        normalise=p.method.normalise_cmi)
     return weights, cmis

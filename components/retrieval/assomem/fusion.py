@@ -1,9 +1,17 @@
-"""Adaptive fusion: per-query min-max + quantile bins, conditional-MI weights per question type, softmax.
+"""Adaptive fusion: signal bins, conditional-MI weights per question type, softmax.
 
 For question type q and signal d, CMI_d(q) = I(bin_d ; relevant | type = q),
 estimated on a labelled calibration split from the pooled (bin, relevant) pairs
-of every candidate of every calibration question of that type
-(``sklearn.metrics.mutual_info_score``, nats). Weights w_d(q) = softmax(CMI_d / T).
+of every candidate of every calibration question of that type (plug-in
+estimator, ``sklearn.metrics.mutual_info_score``, nats: the released code's
+``_compute_cmi`` restricted to one type is the same sum). Weights
+w_d(q) = softmax(CMI_d / T).
+
+Bins (``binning``): ``pooled`` (the released code's ``_bin_scores``, the default)
+cuts the raw values of every calibration candidate, all questions and types
+together, at the sorted positions n/3 and 2n/3 (a value above a cut moves up a
+bin); ``per-query`` (our earlier reading, a variant) cuts each query's min-max
+scaled values at its own tertiles.
 
 The paper gives no temperature scale. Raw CMI is bounded by the entropy of the
 relevance label, which is tiny when one candidate in hundreds is gold, so a
@@ -40,6 +48,35 @@ def quantile_bins(x: np.ndarray, n_bins: int = 3) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     edges = np.quantile(x, np.linspace(0, 1, n_bins + 1)[1:-1])
     return np.searchsorted(edges, x, side="right").astype(np.int64)
+
+
+BINNINGS = ("pooled", "per-query")
+
+
+def pooled_bins(values: Sequence[np.ndarray], n_bins: int = 3) -> list[np.ndarray]:
+    """Bins of every question's values, cut at the sorted positions i*n/n_bins of all values pooled (released code).
+
+    Cut i is the value at sorted position int(n * (i + 1) / n_bins) - 1; a value's bin is the number of cuts it
+    exceeds, so ties with a cut stay below it.
+    """
+    if n_bins < 2:
+        raise ParamsError(f"fusion.n_bins: must be >= 2, got {n_bins}")
+    arrays = [np.asarray(v, dtype=float) for v in values]
+    pooled = np.sort(np.concatenate(arrays)) if arrays else np.zeros(0)
+    if pooled.size == 0:
+        return [np.zeros(len(a), dtype=np.int64) for a in arrays]
+    cuts = pooled[[int(pooled.size * (i + 1) / n_bins) - 1 for i in range(n_bins - 1)]]
+    return [np.searchsorted(cuts, a, side="left").astype(np.int64) for a in arrays]
+
+
+def calibration_bins(sigs: Sequence, signals: Sequence[str], *, binning: str = "pooled",
+                     n_bins: int = 3) -> dict[str, list[np.ndarray]]:
+    """{signal: [bins of each question's candidates]} for the CMI fit (``sigs``: retriever QuerySignals)."""
+    if binning not in BINNINGS:
+        raise ParamsError(f"fusion.binning: expected one of {BINNINGS}, got {binning!r}")
+    if binning == "per-query":
+        return {d: [s.bins[d] for s in sigs] for d in signals}
+    return {d: pooled_bins([s.raw[d] for s in sigs], n_bins) for d in signals}
 
 
 def softmax(values: Sequence[float], temperature: float) -> np.ndarray:

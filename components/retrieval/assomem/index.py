@@ -96,7 +96,8 @@ def load_index(folder) -> AssoMemIndex:
         with np.load(folder / ARRAYS, allow_pickle=False) as z:
             a = {k: z[k] for k in _ARRAY_KEYS}
         cfg = doc["config"]
-        config = AssoMemConfig(**{**cfg, "taus": tuple(cfg["taus"])})
+        # an index written before the fusion setting existed was ranked with min-max scaled signals
+        config = AssoMemConfig(**{"fusion": "minmax", **cfg, "taus": tuple(cfg["taus"])})
         adj = sp.csr_matrix((a["adj_data"], a["adj_indices"], a["adj_indptr"]), shape=tuple(int(s) for s in a["adj_shape"]))
         retriever = AssoMem(a["utt_embs"], a["times"], a["utt_clue"], a["clue_embs"], adj, config)
         return AssoMemIndex(retriever, doc["weights"], doc["ids"], doc["sessions"], doc["top_k"])

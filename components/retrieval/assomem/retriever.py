@@ -1,9 +1,17 @@
-"""AssoMem retrieval: candidates from the query's top clues (plus direct top-N), signals R, I, T, fused score.
+"""AssoMem retrieval: candidates from the query's top clues, signals R, I, T, fused score.
 
-``AssoMem.signals`` computes, per query, the candidate set and the min-max
-normalised signals; ``rank`` orders candidates by a weighted sum. Fitting the
-CMI weights lives in :mod:`fusion`, so the same signals serve the CMI, equal
-weight and ablation variants.
+``AssoMem.signals`` computes, per query, the candidate set and the signals;
+``rank`` orders candidates by a weighted sum. Two settings, both kept:
+
+- ``fusion="raw"`` (default, as the released code's ``RITRanker``): the score sums
+  the raw cosine R, the raw PageRank probability I and the raw recency T; the
+  candidates are the utterances of the top-10 clues, nothing added.
+- ``fusion="minmax"`` (our earlier reading, a variant): each signal is min-max
+  scaled over the query's candidates before the sum (PageRank's hub gets 1.0);
+  with it went top-1 clue plus the direct top-50 (``top_clues=1, union_direct=True``).
+
+Fitting the CMI weights lives in :mod:`fusion`, so the same signals serve the CMI,
+equal weight and ablation variants.
 """
 
 from __future__ import annotations
@@ -14,17 +22,19 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from components.errors import DataError
+from components.errors import DataError, ParamsError
 from components.retrieval.assomem import fusion, importance, temporal
 
 SIGNALS = ("R", "I", "T")
+FUSIONS = ("raw", "minmax")
 
 
 @dataclass(frozen=True)
 class AssoMemConfig:
-    top_clues: int = 1
+    top_clues: int = 10  # released code: top_k_clues 10
     direct_top: int = 50
-    union_direct: bool = True  # unverified in the paper: also add the direct top-N utterances
+    union_direct: bool = False  # released code: no direct top-N; True was our earlier variant
+    fusion: str = "raw"  # "raw" (released code) or "minmax" (per-query min-max before the sum; variant)
     damping: float = 0.85
     taus: tuple[float, ...] = (3.0, 90.0, 365.0)
     temporal_mode: str = "code"
@@ -32,14 +42,19 @@ class AssoMemConfig:
     n_bins: int = 3
     query_block: int = 128
 
+    def __post_init__(self) -> None:
+        if self.fusion not in FUSIONS:
+            raise ParamsError(f"assomem.fusion: expected one of {FUSIONS}, got {self.fusion!r}")
+
 
 @dataclass
 class QuerySignals:
-    """One query's candidates (utterance indices) with raw and normalised signals and their bins."""
+    """One query's candidates (utterance indices), raw signals, the values the score sums (``fused``: raw or
+    min-max scaled, by ``AssoMemConfig.fusion``) and their per-query quantile bins (the ``per-query`` binning)."""
 
     candidates: np.ndarray
     raw: dict[str, np.ndarray] = field(default_factory=dict)
-    norm: dict[str, np.ndarray] = field(default_factory=dict)
+    fused: dict[str, np.ndarray] = field(default_factory=dict)
     bins: dict[str, np.ndarray] = field(default_factory=dict)
 
 
@@ -80,13 +95,15 @@ class AssoMem:
                                                  mode=self.cfg.temporal_mode, taus=self.cfg.taus,
                                                  scale=self.cfg.temporal_scale)
                 raw = {"R": cos[qi, cand], "I": ppr[cand, j], "T": t_sig}
-                norm = {d: fusion.minmax(v) for d, v in raw.items()}
-                out.append(QuerySignals(cand, raw, norm, {d: fusion.quantile_bins(v, self.cfg.n_bins) for d, v in norm.items()}))
+                scaled = {d: fusion.minmax(v) for d, v in raw.items()}
+                fused = scaled if self.cfg.fusion == "minmax" else raw
+                out.append(QuerySignals(cand, raw, fused, {d: fusion.quantile_bins(v, self.cfg.n_bins)
+                                                           for d, v in scaled.items()}))
         return out
 
 
 def rank(sig: QuerySignals, weights: Mapping[str, float], k: int) -> np.ndarray:
     """Top-k candidate utterance indices by the fused score (ties broken by relevance R)."""
-    score = fusion.fuse(sig.norm, weights)
+    score = fusion.fuse(sig.fused, weights)
     order = np.lexsort((-sig.raw["R"], -score))
     return sig.candidates[order[:k]]

@@ -57,7 +57,7 @@ def test_temporal_signal_wins_when_only_time_distinguishes_answers():
     adj = sp.csr_matrix(np.pad(np.ones((1, n)), ((0, n), (1, 0)))[: n + 1, : n + 1])
     adj = ((adj + adj.T) > 0).astype(float)
     am = AssoMem(utt, times, clue, np.array([[1.0, 0.0]], dtype=np.float32), sp.csr_matrix(adj),
-                 AssoMemConfig(direct_top=n))
+                 AssoMemConfig(direct_top=n, union_direct=True))
     q = np.tile(np.array([[1.0, 0.0]], dtype=np.float32), (20, 1))
     sigs = am.signals(q, [100.0] * 20)
     gold = int(np.argmax(times))
@@ -65,3 +65,12 @@ def test_temporal_signal_wins_when_only_time_distinguishes_answers():
     w, _ = fusion.cmi_weights({d: [s.bins[d] for s in sigs] for d in "RIT"}, rel, ["temporal"] * 20, temperature=0.1)
     assert max(w["temporal"], key=w["temporal"].get) == "T"
     assert rank(sigs[0], w["temporal"], 1)[0] == gold
+
+
+def test_pooled_bins_cut_all_questions_at_the_released_positions():
+    """Cuts at sorted positions int(n * i / 3) - 1 of all values pooled; a value equal to a cut stays below it."""
+    bins = fusion.pooled_bins([np.arange(0.0, 5.0), np.arange(5.0, 9.0)], 3)
+    assert [list(b) for b in bins] == [[0, 0, 0, 1, 1], [1, 2, 2, 2]]
+    assert [list(b) for b in fusion.pooled_bins([np.ones(4)], 3)] == [[0, 0, 0, 0]]
+    with pytest.raises(ParamsError, match="binning"):
+        fusion.calibration_bins([], ("R",), binning="global")

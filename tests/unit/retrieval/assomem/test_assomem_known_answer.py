@@ -1,4 +1,9 @@
-"""AssoMem known-answer test and its sabotage check (ARCHITECTURE.md, "Method tests").
+"""Known-answer test and sabotage check of AssoMem's min-max variant (ARCHITECTURE.md, "Method tests").
+
+The variant is our earlier reading (``fusion="minmax"``, per-query bins, top-1 clue plus the direct top-N); the
+released-code default has its own in ``test_am_released_fusion.py``. On this fixture the released fusion fails
+(assoc 0.00, temporal 0.00, measured): raw PageRank probabilities (~1e-3) cannot close a 0.2 cosine gap, and the
+pooled marginal CMI gives T 0.27 against R 0.34, too little to close a 0.35 cosine gap.
 
 Fixture (built here, seeded, 256-d random unit vectors; 24 questions of each type, calibration and evaluation
 alternating): every question has its own session (clue) and the memory is shared.
@@ -10,7 +15,7 @@ alternating): every question has its own session (clue) and the memory is shared
   old filler. Only the temporal signal finds the gold, and only if the fusion gives it the weight.
 
 The method runs as the flow runs it: graph by ``build_graph`` (cos >= 0.75 and ownership edges), signals by
-``AssoMem.signals`` (direct_top 10), CMI weights per type fitted on the calibration half (temperature 0.1),
+``AssoMem.signals`` (the variant, direct_top 10), CMI weights per type fitted on the calibration half (temperature 0.1),
 ``rank``; Recall@3 on the evaluation half by ir_measures (``components.retrieval.metrics.per_query``).
 Check: for every type, AssoMem's mean R@3 >= max(dense-only, random candidate order) + 0.25.
 
@@ -35,6 +40,7 @@ from components.retrieval.metrics import per_query
 D, NOW, K, N_PER_TYPE = 256, 1000.0, 3, 24
 MARGIN = 0.25
 TYPES = ("assoc", "temporal")
+VARIANT = AssoMemConfig(top_clues=1, union_direct=True, direct_top=10, fusion="minmax")
 
 
 def _unit(v):
@@ -91,12 +97,13 @@ def _recall(fx: dict, ranked: dict[int, np.ndarray], qids: list[int]) -> dict[st
 def known_answer(seed: int = 0) -> dict:
     fx = memory_fixture(seed)
     adj = build_graph(fx["utts"], fx["clue"], len(fx["clue_embs"]))
-    am = AssoMem(fx["utts"], fx["times"], fx["clue"], fx["clue_embs"], adj, AssoMemConfig(direct_top=10))
+    am = AssoMem(fx["utts"], fx["times"], fx["clue"], fx["clue_embs"], adj, VARIANT)
     sigs = am.signals(fx["q"], [NOW] * len(fx["q"]))
     rel = [np.isin(s.candidates, g).astype(np.int64) for s, g in zip(sigs, fx["gold"])]
     cal = np.flatnonzero(fx["calibration"]).tolist()
     ev = np.flatnonzero(~fx["calibration"]).tolist()
-    w, _ = fusion.cmi_weights({d: [sigs[i].bins[d] for i in cal] for d in SIGNALS}, [rel[i] for i in cal],
+    bins = fusion.calibration_bins([sigs[i] for i in cal], SIGNALS, binning="per-query")
+    w, _ = fusion.cmi_weights(bins, [rel[i] for i in cal],
                               [fx["types"][i] for i in cal], temperature=0.1)
     rng = np.random.default_rng(seed)
     method = _recall(fx, {i: rank(sigs[i], w[fx["types"][i]], K) for i in ev}, ev)
