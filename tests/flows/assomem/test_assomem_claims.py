@@ -122,10 +122,22 @@ def removing_i(loss_agg, loss_fact, flip_seed=None):
 
 def test_c4_interaction_is_one_clustered_bootstrap(p):
     c = claim4(p, table(make_rows(removing_i(0.3, 0.0))), list(SIZES))
-    assert c.verdict == "reproduced" and c.effect == pytest.approx(0.3)
-    assert c.effect == pytest.approx(c.details["loss_aggregate"] - c.details["loss_single_session"])
-    assert c.n_seeds == 3 and c.per_seed_signs == [1, 1, 1] and c.n_units == 3 * 2 * PER_TYPE
-    assert "share one seed draw" in c.details["resampling"]
+    hurts, more = c.parts
+    assert c.verdict == "reproduced" and c.rule == "composite" and c.effect == pytest.approx(0.3)
+    assert hurts["verdict"] == "reproduced" and hurts["effect"] == pytest.approx(0.3)
+    assert more["effect"] == pytest.approx(more["details"]["loss_aggregate"] - more["details"]["loss_single_session"])
+    assert more["n_seeds"] == 3 and more["per_seed_signs"] == [1, 1, 1] and more["n_units"] == 3 * 2 * PER_TYPE
+    assert "share one seed draw" in more["details"]["resampling"]
+
+
+def test_c4_follows_the_card_wording_removing_i_must_hurt_aggregate_questions(p):
+    """Removing I raises recall in both groups, aggregate less: the interaction is positive, the claim is not."""
+    c = claim4(p, table(make_rows(removing_i(-0.1, -0.4))), list(SIZES))
+    hurts, more = c.parts
+    assert more["verdict"] == "reproduced" and more["effect"] == pytest.approx(0.3)
+    assert hurts["verdict"] == "not reproduced" and hurts["effect"] == pytest.approx(-0.1)
+    assert c.verdict == "not reproduced" and "relative only" in c.details["note"]
+    assert c.details["loss_aggregate"] == pytest.approx(-0.1) and c.details["loss_single_session"] == pytest.approx(-0.4)
 
 
 def test_c4_not_reproduced_inconclusive_and_not_applicable(p):
