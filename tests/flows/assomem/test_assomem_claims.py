@@ -137,6 +137,7 @@ def test_c4_follows_the_card_wording_removing_i_must_hurt_aggregate_questions(p)
     assert more["verdict"] == "reproduced" and more["effect"] == pytest.approx(0.3)
     assert hurts["verdict"] == "not reproduced" and hurts["effect"] == pytest.approx(-0.1)
     assert c.verdict == "not reproduced" and "relative only" in c.details["note"]
+    assert "raises R@k on aggregate questions (+0.100)" in c.details["note"]
     assert c.details["loss_aggregate"] == pytest.approx(-0.1) and c.details["loss_single_session"] == pytest.approx(-0.4)
 
 
