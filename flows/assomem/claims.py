@@ -228,12 +228,12 @@ def claim4(p, tab, sizes) -> CL.ClaimResult:
 def _c4_note(loss_agg: float, loss_fact: float, eps: float = 1e-12) -> str:
     """Says what removing I does to each group, so a reader sees when the interaction is only relative."""
     def effect(loss: float) -> str:
-        return "lowers" if loss > eps else "raises" if loss < -eps else "leaves unchanged"
+        return "lowers R@k" if loss > eps else "raises R@k" if loss < -eps else "leaves R@k unchanged"
 
     agg, fact = effect(loss_agg), effect(loss_fact)
-    text = (f"removing I {agg} R@k on aggregate questions ({-loss_agg:+.3f}) and {fact} it on single-session "
+    text = (f"removing I {agg} on aggregate questions ({-loss_agg:+.3f}) and {fact} on single-session "
             f"questions ({-loss_fact:+.3f})")
-    if agg != "lowers" and loss_agg > loss_fact + eps:
+    if loss_agg <= eps and loss_agg > loss_fact + eps:
         text += "; the interaction is positive but relative only: removing I does not hurt aggregate questions"
     return text
 
