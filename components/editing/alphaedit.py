@@ -1,8 +1,12 @@
 """AlphaEdit (Fang et al., 2025): MEMIT's update projected onto the null space of the preserved keys.
 
-``P`` projects onto the eigenvectors of ``C0 = E[k0 k0^T]`` whose eigenvalues are below
-``rel_threshold * max eigenvalue`` (AlphaEdit thresholds absolute eigenvalues at 1e-2; a relative threshold
-does not depend on the activation scale). The update is
+``P`` projects onto the eigenvectors of ``C0 = E[k0 k0^T]`` (the uncentred second moment) whose eigenvalues are
+below ``rel_threshold * max eigenvalue``. The published code (jianghoucheng/AlphaEdit, ``experiments/evaluate.py``
+``get_project``) takes the SVD of the same uncentred moment (MEMIT's ``layer_stats`` mom2) and keeps the singular
+vectors with singular value below an *absolute* ``nullspace_threshold`` (2e-2 in its GPT-2 XL, GPT-J and Llama-3
+hparams; 2e-2 hard-coded in ``evaluate_sequential.py``). For a symmetric PSD matrix the SVD and the eigendecomposition
+coincide, so the subspace is the same family; only the threshold's scale differs (an absolute value is meaningless
+for another model's activations), so the relative threshold is tuned on the dev split. The update is
 
     D = R1^T K1 P ((K1^T K1 + Kp^T Kp) P + alpha I)^-1
 

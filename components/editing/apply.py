@@ -30,11 +30,30 @@ class KeyStats:
     cov: torch.Tensor
     mean: torch.Tensor
     projector: torch.Tensor
+    null_threshold: float = 1e-2
+    _projectors: dict = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_keys(cls, k0: torch.Tensor, *, null_threshold: float = 1e-2) -> KeyStats:
         cov = second_moment(k0)
-        return cls(cov, k0.double().mean(0).float(), null_space_projector(cov, rel_threshold=null_threshold))
+        return cls(cov, k0.double().mean(0).float(), null_space_projector(cov, rel_threshold=null_threshold),
+                   float(null_threshold))
+
+    def projector_at(self, threshold: float | None) -> torch.Tensor:
+        """AlphaEdit's projector at another relative threshold (``None``: the one built with the stats), cached."""
+        if threshold is None or float(threshold) == self.null_threshold:
+            return self.projector
+        t = float(threshold)
+        if t not in self._projectors:
+            self._projectors[t] = null_space_projector(self.cov, rel_threshold=t)
+        return self._projectors[t]
+
+    def null_space(self, threshold: float | None = None) -> dict:
+        """Dimension of AlphaEdit's null space and the share of the generic keys' energy E[|k|^2] inside it."""
+        p = self.projector_at(threshold)
+        c = self.cov.double()
+        return {"dim": int(round(float(torch.trace(p)))), "key_dim": int(c.shape[0]),
+                "energy_share": float(torch.trace(p.double() @ c) / torch.trace(c))}
 
 
 @dataclass
@@ -56,8 +75,12 @@ class AppliedEdit:
 
 def apply_edit(model: nn.Module, site: EditSite, method: str, *, ids: Sequence[str], keys: torch.Tensor,
                residuals: torch.Tensor, stats: KeyStats, mom2_weight: float = 15000.0, alpha: float = 10.0,
-               gamma: float = 0.8, gate: str = "hard", temperature: float = 0.02, index: str = "exact") -> AppliedEdit:
-    """Edit ``model`` at ``site`` with ``method`` (one of METHODS)."""
+               gamma: float = 0.8, gate: str = "hard", temperature: float = 0.02, index: str = "exact",
+               null_threshold: float | None = None) -> AppliedEdit:
+    """Edit ``model`` at ``site`` with ``method`` (one of METHODS).
+
+    ``null_threshold`` (AlphaEdit) picks the projector at that relative threshold; ``None`` keeps the stats' one.
+    """
     if method not in METHODS:
         raise ParamsError(f"method: unknown {method!r}; use one of {METHODS}")
     edit = AppliedEdit(method, site)
@@ -74,7 +97,7 @@ def apply_edit(model: nn.Module, site: EditSite, method: str, *, ids: Sequence[s
     if method == "memit":
         delta = memit_update(keys, residuals, stats.cov, lam=mom2_weight)
     else:
-        delta = alphaedit_update(keys, residuals, stats.projector, alpha=alpha)
+        delta = alphaedit_update(keys, residuals, stats.projector_at(null_threshold), alpha=alpha)
     site.set_weight((w.double() + delta).to(w.dtype))
     edit.original = w
     edit.info = {"update_norm": float(delta.norm()), "weight_norm": float(w.norm())}

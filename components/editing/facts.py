@@ -80,6 +80,26 @@ def make_subjects(n: int, seed: int) -> list[str]:
     return [f"{first[i // k]} {last[i % k]}" for i in pairs]
 
 
+def disjoint_orders(n: int, seeds: Sequence, k: int, seed: int) -> dict[str, list[int]]:
+    """Per seed, ``k`` indices into a pool of ``n``, disjoint across seeds as far as the pool allows.
+
+    A seeded permutation splits the pool into one block per seed; seed i's list starts with its own block and
+    continues with the other blocks' items in a seeded order. So the first ``n // len(seeds)`` items of the lists
+    are disjoint across seeds (all of them when ``k <= n // len(seeds)``); beyond that the pool is too small and
+    the seeds share subjects (each seed still draws its own relation and new object per subject).
+    """
+    if k > n:
+        raise DataError(f"edit sets of {k} requests need {k} editable items, the pool has {n}")
+    rng = np.random.default_rng([seed, 11])
+    blocks = np.array_split(rng.permutation(n), len(seeds))
+    out = {}
+    for i, s in enumerate(seeds):
+        r = np.random.default_rng([seed, 11, int(s)])
+        rest = np.concatenate([b for j, b in enumerate(blocks) if j != i]) if len(seeds) > 1 else np.zeros(0, int)
+        out[str(s)] = [int(x) for x in (*r.permutation(blocks[i]), *r.permutation(rest))][:k]
+    return out
+
+
 def generate_facts(n_subjects: int, seed: int, relations: Sequence[str] | None = None) -> list[dict]:
     """Every subject gets one random object per relation: rows {id, subject, relation, object}."""
     rels = list(relations or RELATIONS)

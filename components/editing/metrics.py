@@ -36,6 +36,46 @@ def score(model: nn.Module, encode: Encoder, prompts: Sequence[str], targets: Se
     return (np.concatenate(lps), np.concatenate(accs)) if lps else (np.zeros(0), np.zeros(0))
 
 
+@torch.no_grad()
+def score_pair(model: nn.Module, encode: Encoder, prompts: Sequence[str], new: Sequence[str], true: Sequence[str],
+               batch_size: int = 256) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """log P(new), log P(true) and top-1 accuracy of new, per prompt.
+
+    When every object is one token (the synthetic facts), both come from one forward pass of the prompt alone:
+    the next-token distribution at its last position; otherwise each target is scored with its own pass.
+    """
+    single = all(len(encode(" " + o)) == 1 for o in {*new, *true})
+    if not single:
+        lp_new, acc = score(model, encode, prompts, new, batch_size)
+        return lp_new, score(model, encode, prompts, true, batch_size)[0], acc
+    ln, lt, acc = [], [], []
+    for i in range(0, len(prompts), batch_size):
+        chunk = prompts[i : i + batch_size]
+        enc = encode_batch(encode, chunk)  # the prompts alone: target_start = each prompt's length
+        logp = torch.log_softmax(_last_logits(model, enc).float(), -1)
+        tn = torch.tensor([encode(" " + o)[0] for o in new[i : i + batch_size]])
+        tt = torch.tensor([encode(" " + o)[0] for o in true[i : i + batch_size]])
+        r = torch.arange(len(chunk))
+        ln.append(logp[r, tn].numpy()); lt.append(logp[r, tt].numpy())
+        acc.append((logp.argmax(-1) == tn).float().numpy())
+    return np.concatenate(ln), np.concatenate(lt), np.concatenate(acc)
+
+
+def _last_logits(model: nn.Module, enc) -> torch.Tensor:
+    """Logits at each row's last prompt position (the one predicting the first target token); for the tiny LM
+    the head is applied at that position only."""
+    head = getattr(model, "head", None)
+    rows = torch.arange(enc.ids.shape[0])
+    last = enc.target_start - 1
+    if isinstance(head, nn.Linear):
+        handle = head.register_forward_pre_hook(lambda m, a: (a[0][rows, last],))
+        try:
+            return logits_of(model, enc.ids)
+        finally:
+            handle.remove()
+    return logits_of(model, enc.ids)[rows, last]
+
+
 def _pairs(requests: Sequence[dict], field: str) -> tuple[list[str], list[str], list[str], list[int]]:
     """Prompt rows of one field; neighbourhood prompts may carry their own true objects (``neighborhood_true``)."""
     prompts, new, true, owner = [], [], [], []
@@ -65,8 +105,7 @@ def rewrite_quality(model: nn.Module, encode: Encoder, requests: Sequence[dict],
         if not prompts:
             out[name] = np.full(n, np.nan)
             continue
-        lp_new, acc_new = score(model, encode, prompts, new, batch_size)
-        lp_true, _ = score(model, encode, prompts, true, batch_size)
+        lp_new, lp_true, acc_new = score_pair(model, encode, prompts, new, true, batch_size)
         hit = (lp_new > lp_true) if want_new else (lp_true > lp_new)
         out[name] = _per_request(hit.astype(float), owner, n)
         if field == "prompts":
@@ -111,10 +150,14 @@ def greedy_generate(model: nn.Module, encode: Encoder, decode: Callable[[list[in
 
 @torch.no_grad()
 def window_nll(model: nn.Module, tokens: torch.Tensor, *, seq_len: int, n_windows: int,
-               batch_size: int = 32) -> np.ndarray:
-    """Mean next-token NLL (nats) of each of ``n_windows`` non-overlapping windows (fixed positions)."""
+               batch_size: int = 32, shift: int = 0) -> np.ndarray:
+    """Mean next-token NLL (nats) of each of ``n_windows`` non-overlapping windows (fixed positions).
+
+    ``shift`` moves every window by that many tokens (wrapping), so several seeds can use disjoint windows.
+    """
     n = min(n_windows, (len(tokens) - 1) // seq_len)
     starts = np.linspace(0, len(tokens) - seq_len - 1, n).round().astype(int) if n > 1 else np.zeros(1, int)
+    starts = (starts + shift) % (len(tokens) - seq_len)
     out = []
     for i in range(0, len(starts), batch_size):
         w = torch.stack([tokens[s : s + seq_len + 1] for s in starts[i : i + batch_size]]).long()

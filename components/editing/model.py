@@ -124,6 +124,32 @@ def target_scores(logits: torch.Tensor, enc: Encoded) -> tuple[torch.Tensor, tor
     return (lp * mask).sum(1), (hit * mask).sum(1) / n
 
 
+def scores_at_targets(model: nn.Module, enc: Encoded) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`target_scores` with the LM head applied only at the positions that predict target tokens.
+
+    For the tiny LM (a ``head`` module) a pre-hook hands the head just those rows, so the vocabulary projection
+    costs target tokens instead of every position; other models fall back to the full logits. Same values.
+    """
+    head = getattr(model, "head", None)
+    if not isinstance(head, nn.Linear):
+        return target_scores(logits_of(model, enc.ids), enc)
+    b, t = enc.ids.shape
+    width = max(int(enc.target_len.max()), 1)
+    rows = torch.arange(b)[:, None]
+    pos = (enc.target_start[:, None] - 1 + torch.arange(width)[None]).clamp(0, t - 2)
+    handle = head.register_forward_pre_hook(lambda m, a: (a[0][rows, pos],))
+    try:
+        logits = logits_of(model, enc.ids)
+    finally:
+        handle.remove()
+    logp = F.log_softmax(logits.float(), dim=-1)
+    tgt = enc.ids[rows, pos + 1]
+    mask = torch.arange(width)[None] < enc.target_len[:, None]
+    lp = logp.gather(-1, tgt.unsqueeze(-1)).squeeze(-1)
+    hit = (logp.argmax(-1) == tgt).float()
+    return (lp * mask).sum(1), (hit * mask).sum(1) / mask.sum(1).clamp(min=1)
+
+
 class KeyCapture:
     """Forward pre-hook on the edited projection that records its input at given positions."""
 

@@ -23,7 +23,8 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm.auto import tqdm
 
-from components.editing.model import Encoder, EditSite, compute_keys, encode_batch, hidden_norms, logits_of, target_scores
+from components.editing.model import (Encoder, EditSite, compute_keys, encode_batch, hidden_norms, logits_of,
+                                     scores_at_targets)
 from components.errors import ParamsError
 
 log = logging.getLogger(__name__)
@@ -92,7 +93,7 @@ def _optimise_chunk(model: nn.Module, site: EditSite, encode: Encoder, reqs: Seq
     hook = _AddResidual(site, delta, rf, enc.subject_pos)
     try:
         for _ in range(steps):
-            lp, _ = target_scores(logits_of(model, enc.ids), enc)
+            lp, _ = scores_at_targets(model, enc)
             nll = -(lp / enc.target_len.clamp(min=1))
             # MEMIT's regulariser, as in its compute_z: wd * ||delta|| / ||h||^2 (not a squared ratio)
             loss = nll.mean() + weight_decay * (delta.norm(dim=1) / v_norm**2).mean()
@@ -108,7 +109,7 @@ def _optimise_chunk(model: nn.Module, site: EditSite, encode: Encoder, reqs: Seq
                 scale = (clamp * v_norm / delta.norm(dim=1).clamp(min=1e-12)).clamp(max=1.0)
                 delta.mul_(scale[:, None])
         with torch.no_grad():
-            lp, _ = target_scores(logits_of(model, enc.ids), enc)
+            lp, _ = scores_at_targets(model, enc)
             nll = torch.zeros(len(reqs)).index_add_(0, rf, -(lp / enc.target_len.clamp(min=1)))
             nll /= torch.bincount(rf, minlength=len(reqs)).float()
     finally:

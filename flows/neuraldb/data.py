@@ -15,7 +15,7 @@ import pandas as pd
 
 from components.data import validate as V
 from components.editing.facts import (RELATIONS, add_subject_tokens, build_edit_requests, check_requests,
-                                     fact_sentences, generate_facts)
+                                     disjoint_orders, fact_sentences, generate_facts)
 from components.editing.loaders import load_counterfact, load_zsre
 from components.errors import DataError
 from components.io import read_jsonl, write_json, write_jsonl
@@ -80,10 +80,10 @@ def _synthetic(p, out) -> dict[str, list[dict]]:
     neighbours = [subjects[i] for i in order[: d.neighbour_pool]]
     editable = [subjects[i] for i in order[d.neighbour_pool :]]
     sets = {}
+    orders = disjoint_orders(len(editable), e.seeds, max(e.m), p.seed)
+    orders["dev"] = np.random.default_rng([p.seed, 11, 10_000]).permutation(len(editable))[: e.dev_edits].tolist()
     for s in [*e.seeds, "dev"]:
-        rng = np.random.default_rng([p.seed, 11, 10_000 if s == "dev" else int(s)])
-        k = e.dev_edits if s == "dev" else max(e.m)
-        picked = [editable[i] for i in rng.permutation(len(editable))[:k]]
+        picked = [editable[i] for i in orders[str(s)]]
         sets[str(s)] = build_edit_requests(facts, edit_subjects=picked, neighbour_subjects=neighbours,
                                            seed=p.seed * 1000 + (999 if s == "dev" else int(s)),
                                            n_neighbours=d.n_neighbours)
@@ -93,16 +93,15 @@ def _synthetic(p, out) -> dict[str, list[dict]]:
 
 
 def _external(p) -> dict[str, list[dict]]:
-    """CounterFact/ZsRE (full profile): seeds take disjoint-order subsets; dev = the tail."""
+    """CounterFact/ZsRE (full profile): seeds take disjoint subsets where the pool allows; dev = the tail."""
     d, e = p.data, p.editing
     if not d.dataset_path:
         raise DataError(f"data.dataset_path: required for dataset {d.dataset!r}")
     rows = (load_counterfact if d.dataset == "counterfact" else load_zsre)(d.dataset_path)
     rows = check_requests(rows, duplicates="last-wins")
     sets = {"dev": rows[-e.dev_edits :]}
-    for s in e.seeds:
-        idx = np.random.default_rng([p.seed, 11, int(s)]).permutation(len(rows) - e.dev_edits)[: max(e.m)]
-        sets[str(s)] = [rows[i] for i in idx]
+    for s, idx in disjoint_orders(len(rows) - e.dev_edits, e.seeds, max(e.m), p.seed).items():
+        sets[s] = [rows[i] for i in idx]
     return {"facts": [], **sets}
 
 

@@ -16,7 +16,8 @@ import torch
 
 from components.data import validate as V
 from components.editing.apply import KeyStats
-from components.editing.experiment import EvalConfig, causal_trace, gamma_sweep, pick_best, pick_gamma, run_grid, sweep
+from components.editing.experiment import (EvalConfig, causal_trace, gamma_sweep, key_retrieval, pick_best, pick_gamma,
+                                          pick_layer, run_grid, sweep, sweep_grid)
 from components.editing.facts import check_requests
 from components.editing.model import edit_site, generic_keys
 from components.editing.targets import compute_targets
@@ -77,12 +78,49 @@ def trace_requests(requests: list[dict]) -> list[dict]:
 
 
 def fixed_kw(e) -> dict:
-    """The methods' settings that are never tuned (the sweeps add the one they tune)."""
-    return {"alpha": e.alpha, "gate": e.gate, "temperature": e.temperature}
+    """The methods' settings that are never tuned (the sweeps add the ones they tune)."""
+    return {"gate": e.gate, "temperature": e.temperature}
 
 
-def method_kw(e, gamma: float, mom2_weight: float) -> dict:
-    return {**fixed_kw(e), "gamma": gamma, "mom2_weight": mom2_weight}
+def tune(model, site, encode, dev, dev_t, stats, e) -> tuple[dict, dict]:
+    """Every method's free settings, each fixed in params or tuned on the dev split by the same rule (the best mean
+    of efficacy, paraphrase efficacy and specificity; ties: larger values): NeuralDB's gamma, MEMIT's lambda,
+    AlphaEdit's null-space threshold and L2 term (jointly). Returns (settings, the sweeps' rows)."""
+    kw = dict(model=model, site=site, encode=encode, requests=dev, targets=dev_t, stats=stats,
+              method_kw=fixed_kw(e), batch_size=e.batch_size)
+    sweeps = {"dev": gamma_sweep(grid=e.gamma_grid, **kw)}
+    tuned = {"gamma": e.gamma if e.gamma is not None else pick_gamma(sweeps["dev"])}
+    sweeps["mom2_dev"] = [] if e.mom2_weight is not None else sweep(
+        method="memit", param="mom2_weight", grid=e.mom2_grid, **kw)
+    tuned["mom2_weight"] = e.mom2_weight if e.mom2_weight is not None else pick_best(sweeps["mom2_dev"], "mom2_weight")
+    alphas = [e.alpha] if e.alpha is not None else e.alpha_grid
+    nulls = [e.null_threshold] if e.null_threshold is not None else e.null_grid
+    grid = [{"null_threshold": t, "alpha": a} for t in nulls for a in alphas]
+    sweeps["alphaedit_dev"] = [] if len(grid) == 1 else [
+        dict(r, **{f"null_{k}": v for k, v in stats.null_space(r["null_threshold"]).items()})
+        for r in sweep_grid(method="alphaedit", grid=grid, **kw)]
+    tuned.update(grid[0] if len(grid) == 1 else pick_best(sweeps["alphaedit_dev"], ("null_threshold", "alpha")))
+    for name, fixed in (("gamma", e.gamma), ("mom2_weight", e.mom2_weight), ("null_threshold", e.null_threshold),
+                        ("alpha", e.alpha)):
+        log.info("%s = %g (%s)", name, tuned[name], "fixed" if fixed is not None else "tuned on dev")
+    return tuned, sweeps
+
+
+def method_kw(e, tuned: dict) -> dict:
+    return {**fixed_kw(e), **tuned}
+
+
+def choose_layer(model, encode, dev, k0_tokens, p, n_layers) -> tuple[int, list[dict]]:
+    """The edited layer (``editing.layer``, or the causal trace's pick with the retrieval check) and the trace rows."""
+    e = p.editing
+    trace = causal_trace(model, encode, trace_requests(dev)[: e.trace_prompts], n_layers)
+    if e.layer is None and e.min_retrieval > 0:
+        for t in trace:
+            s = edit_site(model, t["layer"])
+            mu = generic_keys(model, s, k0_tokens, n_keys=e.k0_tokens, seq_len=p.model.seq_len).mean(0)
+            t["retrieval"] = key_retrieval(model, s, encode, dev, mu)
+    layer = e.layer if e.layer is not None else pick_layer(trace, min_retrieval=e.min_retrieval)
+    return layer, trace
 
 
 def _targets(model, site, encode, reqs, e):
@@ -107,55 +145,51 @@ def run(ctx: StageContext[Params]) -> dict:
     data = ctx.input(DATA)
     dev = check_requests(read_jsonl(data / "dev.jsonl"))
     n_layers = len(model.blocks) if hasattr(model, "blocks") else model.config.num_hidden_layers
-    trace = causal_trace(model, encode, trace_requests(dev)[: e.trace_prompts], n_layers)
-    # the last block's MLP at the subject cannot reach the object's position, so it is never a candidate
-    layer = e.layer if e.layer is not None else max(trace[:-1] or trace, key=lambda t: t["effect"])["layer"]
-    site = edit_site(model, layer)
     k0_tokens, ppl_tokens = (_tokens(data, name, encode, p.model.base) for name in ("k0_tokens", "ppl_tokens"))
-    cfg = EvalConfig(ppl_tokens, p.model.seq_len, e.ppl_windows, e.fluency_prompts, e.gen_tokens, e.batch_size)
+    layer, trace = choose_layer(model, encode, dev, k0_tokens, p, n_layers)
+    site = edit_site(model, layer)
     stats = KeyStats.from_keys(generic_keys(model, site, k0_tokens, n_keys=e.k0_tokens, seq_len=p.model.seq_len),
-                               null_threshold=e.null_threshold)
-    null_dim = int(round(float(torch.trace(stats.projector))))
+                               null_threshold=e.null_threshold or 1e-2)
     dev_t = _targets(model, site, encode, dev, e)
-    dev_sweep = gamma_sweep(model, site, encode, dev, dev_t, stats, e.gamma_grid, method_kw=fixed_kw(e),
-                            batch_size=e.batch_size)
-    gamma = e.gamma if e.gamma is not None else pick_gamma(dev_sweep)
-    log.info("neuraldb: gamma = %.3f (%s)", gamma, "fixed" if e.gamma is not None else "tuned on dev")
-    mom2_sweep = [] if e.mom2_weight is not None else sweep(
-        model, site, encode, dev, dev_t, stats, "memit", "mom2_weight", e.mom2_grid, method_kw=fixed_kw(e),
-        batch_size=e.batch_size)
-    lam = e.mom2_weight if e.mom2_weight is not None else pick_best(mom2_sweep, "mom2_weight")
-    log.info("memit: lambda = %g (%s)", lam, "fixed" if e.mom2_weight is not None else "tuned on dev")
+    tuned, sweeps = tune(model, site, encode, dev, dev_t, stats, e)
+    kw = method_kw(e, tuned)
     rows, test_sweep, champ = [], [], None
-    for seed in e.seeds:
+    for i, seed in enumerate(e.seeds):
         reqs = check_requests(read_jsonl(data / f"edits_seed{seed}.jsonl"))[: max(e.m)]
         targets = _targets(model, site, encode, reqs, e)
+        cfg = EvalConfig(ppl_tokens, p.model.seq_len, e.ppl_windows, e.fluency_prompts, e.gen_tokens, e.batch_size,
+                         window_shift=i * p.model.seq_len)  # each seed its own held-out windows
         for r in run_grid(model, site, encode, decode, reqs, targets, stats, ms=e.m, methods=e.methods, cfg=cfg,
-                          method_kw=method_kw(e, gamma, lam), progress=True):
-            rows.append({"seed": seed, **r, "target_nll": targets.final_nll[: r["m"]].tolist()})
+                          method_kw=kw, progress=True, small_batches=e.small_batches):
+            n = len(r["efficacy"])
+            rows.append({"seed": seed, **r, "target_nll": targets.final_nll[:n].tolist()})
         if seed == e.seeds[0]:
             champ = (seed, targets)
-            test_sweep = gamma_sweep(model, site, encode, reqs, targets, stats, e.gamma_grid,
-                                     method_kw=method_kw(e, gamma, lam), batch_size=e.batch_size)
+            k = min(e.sweep_facts or max(e.m), len(reqs))
+            test_sweep = gamma_sweep(model, site, encode, reqs[:k], targets, stats, e.gamma_grid, method_kw=kw,
+                                     batch_size=e.batch_size)
     out = ctx.output(EDITS)
     (out / "_checks").mkdir(parents=True, exist_ok=True)
     _check_runs(rows, out / "_checks" / "runs.json")
     write_jsonl(out / "runs.jsonl", rows)
-    write_json(out / "gamma.json", {"gamma": gamma, "tuned": e.gamma is None, "dev": dev_sweep, "test_seed0": test_sweep,
-                                    "mom2_weight": lam, "mom2_tuned": e.mom2_weight is None, "mom2_dev": mom2_sweep})
-    write_json(out / "trace.json", {"layer": layer, "layer_from_trace": e.layer is None, "trace": trace, "null_space_dim": null_dim,
-                                    "key_dim": int(stats.cov.shape[0])})
+    write_json(out / "gamma.json", {**tuned, "tuned": e.gamma is None, "mom2_tuned": e.mom2_weight is None,
+                                    "alphaedit_tuned": e.null_threshold is None or e.alpha is None, **sweeps,
+                                    "test_seed0": test_sweep, "test_seed0_facts": k})
+    null = stats.null_space(tuned["null_threshold"])
+    write_json(out / "trace.json", {"layer": layer, "layer_from_trace": e.layer is None, "trace": trace,
+                                    "min_retrieval": e.min_retrieval, "null_space_dim": null["dim"],
+                                    "null_space_energy": null["energy_share"], "key_dim": null["key_dim"]})
     if p.extended.smollm2:
         from flows.neuraldb.extended import run_smollm2
 
-        write_jsonl(out / "smollm2.jsonl", run_smollm2(ctx, cfg, method_kw(e, gamma, lam)))
-    summary = {"runs": len(rows), "gamma": gamma, "null_space_dim": null_dim, "seconds": round(time.perf_counter() - t0, 1)}
+        write_jsonl(out / "smollm2.jsonl", run_smollm2(ctx, cfg, kw))
+    summary = {"runs": len(rows), **tuned, "null_space_dim": null["dim"], "seconds": round(time.perf_counter() - t0, 1)}
     if ctx.tracker is not None:
         ctx.tracker.log_metrics({f"{r['method']}.m{r['m']}.s{r['seed']}.{k}": float(np.nanmean(r[k]))
                                  for r in rows for k in ("efficacy", "generalisation", "specificity", "ppl_nll")})
     write_json(out / "summary.json", summary)
     if champ is not None and p.model.base == "tiny" and champion.METHOD in e.methods:
-        summary["champion"] = _champion(ctx, model, site, stats, champ, method_kw(e, gamma, lam), out)
+        summary["champion"] = _champion(ctx, model, site, stats, champ, kw, out)
     return summary
 
 

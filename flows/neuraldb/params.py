@@ -75,8 +75,22 @@ class EditingParams(Section):
                                       "dev split over mom2_grid by the same rule as gamma")
     mom2_grid: list[float] = Field(default_factory=lambda: [10.0, 100.0, 1_000.0, 15_000.0],
                                    description="MEMIT lambdas swept on the dev split when mom2_weight is null")
-    alpha: float = Field(10.0, gt=0, description="AlphaEdit L2 term")
-    null_threshold: float = Field(1e-2, gt=0, lt=1, description="AlphaEdit: eigenvalues below this * max span the null space")
+    alpha: float | None = Field(10.0, gt=0, description="AlphaEdit L2 term (its hparams' L2 = 10); null = tune on "
+                                "the dev split over alpha_grid, jointly with null_threshold, by the same rule as gamma")
+    alpha_grid: list[float] = Field(default_factory=lambda: [1.0, 10.0, 100.0],
+                                    description="AlphaEdit L2 terms swept on the dev split when alpha is null")
+    null_threshold: float | None = Field(1e-2, gt=0, lt=1, description="AlphaEdit: eigenvalues of the uncentred E[k "
+                                         "k^T] below this * the largest span the null space; null = tune on the dev "
+                                         "split over null_grid by the same rule as gamma")
+    null_grid: list[float] = Field(default_factory=lambda: [1e-2, 1e-3, 1e-4, 1e-5],
+                                   description="relative null-space thresholds swept when null_threshold is null")
+    min_retrieval: float = Field(0.0, ge=0, le=1, description="layer choice (editing.layer null): the traced layer must "
+                                 "retrieve the right dev fact (argmax over the dev keys, rewrite and paraphrase prompts) "
+                                 "at least this often; the best-tracing layer that does is edited (0 = trace only)")
+    small_batches: int = Field(1, ge=1, le=1000, description="at the smallest m, disjoint batches of m edits evaluated "
+                               "one after another (claim 1's drop test rests on small_batches * m facts per seed)")
+    sweep_facts: Count | None = Field(None, description="facts of the reporting-only gamma sweep on the first seed's "
+                                      "edit set (null = all max(m))")
     gate: str = Field("hard", pattern="^(hard|soft)$")
     temperature: float = Field(0.02, gt=0, description="soft gate temperature")
     gamma: float | None = Field(None, ge=-1, le=1, description="NeuralDB cosine threshold; null = tune on the dev split")
@@ -106,6 +120,13 @@ class EditingParams(Section):
             raise ValueError("mom2_grid needs at least one lambda, each >= 0")
         return sorted(set(v))
 
+    @field_validator("alpha_grid", "null_grid")
+    @classmethod
+    def _pos_grid(cls, v):
+        if not v or any(x <= 0 for x in v):
+            raise ValueError("alpha_grid and null_grid need at least one value, each > 0")
+        return sorted(set(v))
+
     @field_validator("gamma_grid")
     @classmethod
     def _grid(cls, v):
@@ -122,8 +143,10 @@ class ExtendedParams(Section):
 
 
 class ClaimsParams(ClaimsBase):
-    delta: float = Field(0.0, ge=0, description="no-practical-effect band for rate differences (claims 1, 3, 4)")
-    delta_nll: float = Field(0.0, ge=0, description="no-practical-effect band for the NLL-rise difference (claim 2)")
+    delta: float = Field(0.01, ge=0, description="no-practical-effect band for rate differences (claim 1 and P0): "
+                         "the standard rule's 1 point on a 0-1 rate")
+    delta_nll: float = Field(0.02, ge=0, description="no-practical-effect band for the NLL-rise difference (claim 2), "
+                             "nats/token: the standard rule's 2% relative on perplexity, ln(1.02) = 0.0198")
     margin: float = Field(0.01, ge=0, lt=1, description="non-inferiority margin of claims 3 and 4 on a 0-1 rate: the "
                           "accuracy-type default of 1 point (the card gives none)")
 
@@ -163,8 +186,9 @@ PRESETS = presets(
         "model": {"seq_len": 32},
         "training": {"steps": 3000, "batch_size": 32, "lr": 5e-3, "fact_frac": 0.9},
         "editing": {"m": [10, 100, 500, 2000], "seeds": [0, 1, 2], "gamma_grid": _GRID, "dev_edits": 200,
-                    "v_steps": 20, "v_chunk": 256, "layer": None, "mom2_weight": None},
-        "extended": {"smollm2": True, "m": [10, 25]},
+                    "v_steps": 20, "v_chunk": 256, "layer": None, "mom2_weight": None, "alpha": None,
+                    "null_threshold": None, "min_retrieval": 0.9, "small_batches": 30, "sweep_facts": 300},
+        "extended": {"smollm2": False, "m": [10, 25]},
         "resources": {"threads": 2},
         "claims": {},
         "seed": 0,

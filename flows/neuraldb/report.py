@@ -14,6 +14,7 @@ from flows.runtime.report_stage import finish_report
 from flows.runtime.stages import StageContext
 
 KEYS = ("efficacy", "generalisation", "specificity", "zsre_acc")
+RETRIEVAL = ("retrieval", "retrieval_para", "neighbour_hits")  # NeuralDB's store; NaN for the other methods
 METHODS = ("memit", "alphaedit", "neuraldb")
 
 
@@ -25,8 +26,9 @@ def table(rows: list[dict]) -> list[dict]:
         sel = [r for r in rows if r["m"] == m and r["method"] == meth]
         base = [b for b in rows if b["method"] == "unedited"]
         row = {"m": m, "method": meth}
-        for k in KEYS:
-            row[k] = float(np.mean([np.nanmean(r[k]) for r in sel]))
+        for k in (*KEYS, *RETRIEVAL):
+            vals = [np.nanmean(r[k]) for r in sel if k in r]
+            row[k] = float(np.mean(vals)) if vals else float("nan")
         row["ppl"] = float(np.mean([np.exp(np.mean(r["ppl_nll"])) for r in sel]))
         row["ppl_rise"] = row["ppl"] - float(np.mean([np.exp(np.mean(b["ppl_nll"])) for b in base]))
         row["fluency"] = float(np.mean([np.mean(r["fluency"]) for r in sel]))
@@ -54,6 +56,22 @@ def _figures(tab: list[dict], gamma: dict) -> list:
     return figs
 
 
+def target_effect(rows: list[dict], big: int) -> list[dict]:
+    """Residual target NLL at the largest m and each method's efficacy on the better- and worse-converged half."""
+    out = []
+    for meth in ("unedited", *METHODS):
+        sel = [r for r in rows if r["m"] == big and r["method"] == meth and "target_nll" in r]
+        if not sel:
+            continue
+        nll = np.concatenate([np.asarray(r["target_nll"], float) for r in sel])
+        eff = np.concatenate([np.asarray(r["efficacy"], float) for r in sel])
+        low = nll <= np.median(nll)
+        out.append({"method": meth, "mean_target_nll": float(nll.mean()), "median_target_nll": float(np.median(nll)),
+                    "efficacy_low_nll_half": float(np.nanmean(eff[low])),
+                    "efficacy_high_nll_half": float(np.nanmean(eff[~low]))})
+    return out
+
+
 def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     edits = ctx.input(EDITS)
@@ -62,22 +80,39 @@ def run(ctx: StageContext[Params]) -> dict:
     claims = all_claims(p, rows, gamma)
     tab = table(rows)
     big = max(p.editing.m)
+    targets = target_effect(rows, big)
     metrics = {"gamma": gamma["gamma"], "mom2_weight": gamma.get("mom2_weight"),
-               "at_max_m": {r["method"]: {k: r[k] for k in (*KEYS, "ppl", "ppl_rise", "fluency")}
+               "null_threshold": gamma.get("null_threshold"), "alpha": gamma.get("alpha"),
+               "target_nll": targets[0]["mean_target_nll"] if targets else None,
+               "at_max_m": {r["method"]: {k: r[k] for k in (*KEYS, *RETRIEVAL, "ppl", "ppl_rise", "fluency")}
                             for r in tab if r["m"] == big}}
+    trace_rows = [{"layer": t["layer"], "effect": t["effect"],
+                   **{f"retrieval_{k}": v for k, v in (t.get("retrieval") or {}).items()}} for t in trace["trace"]]
     sections = [
         Section("Editing metrics vs number of edits",
                 f"Mean over seeds {p.editing.seeds}; edited layer {trace['layer']}; AlphaEdit's null space has "
-                f"{trace['null_space_dim']} of {trace['key_dim']} key dimensions.", figures=_figures(tab, gamma),
-                tables=[tab]),
+                f"{trace['null_space_dim']} of {trace['key_dim']} key dimensions. retrieval / retrieval_para: "
+                "share of NeuralDB's rewrite / paraphrase prompts whose best-matching stored key is their own fact "
+                "and passes the gate; neighbour_hits: share of neighbourhood prompts that pass the gate (false "
+                "hits).", figures=_figures(tab, gamma), tables=[tab]),
         Section("Gate threshold sweep", f"Chosen gamma = {gamma['gamma']:.2f} "
                 f"({'tuned on the dev split' if gamma['tuned'] else 'fixed in params'}).",
                 tables=[gamma["dev"], gamma.get("test_seed0") or []]),
         Section("MEMIT lambda", f"lambda = {gamma.get('mom2_weight', 'n/a')} "
                 f"({'tuned on the dev split by the same rule as gamma' if gamma.get('mom2_tuned') else 'fixed in params'}).",
                 tables=[gamma.get("mom2_dev") or []]),
+        Section("AlphaEdit null-space threshold and L2 term", f"threshold = {gamma.get('null_threshold')} x the "
+                f"largest eigenvalue of E[k k^T], alpha = {gamma.get('alpha')} "
+                f"({'tuned on the dev split by the same rule as gamma' if gamma.get('alphaedit_tuned') else 'fixed'}"
+                f"); the null space holds {trace.get('null_space_energy', float('nan')):.2%} of the generic keys' "
+                "energy.", tables=[gamma.get("alphaedit_dev") or []]),
         Section("Light causal trace", "Mean drop in log P(true object) when one layer's MLP output at the subject's "
-                "last token is zeroed.", tables=[trace["trace"]]),
+                "last token is zeroed; retrieval_*: NeuralDB's argmax over the dev keys at that layer returns the "
+                f"right fact (the edited layer must reach editing.min_retrieval = {trace.get('min_retrieval', 0)}).",
+                tables=[trace_rows]),
+        Section("Target values", "Mean final NLL of the new object after the target-value steps (all methods share "
+                "the targets) and each method's efficacy at the largest m on the facts whose targets converged better "
+                "(low-NLL half) and worse.", tables=[targets]),
     ]
     smol = edits / "smollm2.jsonl"
     if smol.is_file():

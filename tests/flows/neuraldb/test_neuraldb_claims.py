@@ -134,3 +134,24 @@ def test_every_verdict_in_the_document_is_rederived():
     doc = claims_document("neuraldb", "smoke", all_claims(p, rows(p), GAMMA))
     # C1 + 3 parts, C2 + 2 parts + P0, C3 and C4 + 1 part + P0 each: 14 verdicts, 2 flips each
     assert assert_every_verdict_flip_is_caught(doc) == 2 * 14
+
+
+def test_capacity_drop_uses_every_disjoint_batch_at_the_smallest_m():
+    """At the smallest m several disjoint batches of m facts are evaluated: the drop test pairs all of them with the
+    same facts at the largest m (30 facts before: 10 per seed)."""
+    p = params()
+    rs = rows(p, eff={"neuraldb": 1.0, "memit": 0.5}, eff_small={"neuraldb": 1.0, "memit": 1.0})
+    small, big = min(p.editing.m), max(p.editing.m)
+    by = {(r["seed"], r["m"], r["method"]): r for r in rs}
+    for (s, m, meth), r in by.items():
+        if m == small:  # three batches of m: the first 3m facts of the seed, as at the largest m
+            r["efficacy"] = list(np.asarray(by[(s, big, meth)]["efficacy"][: 3 * small]) * 0 + 1.0)
+    c = {x.id: x for x in all_claims(p, rs, GAMMA)}
+    drop = next(x for x in c["C1"].parts if x["id"] == "C1/drop-vs-memit")
+    assert drop["n_units"] == 3 * 3 * small
+    assert "3 disjoint batch(es)" in drop["metric"]
+
+
+def test_rate_claims_use_the_standard_one_point_band():
+    p = Params.model_validate(copy.deepcopy(PRESETS["default"]))
+    assert p.claims.delta == 0.01 and abs(p.claims.delta_nll - np.log(1.02)) < 1e-3

@@ -21,6 +21,9 @@ def test_smoke_profile_end_to_end(project, tmp_path, monkeypatch):
         assert json.loads((data / f"_checks/{name}.json").read_text())["success"] is True, name
     edits = read_jsonl(data / "edits_seed0.jsonl")
     assert len(edits) == 100 and all(r["target_new"] != r["target_true"] for r in edits)
+    other = read_jsonl(data / "edits_seed1.jsonl")
+    editable = 200 - 60  # data.n_subjects - data.neighbour_pool: the seeds' first 70 subjects are disjoint
+    assert not {r["subject"] for r in edits[: editable // 2]} & {r["subject"] for r in other[: editable // 2]}
     assert (project / "data/neuraldb/model/model.safetensors").is_file()
 
     runs = read_jsonl(project / "data/neuraldb/edits/runs.jsonl")
@@ -29,12 +32,21 @@ def test_smoke_profile_end_to_end(project, tmp_path, monkeypatch):
         for m in (10, 100):
             assert {(seed, m, meth) for meth in ("memit", "alphaedit", "neuraldb")} <= keys
         assert (seed, 100, "unedited") in keys
-    for r in runs:
-        assert len(r["efficacy"]) == r["m"] and all(0 <= v <= 1 for v in r["efficacy"])
+    for r in runs:  # m = 10 is evaluated as 10 disjoint batches (editing.small_batches, capped by the 100 requests)
+        assert len(r["efficacy"]) == (100 if r["m"] == 10 else r["m"]) and all(0 <= v <= 1 for v in r["efficacy"])
         assert len(r["ppl_nll"]) == 16
+        if r["method"] == "neuraldb":  # the store's retrieval accuracy is a reported metric
+            assert len(r["retrieval"]) == len(r["efficacy"]) and all(0 <= v <= 1 for v in r["retrieval"])
+    nll = {s: next(r for r in runs if r["seed"] == s and r["method"] == "unedited")["ppl_nll"] for s in (0, 1)}
+    assert nll[0] != nll[1]  # each seed its own held-out windows
     assert json.loads((project / "data/neuraldb/edits/_checks/runs.json").read_text())["success"] is True
     gamma = json.loads((project / "data/neuraldb/edits/gamma.json").read_text())
     assert gamma["gamma"] in (0.6, 0.8, 0.9) and len(gamma["dev"]) == 3
+    # AlphaEdit's null-space threshold and L2 term are tuned on the dev split like gamma and MEMIT's lambda
+    assert gamma["alphaedit_tuned"] and len(gamma["alphaedit_dev"]) == 12
+    assert gamma["null_threshold"] in (1e-2, 1e-3, 1e-4, 1e-5) and gamma["alpha"] in (1.0, 10.0, 100.0)
+    trace = json.loads((project / "data/neuraldb/edits/trace.json").read_text())
+    assert all("retrieval" in t for t in trace["trace"]) and 0 < trace["null_space_energy"] < 1
 
     doc = check_smoke_claims(project / "reports/neuraldb/claims.json", ["C1", "C2", "C3", "C4"])
     c1, *rest = doc["claims"]
