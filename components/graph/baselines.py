@@ -105,3 +105,15 @@ def degree_probe(degree: np.ndarray) -> np.ndarray:
 def feature_norm_probe(x: np.ndarray) -> np.ndarray:
     """Leakage probe: distance of the features from their column mean, as the outlier score."""
     return np.linalg.norm(x - x.mean(0), axis=1).astype(np.float64)
+
+
+def leakage_probe(degree: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """The leakage probe of the card's guard: max(rank(degree), rank(feature norm)), ranks scaled to (0, 1].
+
+    Injected outliers leak through either signal (cliques raise the degree, the farthest-of-k swap raises the
+    feature norm; VGOD, Huang et al. 2022), so the guard's probe takes whichever of the two ranks a node higher.
+    """
+    from scipy.stats import rankdata
+
+    n = max(len(degree), 1)
+    return np.maximum(rankdata(degree_probe(degree)) / n, rankdata(feature_norm_probe(x)) / n)

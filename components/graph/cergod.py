@@ -33,6 +33,13 @@ from components.graph.recon import Prepared, _epochs, attribute_error, prepare, 
 log = logging.getLogger(__name__)
 
 
+CLUSTER_INPUTS = {
+    "errors": "the per-node [attribute error, structure error], standardised over nodes (default)",
+    "embedding": "the GCN embedding z (the card's literal reading; its 2 clusters follow communities)",
+    "residual": "[x - x^, structure error] (a variant)",
+}
+
+
 @dataclass
 class CerGodConfig:
     """Hyper-parameters (the card leaves sigma, eps, alpha, beta, gamma and the mask init open: see README)."""
@@ -47,10 +54,11 @@ class CerGodConfig:
     beta: float = 1.0
     gamma: float = 1.0
     eps: float = 0.02
+    div_temperature: float = 0.1  # l_div's usage on q^(1/T): 1 = the card's soft usage (see clustering.py)
     sigma: float = 0.0  # <= 0: median heuristic on the sampled Chebyshev distances
     mask_init: float = 3.0
     mmd_max: int = 256
-    cluster_input: str = "embedding"  # "embedding": DEC on z (the card); "residual": on [x - x^, s-error] (variant)
+    cluster_input: str = "errors"  # what DEC clusters: see CLUSTER_INPUTS
     use_mask: bool = True
     dr_mask_only: bool = True
     collapse_share: float = 0.01
@@ -63,8 +71,10 @@ class CerGodConfig:
         for k in ("alpha", "beta", "gamma", "eps", "lr", "mask_lr"):
             if getattr(self, k) < 0:
                 raise ParamsError(f"cergod.{k}: must be >= 0, got {getattr(self, k)}")
-        if self.cluster_input not in ("embedding", "residual"):
-            raise ParamsError(f"cergod.cluster_input: 'embedding' or 'residual', got {self.cluster_input!r}")
+        if not 0 < self.div_temperature <= 1:
+            raise ParamsError(f"cergod.div_temperature: must be in (0, 1], got {self.div_temperature}")
+        if self.cluster_input not in CLUSTER_INPUTS:
+            raise ParamsError(f"cergod.cluster_input: one of {list(CLUSTER_INPUTS)}, got {self.cluster_input!r}")
         if not 0 <= self.recon_weight <= 1:
             raise ParamsError(f"cergod.recon_weight: must be in [0, 1], got {self.recon_weight}")
         return self
@@ -75,7 +85,7 @@ class CerGod(nn.Module):
 
     def __init__(self, in_dim: int, n_undirected: int, cfg: CerGodConfig):
         super().__init__()
-        cdim = cfg.hid if cfg.cluster_input == "embedding" else in_dim + 1
+        cdim = {"errors": 2, "embedding": cfg.hid, "residual": in_dim + 1}[cfg.cluster_input]
         self.encoder = GCN([in_dim, cfg.hid, cfg.hid])
         self.attr_decoder = GCN([cfg.hid, cfg.hid, in_dim])
         self.struct_decoder = GCN([cfg.hid, cfg.hid])
@@ -114,9 +124,21 @@ def _forward(model: CerGod, p: Prepared, norm, cfg: CerGodConfig, gen: torch.Gen
     z = model.encoder(p.x, p.edge_index, norm)
     x_hat = model.attr_decoder(z, p.edge_index, norm)
     s_err = structure_error(model.struct_decoder(z, p.edge_index, norm), p, gen, cfg.neg_samples)
-    recon = cfg.recon_weight * attribute_error(p.x, x_hat) + (1 - cfg.recon_weight) * s_err
-    feats = z if cfg.cluster_input == "embedding" else torch.cat([p.x - x_hat, s_err.unsqueeze(1)], 1)
+    a_err = attribute_error(p.x, x_hat)
+    recon = cfg.recon_weight * a_err + (1 - cfg.recon_weight) * s_err
+    if cfg.cluster_input == "errors":
+        feats = standardise(torch.stack([a_err, s_err], 1))
+    elif cfg.cluster_input == "embedding":
+        feats = z
+    else:
+        feats = torch.cat([p.x - x_hat, s_err.unsqueeze(1)], 1)
     return recon, feats
+
+
+def standardise(e: torch.Tensor) -> torch.Tensor:
+    """Each column minus its mean over nodes, over its std (the statistics are constants: no gradient)."""
+    mu, sd = e.detach().mean(0, keepdim=True), e.detach().std(0, keepdim=True)
+    return (e - mu) / torch.clamp(sd, min=1e-8)
 
 
 def fit_cergod(g: Graph, p: Prepared, cfg: CerGodConfig, seed: int) -> dict:
@@ -140,7 +162,7 @@ def fit_cergod(g: Graph, p: Prepared, cfg: CerGodConfig, seed: int) -> dict:
             if epoch == cfg.warmup:
                 _init_centres(model, feats, seed)
             q = soft_assign(feats, model.centres)
-            l_c, l_div = kl_loss(target_distribution(q), q), diversity_loss(q, cfg.eps)
+            l_c, l_div = kl_loss(target_distribution(q), q), diversity_loss(q, cfg.eps, cfg.div_temperature)
             l_dr = _repulsion(model, p, norm, q, cfg, gen) if cfg.use_mask and cfg.beta > 0 else torch.zeros(())
             loss = loss + cfg.alpha * l_c + cfg.beta * l_dr + cfg.gamma * l_div
             parts.update(cluster=float(l_c.detach()), repulsion=float(l_dr.detach()), diversity=float(l_div.detach()))

@@ -23,9 +23,22 @@ def kl_loss(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
     return (p * (torch.log(p + 1e-12) - torch.log(q + 1e-12))).sum(1).mean()
 
 
-def diversity_loss(q: torch.Tensor, eps: float) -> torch.Tensor:
-    """sum_k max(0, eps - u_k) with u_k = mean_i q_ik: zero unless some cluster's usage falls below eps."""
-    return torch.clamp(eps - q.mean(0), min=0.0).sum()
+def sharpened(q: torch.Tensor, temperature: float) -> torch.Tensor:
+    """Rows of q^(1/T), renormalised: T = 1 is q itself, T -> 0 the hard (argmax) assignment."""
+    if temperature == 1.0:
+        return q
+    return torch.softmax(torch.log(q + 1e-12) / temperature, dim=1)
+
+
+def diversity_loss(q: torch.Tensor, eps: float, temperature: float = 1.0) -> torch.Tensor:
+    """sum_k max(0, eps - u_k) with u_k = mean_i of q sharpened at ``temperature``: zero unless some cluster's
+    usage falls below eps.
+
+    At T = 1 (the card's soft usage) Student-t assignments keep a cluster that no node joins by argmax above a
+    small eps (its heavy tail gives every node some share of it), so the loss cannot see a collapse; a low T
+    makes u_k track the share of nodes whose argmax is k, while keeping a gradient.
+    """
+    return torch.clamp(eps - sharpened(q, temperature).mean(0), min=0.0).sum()
 
 
 def chebyshev_kernel(a: torch.Tensor, b: torch.Tensor, sigma: float) -> torch.Tensor:

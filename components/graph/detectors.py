@@ -11,14 +11,15 @@ import dataclasses
 import numpy as np
 
 from components.errors import ParamsError
-from components.graph.baselines import degree_probe, feature_norm_probe, fit_anomalydae, fit_gae, fit_iforest
+from components.graph.baselines import (degree_probe, feature_norm_probe, fit_anomalydae, fit_gae, fit_iforest,
+                                        leakage_probe)
 from components.graph.cergod import CerGodConfig, fit_cergod
 from components.graph.graph import Graph
 from components.graph.recon import Prepared, TrainConfig, fit_dominant
 
 CERGOD_VARIANTS = {"cer-god": {}, "cer-god-nomask": {"use_mask": False}, "cer-god-nodiv": {"gamma": 0.0}}
 NEURAL = {"dominant": fit_dominant, "anomalydae": fit_anomalydae, "gae": fit_gae}
-SIMPLE = ("iforest", "degree-probe", "featnorm-probe")
+SIMPLE = ("iforest", "degree-probe", "featnorm-probe", "leakage-probe")
 METHODS: tuple[str, ...] = (*CERGOD_VARIANTS, *NEURAL, *SIMPLE)
 
 
@@ -37,12 +38,14 @@ def run_detector(name: str, g: Graph, p: Prepared, *, cergod: CerGodConfig, base
         return {"scores": degree_probe(g.degree()), "seconds": 0.0}
     if name == "featnorm-probe":
         return {"scores": feature_norm_probe(g.x), "seconds": 0.0}
+    if name == "leakage-probe":
+        return {"scores": leakage_probe(g.degree(), g.x), "seconds": 0.0}
     raise ParamsError(f"method {name!r}: use one of {list(METHODS)}")
 
 
 def is_deterministic(name: str) -> bool:
     """Probes do not depend on the seed: one run per graph is enough."""
-    return name in ("degree-probe", "featnorm-probe")
+    return name in ("degree-probe", "featnorm-probe", "leakage-probe")
 
 
 def edge_weight_summary(g: Graph, pairs: np.ndarray, weights: np.ndarray) -> dict:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from components.graph.graph import Graph
 from components.graph.inject import inject
+from components.graph.inject_matched import inject_matched
 from components.io import write_json
 from flows.cer_god.common import check_graph_gx
 from flows.cer_god.params import Params
@@ -20,7 +21,8 @@ def run(ctx: StageContext[Params]) -> dict:
     for i, spec in enumerate(p.graphs):
         g = Graph.load(ctx.input(f"{CLEAN}/{spec.name}.npz"))
         if spec.inject:
-            g = inject(g, contextual_rate=inj.contextual_rate, structural_rate=inj.structural_rate,
+            how = inject_matched if spec.injection == "matched" else inject
+            g = how(g, contextual_rate=inj.contextual_rate, structural_rate=inj.structural_rate,
                        trap_rate=inj.trap_rate, clique_size=inj.clique_size, k=inj.k, trap_degree=inj.trap_degree,
                        seed=p.seed * 1000 + i + 1)  # >= 1: PyGOD's generators ignore seed 0
             rate = sum(v for k, v in g.meta["counts"].items() if k != "cliques") / g.n

@@ -27,6 +27,9 @@ class GraphParams(Section):
     tau: float = Field(10.0, gt=0, description="minnesota: heat-kernel scale of the smooth features")
     dataset: str | None = Field(None, description="pygod: benchmark name (online only)")
     inject: bool = Field(True, description="inject outliers (false for pygod sets that come labelled)")
+    injection: Literal["standard", "matched"] = Field(
+        "standard", description="standard: PyGOD's injection plus trap outliers (leaks through degree and feature "
+        "norm); matched: outliers keep their node's degree and feature norm (components/graph/inject_matched.py)")
 
     @model_validator(mode="after")
     def _dataset(self):
@@ -64,11 +67,14 @@ class CerGodParams(Section):
     beta: float = Field(1.0, ge=0, description="weight of l_dr = -MMD^2")
     gamma: float = Field(1.0, ge=0, description="weight of l_div")
     eps: float = Field(0.02, ge=0, lt=0.5, description="diversity threshold on mean cluster usage")
+    div_temperature: float = Field(0.1, gt=0, le=1, description="l_div's usage is the mean of q^(1/T) renormalised; "
+                                   "1 = the card's soft usage, which a collapse under Student-t q cannot push below eps")
     sigma: float = Field(0.0, description="Chebyshev-kernel bandwidth; <= 0 uses the median heuristic")
     mask_init: float = Field(3.0, description="initial edge logit (sigmoid(3) = 0.95)")
     mmd_max: Count = Field(256, ge=2, description="nodes sampled per cluster for the MMD")
-    cluster_input: Literal["embedding", "residual"] = Field(
-        "embedding", description="what DEC clusters: the GCN embedding z (the card) or [x - x^, structure error]")
+    cluster_input: Literal["errors", "embedding", "residual"] = Field(
+        "errors", description="what DEC clusters: the standardised per-node [attribute error, structure error] "
+        "(default), the GCN embedding z (the card's literal reading) or [x - x^, structure error]")
     dr_mask_only: bool = Field(True, description="l_dr's gradient reaches only the spoiler")
     collapse_share: float = Field(0.01, gt=0, lt=0.5, description="minority share below which a run counts as collapsed")
 
@@ -105,7 +111,7 @@ class RunParams(Section):
     @classmethod
     def _methods(cls, v):
         v = check_known(v, METHODS, "method")
-        need = [m for m in (*CERGOD_VARIANTS, "dominant", "gae", "degree-probe") if m not in v]
+        need = [m for m in (*CERGOD_VARIANTS, "dominant", "gae", "leakage-probe") if m not in v]
         if need:
             raise ValueError(f"methods must include {need} (claims 1-4 and the leakage guard)")
         return v
@@ -153,12 +159,15 @@ class Params(PaperParams):
 
 _SBM = {"name": "sbm", "source": "sbm", "n": 2000, "communities": 5, "p_in": 0.02, "p_out": 0.001, "dim": 32}
 _MINN = {"name": "minnesota", "source": "minnesota", "dim": 16}
+# dense enough (mean degree about 21) that every clique member can shed 14 edges and keep its degree
+_MATCHED = {"name": "sbm-matched", "source": "sbm", "n": 1000, "communities": 5, "p_in": 0.1, "p_out": 0.002,
+            "dim": 32, "injection": "matched"}
 _ALL = list(METHODS)
 
 PRESETS = presets(
     default={
         "seed": 0,
-        "graphs": [_SBM, _MINN],
+        "graphs": [_SBM, _MINN, _MATCHED],
         "baselines": _PYGOD_DEFAULTS,
         "run": {"methods": _ALL, "seeds": list(range(5)), "collapse_seeds": list(range(10))},
         "resources": {"workers": 2},
@@ -174,7 +183,7 @@ PRESETS = presets(
         "claims": {"n_resamples": 2000},
     },
     full={
-        "graphs": [_SBM, _MINN, *({"name": d, "source": "pygod", "dataset": d, "inject": False}
+        "graphs": [_SBM, _MINN, _MATCHED, *({"name": d, "source": "pygod", "dataset": d, "inject": False}
                                   for d in ("inj_cora", "inj_amazon", "inj_flickr", "weibo", "reddit", "disney",
                                             "books", "enron"))],
     },

@@ -91,13 +91,13 @@ def test_the_evaluator_follows_the_pipelines_scoring_function(fitted, monkeypatc
     assert after["auc"] == pytest.approx(1 - before["auc"])
 
 
-def test_zeroed_encoder_scores_clearly_worse(fitted):
+def test_merged_cluster_centres_score_at_chance(fitted):
+    """Both centres at one point: every node's q is (0.5, 0.5), so the loaded detector can no longer rank."""
     root, _, _, folder = fitted
     good = champion.evaluate(load_detector(folder), SETTINGS, root)
     broken = load_detector(folder)
     with torch.no_grad():
-        for w in broken.model.encoder.parameters():
-            w.zero_()
+        broken.model.centres[1] = broken.model.centres[0]
     bad = champion.evaluate(broken, SETTINGS, root)
     assert bad["auc"] == pytest.approx(0.5) and bad["auc"] <= good["auc"] - 0.3
     assert bad["f1"] <= good["f1"] - 0.3 and bad["ap"] < good["ap"] - 0.3

@@ -1,4 +1,4 @@
-"""CER-GOD's claims on small hand-built evaluated rows with known verdicts (default profile: 2 graphs, 5/10 seeds)."""
+"""CER-GOD's claims on small hand-built evaluated rows with known verdicts (default profile, its first 2 graphs, 5/10 seeds)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from flows.cer_god.params import PRESETS, Params
 from flows.runtime.params import resolve
 from tests.claims_checks import assert_every_verdict_flip_is_caught
 
-GRAPHS = ["sbm", "minnesota"]
-METHODS = ("cer-god", "cer-god-nomask", "cer-god-nodiv", "dominant", "gae", "degree-probe")
+GRAPHS = ["sbm", "minnesota"]  # the default profile's first two graphs
+METHODS = ("cer-god", "cer-god-nomask", "cer-god-nodiv", "dominant", "gae", "leakage-probe")
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +44,7 @@ def run(claim, p, rows):
 
 
 GOOD = {"cer-god": {"auc": 0.9, "trap_auc": 0.9, "rest_auc": 0.9, "f1": 0.6}, "dominant": {"auc": 0.7, "f1": 0.5},
-        "gae": {"auc": 0.6}, "degree-probe": {"auc": 0.5}, "cer-god-nomask": {"trap_auc": 0.6, "rest_auc": 0.85},
+        "gae": {"auc": 0.6}, "leakage-probe": {"auc": 0.5}, "cer-god-nomask": {"trap_auc": 0.6, "rest_auc": 0.85},
         "cer-god-nodiv": {"auc": 0.6}}
 
 
@@ -66,7 +66,7 @@ def test_c1_not_reproduced_when_a_baseline_wins(p):
 
 
 def test_c1_leaky_graph_is_inconclusive_even_when_cer_god_wins(p):
-    rows = make_rows({**GOOD, ("sbm", "degree-probe"): {"auc": 0.95}})
+    rows = make_rows({**GOOD, ("sbm", "leakage-probe"): {"auc": 0.95}})
     c = run(claim1, p, rows)
     assert c.verdict == "inconclusive"
     sbm = c.parts[0]
@@ -76,7 +76,7 @@ def test_c1_leaky_graph_is_inconclusive_even_when_cer_god_wins(p):
 
 
 def test_c1_leaky_graph_with_a_failing_other_graph_is_not_reproduced(p):
-    rows = make_rows({**GOOD, ("sbm", "degree-probe"): {"auc": 0.95}, ("minnesota", "gae"): {"auc": 0.97}})
+    rows = make_rows({**GOOD, ("sbm", "leakage-probe"): {"auc": 0.95}, ("minnesota", "gae"): {"auc": 0.97}})
     assert run(claim1, p, rows).verdict == "not reproduced"
 
 
@@ -99,7 +99,7 @@ def test_c2_reproduced_and_no_practical_effect(p):
 
 
 def test_c2_guard_makes_a_leaky_graph_inconclusive(p):
-    rows = make_rows({**GOOD, ("minnesota", "degree-probe"): {"auc": 0.99}})
+    rows = make_rows({**GOOD, ("minnesota", "leakage-probe"): {"auc": 0.99}})
     c = run(claim2, p, rows)
     assert c.verdict == "inconclusive" and c.parts[1]["preconditions"][0]["verdict"] == "not reproduced"
 
@@ -143,8 +143,8 @@ def test_single_seed_is_refused_by_the_params():
 
 
 def test_every_verdict_flip_is_caught(p):
-    rows = make_rows({**GOOD, ("sbm", "degree-probe"): {"auc": 0.95}}, collapsed={("sbm", "cer-god-nodiv"): [0]})
-    claims, leak = all_claims(p, rows)
+    rows = make_rows({**GOOD, ("sbm", "leakage-probe"): {"auc": 0.95}}, collapsed={("sbm", "cer-god-nodiv"): [0]})
+    claims, leak = all_claims(p.model_copy(update={"graphs": p.graphs[:2]}), rows)
     doc = claims_document("cer-god", "default", claims, extra={"leakage": leak})
     assert [c["id"] for c in doc["claims"]] == ["C1", "C2", "C3", "C4"]
     assert assert_every_verdict_flip_is_caught(doc) >= 2 * 20

@@ -27,7 +27,7 @@ def test_smoke_profile_end_to_end(project, tmp_path, monkeypatch):
         assert json.loads((data / check).read_text())["success"] is True, check
 
     runs = read_jsonl(data / "runs/runs.jsonl")
-    assert {r["method"] for r in runs} >= {"cer-god", "cer-god-nomask", "cer-god-nodiv", "dominant", "gae", "degree-probe"}
+    assert {r["method"] for r in runs} >= {"cer-god", "cer-god-nomask", "cer-god-nodiv", "dominant", "gae", "leakage-probe"}
     cg = [r for r in runs if r["method"] == "cer-god"]
     assert all(0 <= r["minority_share"] <= 0.5 and isinstance(r["collapsed"], bool) for r in cg)
     weights = np.load(data / "runs/edge_weights.npz")["sbm/edge_weights"]
@@ -36,7 +36,7 @@ def test_smoke_profile_end_to_end(project, tmp_path, monkeypatch):
     assert len(metrics) == len(runs) and all(0 <= m["auc"] <= 1 for m in metrics)
 
     doc = check_smoke_claims(project / "reports/cer-god/claims.json", ["C1", "C2", "C3", "C4"])
-    assert set(doc["leakage"]) == {"sbm"} and "degree_probe_auc" in doc["leakage"]["sbm"]
+    assert set(doc["leakage"]) == {"sbm"} and "leakage_probe_auc" in doc["leakage"]["sbm"]
     for claim in doc["claims"][:2]:  # claims 1-2: one part per graph, guarded by the leakage probe
         assert [g["id"] for g in claim["parts"]] == [f"{claim['id']}/sbm"]
         assert claim["parts"][0]["preconditions"][0]["id"] == f"{claim['id']}/sbm/leakage-guard"
