@@ -3,7 +3,8 @@
 PyGOD's DOMINANT/AnomalyDAE/GAE detectors do not run here: PyGOD 1.1.0 always batches through PyG's
 ``NeighborLoader``, which needs ``pyg-lib`` or ``torch-sparse``; neither has a wheel for torch 2.13 CPU.
 So they are re-implemented with PyGOD's defaults and loss (``pygod.nn.functional.double_recon_loss``):
-score_i = w * ||x_i - x^_i|| + (1 - w) * ||s_i - s^_i||. Without a sigmoid (DOMINANT's default) the
+score_i = w * ||x_i - x^_i|| + (1 - w) * ||s_i - s^_i|| (``benchmarks/pygod_dominant_check.py`` runs
+PyGOD's own DOMINANT through a one-batch loader: same seed, same scores). Without a sigmoid (DOMINANT's default) the
 structure term is computed exactly without forming s^ = z z^T: ||s_i - s^_i||^2 = deg_i - 2 sum_{j in N(i)}
 z_i.z_j + z_i^T (Z^T Z) z_i, which costs O(E h + n h^2) instead of O(n^2 h) (the 100k-node benchmark relies
 on it). With a sigmoid (AnomalyDAE) it is dense up to ``dense_max_nodes`` and, above, estimated from the
