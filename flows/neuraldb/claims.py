@@ -135,7 +135,8 @@ def noninferior(spec: ClaimSpec, stmt, p, idx, key, pre: CL.ClaimResult, extra=N
 
 
 def edits_took_effect(p, idx) -> CL.ClaimResult:
-    """Precondition of C2-C4: at the largest m NeuralDB's efficacy exceeds the unedited model's (standard rule).
+    """Precondition of C2-C4: at the largest m NeuralDB's efficacy exceeds the unedited model's (standard rule with
+    the band ``claims.edit_effect``: a gain inside it is no practical effect, so the precondition fails).
 
     Side effects, locality and generalisation of edits that did not happen are trivially "no worse":
     without this check a null edit (for instance on an under-trained model) would pass C3 and C4.
@@ -143,7 +144,7 @@ def edits_took_effect(p, idx) -> CL.ClaimResult:
     seeds, big = p.editing.seeds, max(p.editing.m)
     va, vb, lab = paired(idx, seeds, big, "neuraldb", "unedited", "efficacy")
     return _std(P0, va, vb, lab, p, statement=f"The edits took effect: at m={big} NeuralDB's efficacy exceeds the "
-                "unedited model's", metric=f"efficacy at m={big}", delta=p.claims.delta)
+                "unedited model's", metric=f"efficacy at m={big}", delta=p.claims.edit_effect)
 
 
 def all_claims(p, rows: list[dict], gamma: dict) -> list[CL.ClaimResult]:

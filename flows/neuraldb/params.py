@@ -149,6 +149,10 @@ class ClaimsParams(ClaimsBase):
                              "nats/token: the standard rule's 2% relative on perplexity, ln(1.02) = 0.0198")
     margin: float = Field(0.01, ge=0, lt=1, description="non-inferiority margin of claims 3 and 4 on a 0-1 rate: the "
                           "accuracy-type default of 1 point (the card gives none)")
+    edit_effect: float = Field(0.05, ge=0, lt=1, description="precondition P0 of claims 2-4: NeuralDB's efficacy gain "
+                               "over the unedited model at the largest m must clear this no-practical-effect band "
+                               "(5 points: an edit that moves fewer facts leaves side effects and locality to the "
+                               "untouched model)")
 
 
 class Params(PaperParams):

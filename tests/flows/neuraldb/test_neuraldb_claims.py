@@ -122,6 +122,32 @@ def test_null_edits_leave_side_effects_locality_and_generalisation_unjudged():
     assert c["C3"].parts[0]["verdict"] == REPRODUCED  # what it would have been: kept, visible, not counted
 
 
+def _p0_with_gain(gained: int):
+    """P0 on 1,000 facts per seed where NeuralDB flips exactly ``gained`` facts the unedited model got wrong."""
+    d = copy.deepcopy(PRESETS["smoke"])
+    d["editing"].update(seeds=[0, 1, 2], m=[10, 1000])
+    d["data"]["n_subjects"] = 1000 + d["data"]["neighbour_pool"]
+    p = Params.model_validate(d)
+    data = rows(p, spec_of=lambda s, a: a)
+    for r in data:
+        if r["m"] == 1000 and r["method"] in ("unedited", "neuraldb"):
+            right = 450 + (gained if r["method"] == "neuraldb" else 0)
+            r["efficacy"] = [1.0] * right + [0.0] * (1000 - right)
+    return {c.id: c for c in all_claims(p, data, GAMMA)}
+
+
+def test_edits_that_move_two_percent_of_facts_leave_claims_2_to_4_unjudged():
+    """A gain of 2 points is significant on 3,000 facts but no practical effect: P0 must not hold (it did with
+    the 1-point band, which judged side effects and locality of edits that hardly happened)."""
+    c = _p0_with_gain(20)
+    for cid in ("C2", "C3", "C4"):
+        pre = c[cid].preconditions[0]
+        assert pre["id"] == "P0" and 0.01 < pre["ci_low"] and pre["ci_high"] < 0.05
+        assert pre["verdict"] == NOT_REPRODUCED and "no practical effect" in pre["reason"]
+        assert c[cid].verdict == INCONCLUSIVE and "precondition P0 not met" in c[cid].reason
+    assert _p0_with_gain(200)["C3"].preconditions[0]["verdict"] == REPRODUCED
+
+
 def test_a_single_seed_is_inconclusive():
     p = params(seeds=(0,))
     c = claims(p)
@@ -154,4 +180,4 @@ def test_capacity_drop_uses_every_disjoint_batch_at_the_smallest_m():
 
 def test_rate_claims_use_the_standard_one_point_band():
     p = Params.model_validate(copy.deepcopy(PRESETS["default"]))
-    assert p.claims.delta == 0.01 and abs(p.claims.delta_nll - np.log(1.02)) < 1e-3
+    assert p.claims.delta == 0.01 and abs(p.claims.delta_nll - np.log(1.02)) < 1e-3 and p.claims.edit_effect == 0.05
