@@ -93,7 +93,8 @@ def run(ctx: StageContext[Params]) -> dict:
         Section("Collapse with and without the diversity loss", f"Collapsed: minority cluster below "
                 f"{p.cergod.collapse_share:.0%} of nodes. Seeds {list(p.run.collapse_seeds)}.",
                 tables=[collapse_table(rows, set(p.run.collapse_seeds))]),
-        Section("Leakage probe", "Degree-only scorer against CER-GOD (guard of claims 1-2).",
+        Section("Leakage probe", "max(rank degree, rank feature norm) and the two single probes against CER-GOD "
+                "(the guard of claims 1-2 uses the first).",
                 tables=[[{"graph": g, **v} for g, v in leak.items()]]),
     ]
     return finish_report(ctx, CLAIMS, claims, extra={"leakage": leak}, metrics=metrics, sections=sections,
