@@ -85,3 +85,20 @@ def hub(seed: int = 0, n_questions: int = 24) -> dict:
         b.add(_unit(0.2 * a + b.ortho(a, b.rv(6))), b.rng.uniform(10, 300, 6))
         b.done(a, g, "single-session")
     return b.memory()
+
+
+# sabotages of the time signal shared by the known-answer tests of both fusions
+def temporal_reversed(monkeypatch):
+    """Recency turned upside down: the oldest utterance scores highest."""
+    from components.retrieval.assomem import temporal
+
+    real = temporal.temporal_signal
+    monkeypatch.setattr(temporal, "temporal_signal", lambda *a, **kw: 1.0 - real(*a, **kw))
+
+
+def temporal_shuffled(monkeypatch):
+    """The time signal permuted across candidates (noise with the same values)."""
+    from components.retrieval.assomem import temporal
+
+    real, rng = temporal.temporal_signal, np.random.default_rng(7)
+    monkeypatch.setattr(temporal, "temporal_signal", lambda *a, **kw: rng.permutation(real(*a, **kw)))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from components.retrieval.assomem import fusion, importance, temporal
+from components.retrieval.assomem import fusion, importance
 from components.retrieval.assomem.graph import build_graph
 from components.retrieval.assomem.retriever import SIGNALS, AssoMem, AssoMemConfig, rank
 from components.retrieval.baselines import dense_flat
@@ -73,18 +73,8 @@ def _pagerank_noise(monkeypatch):
     monkeypatch.setattr(importance, "personalized_pagerank", noise)
 
 
-def _temporal_reversed(monkeypatch):
-    real = temporal.temporal_signal
-    monkeypatch.setattr(temporal, "temporal_signal", lambda *a, **kw: 1.0 - real(*a, **kw))
-
-
-def _temporal_shuffled(monkeypatch):
-    real, rng = temporal.temporal_signal, np.random.default_rng(7)
-    monkeypatch.setattr(temporal, "temporal_signal", lambda *a, **kw: rng.permutation(real(*a, **kw)))
-
-
-@pytest.mark.parametrize("kind, sabotage", [("assoc", _pagerank_noise), ("recent", _temporal_reversed),
-                                            ("recent", _temporal_shuffled)],
+@pytest.mark.parametrize("kind, sabotage", [("assoc", _pagerank_noise), ("recent", F.temporal_reversed),
+                                            ("recent", F.temporal_shuffled)],
                          ids=["pagerank-noise", "temporal-reversed", "temporal-shuffled"])
 def test_sabotage_breaks_the_released_known_answer(monkeypatch, kind, sabotage):
     sabotage(monkeypatch)

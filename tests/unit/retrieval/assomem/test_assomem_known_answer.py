@@ -31,11 +31,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from components.retrieval.assomem import fusion, importance, temporal
+from components.retrieval.assomem import fusion, importance
 from components.retrieval.assomem.graph import build_graph
 from components.retrieval.assomem.retriever import SIGNALS, AssoMem, AssoMemConfig, rank
 from components.retrieval.baselines import dense_flat
 from components.retrieval.metrics import per_query
+from tests.unit.retrieval.assomem import am_fixtures as F
 
 D, NOW, K, N_PER_TYPE = 256, 1000.0, 3, 24
 MARGIN = 0.25
@@ -123,16 +124,6 @@ def _pagerank_noise(monkeypatch):
     monkeypatch.setattr(importance, "personalized_pagerank", lambda adj, t, **kw: rng.random(np.shape(t)))
 
 
-def _temporal_reversed(monkeypatch):
-    real = temporal.temporal_signal
-    monkeypatch.setattr(temporal, "temporal_signal", lambda *a, **kw: 1.0 - real(*a, **kw))
-
-
-def _temporal_shuffled(monkeypatch):
-    real, rng = temporal.temporal_signal, np.random.default_rng(7)
-    monkeypatch.setattr(temporal, "temporal_signal", lambda *a, **kw: rng.permutation(real(*a, **kw)))
-
-
 def _no_weight_learning(monkeypatch):
     real = fusion.cmi_weights
 
@@ -144,7 +135,7 @@ def _no_weight_learning(monkeypatch):
     monkeypatch.setattr(fusion, "cmi_weights", zeroed)
 
 
-@pytest.mark.parametrize("sabotage", [_pagerank_noise, _temporal_reversed, _temporal_shuffled, _no_weight_learning],
+@pytest.mark.parametrize("sabotage", [_pagerank_noise, F.temporal_reversed, F.temporal_shuffled, _no_weight_learning],
                          ids=["pagerank-noise", "temporal-reversed", "temporal-shuffled", "no-weight-learning"])
 def test_sabotage_breaks_the_known_answer(monkeypatch, sabotage):
     sabotage(monkeypatch)
