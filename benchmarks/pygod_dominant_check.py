@@ -47,20 +47,14 @@ class _OneBatchLoader:
 
 
 def graphs(names: list[str]):
-    from components.graph.inject import inject
-    from components.graph.inject_matched import inject_matched
-    from flows.cer_god.build import build_graph
+    from flows.cer_god.build import clean_graph
+    from flows.cer_god.inject import injected
     from flows.cer_god.params import PRESETS, Params
 
     p = Params(**PRESETS["default"])
-    inj = p.injection
     for i, spec in enumerate(p.graphs):
-        if spec.name not in names:
-            continue
-        g = build_graph(spec, p.seed * 1000 + i, None)
-        how = inject_matched if spec.injection == "matched" else inject
-        yield how(g, contextual_rate=inj.contextual_rate, structural_rate=inj.structural_rate, trap_rate=inj.trap_rate,
-                  clique_size=inj.clique_size, k=inj.k, trap_degree=inj.trap_degree, seed=p.seed * 1000 + i + 1)
+        if spec.name in names:
+            yield injected(clean_graph(p, i, None), p, i)
 
 
 def ours(g, seed: int) -> np.ndarray:

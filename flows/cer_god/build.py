@@ -27,13 +27,18 @@ def build_graph(spec, seed: int, cache_dir):
     return g
 
 
+def clean_graph(p: Params, i: int, cache_dir):
+    """The ``i``-th graph of ``p.graphs`` as the build stage makes it (its seed derives from ``p.seed`` and ``i``)."""
+    return build_graph(p.graphs[i], p.seed * 1000 + i, cache_dir)
+
+
 def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     out = ctx.output(CLEAN)
     out.mkdir(parents=True, exist_ok=True)
     summary = {}
     for i, spec in enumerate(p.graphs):
-        g = build_graph(spec, p.seed * 1000 + i, ctx.paths.root / PYGOD_CACHE)
+        g = clean_graph(p, i, ctx.paths.root / PYGOD_CACHE)
         check_graph_gx(g, out / "_checks", label_rate=None, tag="clean")
         g.save(out / f"{g.name}.npz")
         summary[g.name] = {"nodes": g.n, "edges": int(g.edge_index.shape[1] // 2), "dim": int(g.x.shape[1]),

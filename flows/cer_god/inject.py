@@ -12,19 +12,25 @@ from flows.cer_god.spec import CLEAN, GRAPHS
 from flows.runtime.stages import StageContext
 
 
+def injected(g: Graph, p: Params, i: int) -> Graph:
+    """Outliers injected into the clean ``i``-th graph of ``p.graphs`` (its ``injection`` kind: standard or
+    degree- and norm-matched), with the seed the inject stage uses."""
+    inj = p.injection
+    how = inject_matched if p.graphs[i].injection == "matched" else inject
+    return how(g, contextual_rate=inj.contextual_rate, structural_rate=inj.structural_rate, trap_rate=inj.trap_rate,
+               clique_size=inj.clique_size, k=inj.k, trap_degree=inj.trap_degree,
+               seed=p.seed * 1000 + i + 1)  # >= 1: PyGOD's generators ignore seed 0
+
+
 def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
-    inj = p.injection
     out = ctx.output(GRAPHS)
     out.mkdir(parents=True, exist_ok=True)
     summary = {}
     for i, spec in enumerate(p.graphs):
         g = Graph.load(ctx.input(f"{CLEAN}/{spec.name}.npz"))
         if spec.inject:
-            how = inject_matched if spec.injection == "matched" else inject
-            g = how(g, contextual_rate=inj.contextual_rate, structural_rate=inj.structural_rate,
-                       trap_rate=inj.trap_rate, clique_size=inj.clique_size, k=inj.k, trap_degree=inj.trap_degree,
-                       seed=p.seed * 1000 + i + 1)  # >= 1: PyGOD's generators ignore seed 0
+            g = injected(g, p, i)
             rate = sum(v for k, v in g.meta["counts"].items() if k != "cliques") / g.n
         else:
             rate = float(g.y.mean())
