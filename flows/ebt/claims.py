@@ -14,6 +14,7 @@ import numpy as np
 
 from components.evaluation import claims as CL
 from components.evaluation.claim_spec import ClaimSpec
+from components.evaluation.power import attach_power
 from components.evaluation.stats import percentile_ci, two_stage_means
 
 NOTE = ("Mini scale: 2-block d=64 char-level models trained for a few hundred steps on Austen; the paper trains "
@@ -41,12 +42,20 @@ def _sel(rows: list[dict], name: str) -> list[dict]:
     return [r for r in rows if r["set"] == name]
 
 
-def claim1(p, rows: list[dict], id_set: str) -> CL.ClaimResult:
+def c1_units(p, rows: list[dict], id_set: str) -> dict:
+    """C1's paired units: log PPL(M_inf) - log PPL(M_train) per ID window, with its seed."""
     c, m = p.claims, p.energy.mcmc_steps
     r = _sel(rows, id_set)
-    return C1.standard(method_values=[x[f"ebt_m{c.think_m}"] for x in r], baseline_values=[x[f"ebt_m{m}"] for x in r],
-                       clusters=[x["seed"] for x in r], delta=c.delta_log_ppl, seed=1, n_resamples=c.n_resamples,
-                       level=c.level, method=f"EBT at M_inf={c.think_m}", baseline=f"EBT at M_train={m}")
+    return {"values": np.array([x[f"ebt_m{c.think_m}"] - x[f"ebt_m{m}"] for x in r]),
+            "clusters": [x["seed"] for x in r], "strata": None}
+
+
+def claim1(p, rows: list[dict], id_set: str) -> CL.ClaimResult:
+    c, m = p.claims, p.energy.mcmc_steps
+    u = c1_units(p, rows, id_set)
+    return C1.standard(method_values=u["values"], baseline_values=None, clusters=u["clusters"],
+                       delta=c.delta_log_ppl, seed=1, n_resamples=c.n_resamples, level=c.level,
+                       method=f"EBT at M_inf={c.think_m}", baseline=f"EBT at M_train={m}")
 
 
 def gain_points(rows: list[dict], m_train: int, m_inf: int) -> np.ndarray:
@@ -54,28 +63,52 @@ def gain_points(rows: list[dict], m_train: int, m_inf: int) -> np.ndarray:
     return 100.0 * np.array([r[f"ebt_m{m_train}"] - r[f"ebt_m{m_inf}"] for r in rows])
 
 
-def claim2(p, rows: list[dict], id_set: str, details: dict) -> CL.ClaimResult:
+def c2_units(p, rows: list[dict], id_set: str) -> dict:
+    """C2's units: far-set gains and negated ID gains, each scaled by 1/its stratum's share, so that the
+    two-stage bootstrap's share-weighted mean is exactly mean(far gain) - mean(ID gain); the sets are strata."""
     c, m = p.claims, p.energy.mcmc_steps
     far, near = _sel(rows, c.far_set), _sel(rows, id_set)
     g_far, g_id = gain_points(far, m, c.think_m), gain_points(near, m, c.think_m)
     n = len(far) + len(near)
-    # The two-stage bootstrap weights each stratum by its share of units: scaling by 1/share (and -1 for ID)
-    # makes its weighted mean exactly mean(far gain) - mean(ID gain).
-    values = np.concatenate([g_far * n / len(far), -g_id * n / len(near)])
-    return C2.standard(method_values=values, baseline_values=None,
-                       clusters=[x["seed"] for x in far] + [x["seed"] for x in near],
-                       strata=[c.far_set] * len(far) + [id_set] * len(near), delta=c.delta_gain, seed=2,
-                       n_resamples=c.n_resamples, level=c.level, details=details,
+    return {"values": np.concatenate([g_far * n / len(far), -g_id * n / len(near)]),
+            "clusters": [x["seed"] for x in far] + [x["seed"] for x in near],
+            "strata": [c.far_set] * len(far) + [id_set] * len(near)}
+
+
+def claim2(p, rows: list[dict], id_set: str, details: dict) -> CL.ClaimResult:
+    c, m = p.claims, p.energy.mcmc_steps
+    u = c2_units(p, rows, id_set)
+    return C2.standard(method_values=u["values"], baseline_values=None, clusters=u["clusters"], strata=u["strata"],
+                       delta=c.delta_gain, seed=2, n_resamples=c.n_resamples, level=c.level, details=details,
                        method=f"EBT thinking gain on {c.far_set} (M {m} -> {c.think_m})",
                        baseline=f"EBT thinking gain on the ID set (M {m} -> {c.think_m})")
 
 
-def claim3(p, rows: list[dict], id_set: str) -> CL.ClaimResult:
+def c3_units(p, rows: list[dict], id_set: str) -> dict:
+    """C3's paired units: log PPL(best of N) - log PPL(N = 1) per ID window, with its seed."""
     c = p.claims
     r = _sel(rows, id_set)
-    return C3.standard(method_values=[x[f"bon_{c.best_n}"] for x in r], baseline_values=[x["bon_1"] for x in r],
-                       clusters=[x["seed"] for x in r], delta=c.delta_log_ppl, seed=3, n_resamples=c.n_resamples,
-                       level=c.level, method=f"EBT best-of-{c.best_n}", baseline="EBT best-of-1")
+    return {"values": np.array([x[f"bon_{c.best_n}"] - x["bon_1"] for x in r]), "clusters": [x["seed"] for x in r],
+            "strata": None}
+
+
+def claim3(p, rows: list[dict], id_set: str) -> CL.ClaimResult:
+    c = p.claims
+    u = c3_units(p, rows, id_set)
+    return C3.standard(method_values=u["values"], baseline_values=None, clusters=u["clusters"],
+                       delta=c.delta_log_ppl, seed=3, n_resamples=c.n_resamples, level=c.level,
+                       method=f"EBT best-of-{c.best_n}", baseline="EBT best-of-1")
+
+
+def decided(p, rows: list[dict], id_set: str, details: dict) -> list[CL.ClaimResult]:
+    """C1-C3, each not reproduced one with its design's power at planted effects (``claims.power_*``)."""
+    c = p.claims
+    plan = ((claim1(p, rows, id_set), C1, c1_units, c.delta_log_ppl),
+            (claim2(p, rows, id_set, details), C2, c2_units, c.delta_gain),
+            (claim3(p, rows, id_set), C3, c3_units, c.delta_log_ppl))
+    return [attach_power(result, spec, **units(p, rows, id_set), delta=delta, deltas=c.power_deltas,
+                         n_sim=c.power_sims, n_resamples=c.power_resamples, level=c.level, seed=20 + k)
+            for k, (result, spec, units, delta) in enumerate(plan)]
 
 
 def descriptive_gap(ebt: list[float], tpp: list[float], seeds: list[int], *, n_resamples: int, level: float,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator, model_validator
 
-from flows.runtime.params import ClaimsBase, Count, PaperParams, Section, Seeds, Steps, Width, check_known, presets
+from flows.runtime.params import (ClaimsBase, Count, PaperParams, Resamples, Section, Seeds, Steps, Width, check_known,
+                                  presets)
 
 NOVELS = ["sensesensibility", "prideprejudice", "mansfieldpark", "emma", "northangerabbey", "persuasion"]
 OOD_SOURCES = ["shakespeare", "kjv", "linux_docs", "web", "wordnet", "gcide"]
@@ -87,6 +88,8 @@ class TrainingParams(Section):
 class EBTParams(Section):
     mcmc_steps: int = Field(2, ge=1, le=64, description="M_train: optimisation steps in training")
     step_size: float = Field(20.0, gt=0, le=1e6, description="alpha at initialisation (learnable)")
+    step_size_grid: list[float] = Field(default_factory=list, description=(
+        "if set: alpha_0 picked on the dev split (with the lr grid, first seed, tune_steps steps)"))
     step_size_learnable: bool = True
     step_size_lr_mult: float = Field(60.0, gt=0, le=1e7, description="alpha's lr multiplier (repo: 3 x alpha)")
     init_scale: float = Field(1.0, gt=0, le=100, description="std of the initial logits y_0")
@@ -99,6 +102,13 @@ class EBTParams(Section):
     replay_buffer: bool = Field(False, description="S2 trick: replay buffer of refined predictions")
     replay_size: int = Field(192, ge=1, le=100_000)
     replay_share: float = Field(0.5, gt=0, le=4)
+
+    @field_validator("step_size_grid")
+    @classmethod
+    def _alphas(cls, v: list[float]) -> list[float]:
+        if any(not 0 < x <= 1e6 for x in v):
+            raise ValueError("every step_size_grid value must be in (0, 1e6]")
+        return sorted(set(v))
 
 
 class EvalParams(Section):
@@ -121,6 +131,18 @@ class ClaimsParams(ClaimsBase):
     far_set: str = Field("linux_docs", description="C2: the farthest OOD set")
     delta_log_ppl: float = Field(0.0198, ge=0, description="C1/C3: no-effect band in log PPL (0.0198 = 2% relative)")
     delta_gain: float = Field(0.5, ge=0, description="C2: no-effect band of the gain difference (points)")
+    power_deltas: list[float] = Field([0.0, 2.0, 5.0, 10.0], min_length=1, description=(
+        "planted effects of the power check, in multiples of each claim's no-effect band"))
+    power_sims: int = Field(100, ge=0, le=10_000, description=(
+        "simulated runs per planted effect for claims not reproduced (0: no power check)"))
+    power_resamples: Resamples = Field(1_000, ge=100, description="bootstrap resamples of each simulated run")
+
+    @field_validator("power_deltas")
+    @classmethod
+    def _deltas(cls, v: list[float]) -> list[float]:
+        if any(x < 0 or x > 1000 for x in v):
+            raise ValueError("power_deltas must be between 0 and 1000 (multiples of the band)")
+        return v
 
 
 class Params(PaperParams):
@@ -158,7 +180,7 @@ PRESETS = presets(
         "data": {"eval_chars": 2_000, "ood_sets": ["shakespeare", "linux_docs"]},
         "training": {"seeds": [0], "steps": 40, "max_flop_ratio": 1.5},
         "eval": {"think_steps": [1, 2, 4], "best_of": [1, 4]},
-        "claims": {"n_resamples": 1000},
+        "claims": {"n_resamples": 1000, "power_sims": 10, "power_resamples": 200},
         "resources": {"workers": 1, "threads": 1},
         "progress": False,
     },

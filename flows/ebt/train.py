@@ -24,15 +24,22 @@ from flows.runtime import runners
 from flows.runtime.stages import StageContext
 
 
-def _configs(width: int, vocab: int, p: dict):
+def _configs(width: int, vocab: int, p: dict, step_size: float | None = None):
     from components.ebt.energy_model import EBTConfig
     from components.models.tiny_lm import TinyLMConfig, swiglu_width
 
     shape = dict(vocab_size=vocab, d_model=width, n_layers=p["n_layers"], n_heads=p["n_heads"],
                  d_ff=swiglu_width(width), max_seq_len=p["seq_len"])
     e = p["ebt"]
-    return (EBTConfig(**shape, step_size=e["step_size"], step_size_learnable=e["step_size_learnable"],
+    return (EBTConfig(**shape, step_size=step_size or e["step_size"], step_size_learnable=e["step_size_learnable"],
                       infer_steps=e["mcmc_steps"]), TinyLMConfig(**shape))
+
+
+def _alpha_mult(p: dict, step_size: float) -> float:
+    """alpha's lr multiplier for a swept alpha_0: the configured multiplier scaled with alpha_0 (the repo's
+    "3 x alpha" rule keeps their ratio)."""
+    e = p["ebt"]
+    return e["step_size_lr_mult"] * step_size / e["step_size"]
 
 
 def _fit_ebt(cfg, tokens, seed: int, steps: int, lr: float, p: dict):
@@ -48,7 +55,7 @@ def _fit_ebt(cfg, tokens, seed: int, steps: int, lr: float, p: dict):
     res = train_ebt(model, tokens, steps=steps, batch_size=t["batch_size"], seq_len=p["seq_len"], peak_lr=lr,
                     mcmc_steps=e["mcmc_steps"], tricks=tricks, warmup_frac=t["warmup_frac"],
                     cooldown_frac=t["cooldown_frac"], weight_decay=t["weight_decay"], grad_clip=t["grad_clip"],
-                    alpha_lr_mult=e["step_size_lr_mult"], init_scale=e["init_scale"],
+                    alpha_lr_mult=_alpha_mult(p, cfg.step_size), init_scale=e["init_scale"],
                     detach=e["detach_between_steps"], truncate=e["truncate"], seed=seed,
                     num_threads=p["threads"], progress=p["progress"])
     return model, res
@@ -78,18 +85,28 @@ def _ebt_dev_nll(model, dev, p: dict) -> float:
 
 
 def tune(job: dict) -> dict:
-    """Each model's learning rate from ``lr_grid`` by dev NLL after ``tune_steps`` steps (the same for both)."""
+    """Each model's learning rate from ``lr_grid`` (and the EBT's alpha_0 from ``energy.step_size_grid``) by dev
+    NLL after ``tune_steps`` steps; both models get the same lr grid and steps. An empty grid means the
+    configured value alone."""
     p = job["p"]
+    t, e = p["training"], p["ebt"]
     tokens, dev = np.load(job["train"], mmap_mode="r"), np.load(job["dev"])
-    ecfg, tcfg = _configs(job["width"], job["vocab"], p)
-    scores = {"ebt": {}, "tpp": {}}
-    for lr in p["training"]["lr_grid"]:
-        m, _ = _fit_ebt(ecfg, tokens, job["seed"], p["training"]["tune_steps"], lr, p)
-        scores["ebt"][lr] = _ebt_dev_nll(m, dev, p)
-        _, r = _fit_tpp(tcfg, tokens, dev, job["seed"], p["training"]["tune_steps"], lr, p)
-        scores["tpp"][lr] = r.points[-1]["val_loss"]["dev"]
-    return {"width": job["width"], "scores": {k: {str(a): b for a, b in v.items()} for k, v in scores.items()},
-            "lr": {k: min(v, key=v.get) for k, v in scores.items()}}
+    scores: dict[str, dict] = {"ebt": {}, "tpp": {}}
+    for lr in t["lr_grid"] or [t["lr"]]:
+        for alpha in e["step_size_grid"] or [e["step_size"]]:
+            ecfg, _ = _configs(job["width"], job["vocab"], p, step_size=alpha)
+            m, _ = _fit_ebt(ecfg, tokens, job["seed"], t["tune_steps"], lr, p)
+            scores["ebt"][(lr, alpha)] = _ebt_dev_nll(m, dev, p)
+        if t["lr_grid"]:
+            _, tcfg = _configs(job["width"], job["vocab"], p)
+            _, r = _fit_tpp(tcfg, tokens, dev, job["seed"], t["tune_steps"], lr, p)
+            scores["tpp"][lr] = r.points[-1]["val_loss"]["dev"]
+    best_lr, best_alpha = min(scores["ebt"], key=scores["ebt"].get)
+    return {"width": job["width"],
+            "scores": {"ebt": [{"lr": a, "step_size": b, "dev_nll": v} for (a, b), v in scores["ebt"].items()],
+                       "tpp": [{"lr": a, "dev_nll": v} for a, v in scores["tpp"].items()]},
+            "lr": {"ebt": best_lr, "tpp": min(scores["tpp"], key=scores["tpp"].get) if scores["tpp"] else t["lr"]},
+            "step_size": best_alpha}
 
 
 def train_job(job: dict) -> dict:
@@ -104,7 +121,7 @@ def train_job(job: dict) -> dict:
     p, seed, width = job["p"], job["seed"], job["width"]
     torch.set_num_threads(p["threads"])
     tokens, dev = np.load(job["train"], mmap_mode="r"), np.load(job["dev"])
-    ecfg, tcfg = _configs(width, job["vocab"], p)
+    ecfg, tcfg = _configs(width, job["vocab"], p, step_size=job["step_size"])
     steps, tps = p["training"]["steps"], p["training"]["batch_size"] * p["seq_len"]
     x, y = sample_batch(tokens, step=0, seed=seed, batch_size=p["training"]["batch_size"], seq_len=p["seq_len"])
     from components.ebt.energy_model import EnergyTransformer
@@ -131,6 +148,7 @@ def train_job(job: dict) -> dict:
     records.append({"name": name, "kind": "ebt", "width": width, "seed": seed, "steps": steps, "lr": job["lr"]["ebt"],
                     "tokens": steps * tps, "train_flops_per_token": f_ebt, "train_flops": f_ebt * steps * tps,
                     "dev_nll": _ebt_dev_nll(model, dev, p), "seconds": res.seconds, "alpha": float(model.alpha.item()),
+                    "alpha0": ecfg.step_size,
                     "history": res.history})
     return {"records": records, "flop_ratio": f_ebt / f_tpp, "infer_flops_per_token": infer}
 
@@ -169,12 +187,15 @@ def run(ctx: StageContext[Params]) -> dict:
     base = {"p": plain, "train": str(data / "train.npy"), "dev": str(data / "dev.npy"),
             "vocab": summary["vocab_size"], "out": str(out)}
     lrs = {w: {"ebt": p.training.lr, "tpp": p.training.lr} for w in p.model.widths}
+    alphas = {w: p.energy.step_size for w in p.model.widths}
     tuning = []
-    if p.training.lr_grid:  # tuned once per width on the first seed, the same grid and steps for both models
+    if p.training.lr_grid or p.energy.step_size_grid:  # once per width on the first seed, on the dev split
         tuning = runners.map_items(tune, [{**base, "width": w, "seed": p.training.seeds[0]} for w in p.model.widths],
                                    workers=p.resources.workers, desc="ebt tune", progress=p.progress)
         lrs = {t["width"]: t["lr"] for t in tuning}
-    jobs = [{**base, "width": w, "seed": s, "lr": lrs[w]} for w in p.model.widths for s in p.training.seeds]
+        alphas = {t["width"]: t["step_size"] for t in tuning}
+    jobs = [{**base, "width": w, "seed": s, "lr": lrs[w], "step_size": alphas[w]}
+            for w in p.model.widths for s in p.training.seeds]
     results = runners.map_items(train_job, jobs, workers=p.resources.workers, desc="ebt train", progress=p.progress)
     records = [r for res in results for r in res["records"]]
     rows = [{k: v for k, v in r.items() if k != "history"} for r in records]
@@ -184,7 +205,8 @@ def run(ctx: StageContext[Params]) -> dict:
               for r in records for h in r["history"]]
     write_jsonl(out / "models.jsonl", rows)
     write_jsonl(out / "curves.jsonl", curves)
-    write_json(out / "tuning.json", {"lr": {str(k): v for k, v in lrs.items()}, "runs": tuning})
+    write_json(out / "tuning.json", {"lr": {str(k): v for k, v in lrs.items()},
+                                     "step_size": {str(k): v for k, v in alphas.items()}, "runs": tuning})
     write_json(out / "flops.json", {f"d{j['width']}-s{j['seed']}": {"train_ratio": r["flop_ratio"],
                                                                     "infer_per_token": r["infer_flops_per_token"]}
                                     for j, r in zip(jobs, results)})

@@ -33,6 +33,9 @@ def test_presets_validate(profile):
     ("training.steps=0", "ebt.training.steps"),  # out of range
     ("energy.step_size=-5", "ebt.energy.step_size"),
     ("training.lr_grid=[0.01,2]", "ebt.training.lr_grid"),
+    ("energy.step_size_grid=[20,0]", "ebt.energy.step_size_grid"),
+    ("claims.power_deltas=[0,-2]", "ebt.claims.power_deltas"),
+    ("claims.power_sims=-1", "ebt.claims.power_sims"),
 ])
 def test_bad_values_name_the_key(override, key):
     with pytest.raises(ParamsError, match=key):
