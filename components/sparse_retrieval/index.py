@@ -100,8 +100,7 @@ def calibrate_mass(m: sp.csr_matrix, target_avg: float, iters: int = 30) -> floa
     nonempty = lengths > 0
 
     def avg(f: float) -> float:
-        below = np.zeros(m.shape[0])
-        np.add.at(below, rows, share < f * (1 - 1e-9))
+        below = np.bincount(rows[share < f * (1 - 1e-9)], minlength=m.shape[0])  # per row: entries below f
         return float(np.where(nonempty, np.minimum(below + 1, lengths), 0).mean())
 
     lo, hi = 1e-4, 1.0

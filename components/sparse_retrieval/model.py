@@ -88,8 +88,11 @@ class MilcoEncoder(nn.Module):
 
         (A gather-the-arg-max variant that backpropagates through B x V logits only was tried: slower on CPU than
         the two BLAS matmuls of this form.)"""
-        logits = self.mlm_head(F.gelu(self.connector(h))).masked_fill(mask.unsqueeze(-1) == 0, -1e4)
-        return logits.max(dim=1).values
+        logits = self.mlm_head(F.gelu(self.connector(h)))
+        logits.masked_fill_(mask.unsqueeze(-1) == 0, -1e4)  # in place: the B x L x V logits are the big tensor
+        if not torch.is_grad_enabled():
+            return logits.amax(dim=1)  # the same values, without the arg-max indices only backward needs
+        return logits.max(dim=1).values  # the gradient goes to one arg-max (amax would split it between ties)
 
     def echo_view(self, h: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """(B, L) source-view weights: ReLU(Linear(h_t)) * scale * gate([ECHO]); 0 at [CLS]/[ECHO]/padding."""

@@ -68,40 +68,49 @@ def summary_row(rows: list[dict], **info) -> dict:
     return {**info, **{m: float(np.mean([r[m] for r in rows])) for m in ("nDCG@10", "R@100", "MRR@10")}}
 
 
-def sparse_task(model, tok, cfg, p: Params, bench: dict) -> tuple[IX.InvertedIndex, object, object]:
+def sparse_task(model, tok, cfg, p: Params, bench: dict, queries=None) -> tuple:
+    """A sparse model's query rows (``queries``: rows already encoded for the same queries), document rows and
+    document encodings (the pivot feeds grounding)."""
     echo = cfg.echo
-    q = encode_all(model, *encode_batch(tok, [x["text"] for x in bench["queries"]], p.model.query_len, echo=echo))
+    if queries is None:
+        q = encode_all(model, *encode_batch(tok, [x["text"] for x in bench["queries"]], p.model.query_len, echo=echo))
+        queries = IX.to_csr(q, cfg.vocab_en, cfg.vocab_in, echo=echo)
     d = encode_all(model, *encode_batch(tok, bench["docs"], p.model.doc_len, echo=echo))
-    qm, dm = (IX.to_csr(x, cfg.vocab_en, cfg.vocab_in, echo=echo) for x in (q, d))
-    return qm, dm, d
+    return queries, IX.to_csr(d, cfg.vocab_en, cfg.vocab_in, echo=echo), d
 
 
 def pruning_sweep(p: Params, seed, bench: dict, qm, dm, dense_bytes: int | None) -> tuple[list[dict], list[dict]]:
     """MILCO's documents pruned by top-k and by mass over the grids, plus the claim points: top-k at
     ``target_dims`` against mass calibrated to the same average, and mass at the dense index's bytes."""
-    sweep, claim_rows = [], []
+    sweep, claim_rows, done = [], [], {}
 
-    def point(method, param, pruned, system=None):
-        ix = IX.InvertedIndex(pruned)
-        ranked, lat = ix.search_all(qm, p.eval.k)
-        rows = score_rows("es-en", system or f"milco-{method}", seed, bench, ranked)
-        sweep.append(summary_row(rows, seed=seed, method=method, param=float(param), latency_ms=lat,
-                                 avg_doc_dims=float(IX.active_dims(pruned).mean()), index_bytes=ix.index_bytes))
+    def point(method, param, system=None):
+        """Prune, index, search and score once per (method, param): top-k at ``target_dims`` is also a grid
+        point, and its rows are reused rather than recomputed."""
+        if (method, param) not in done:
+            pruned = IX.topk_prune(dm, param) if method == "topk" else IX.mass_prune(dm, param)
+            ix = IX.InvertedIndex(pruned)
+            ranked, lat = ix.search_all(qm, p.eval.k)
+            rows = score_rows("es-en", "", seed, bench, ranked)
+            done[method, param] = rows, summary_row(rows, seed=seed, method=method, param=float(param), latency_ms=lat,
+                                                    avg_doc_dims=float(IX.active_dims(pruned).mean()),
+                                                    index_bytes=ix.index_bytes)
+        rows, summary = done[method, param]
+        sweep.append(summary)
+        name = system or f"milco-{method}"
         if system:
-            claim_rows.extend(rows)
+            claim_rows.extend({**r, "system": name} for r in rows)
+        return summary
 
     for k in p.eval.topk_grid:
-        point("topk", k, IX.topk_prune(dm, k))
+        point("topk", k)
     for f in p.eval.mass_grid:
-        point("mass", f, IX.mass_prune(dm, f))
-    top = IX.topk_prune(dm, int(round(p.eval.target_dims)))
-    point("topk", p.eval.target_dims, top, "milco-topk@target")
-    f = IX.calibrate_mass(dm, float(IX.active_dims(top).mean()))
-    point("mass", f, IX.mass_prune(dm, f), "milco-mass@target")
+        point("mass", f)
+    top = point("topk", int(round(p.eval.target_dims)), "milco-topk@target")
+    point("mass", IX.calibrate_mass(dm, top["avg_doc_dims"]), "milco-mass@target")
     if dense_bytes is not None:
         per_doc = dense_bytes / dm.shape[0] / IX.POSTING_BYTES
-        f = IX.calibrate_mass(dm, per_doc)
-        point("mass", f, IX.mass_prune(dm, f), "milco-mass@dense-bytes")
+        point("mass", IX.calibrate_mass(dm, per_doc), "milco-mass@dense-bytes")
     return sweep, claim_rows
 
 
@@ -117,8 +126,13 @@ def eval_seed(job: dict) -> dict:
     dense_bytes, chosen = None, None
     if "dense" in p.train.variants:
         model = load_encoder(folder / "dense")
+        encoded = {}  # split -> query embeddings: es-en and es-es ask the same benchmark queries
         for task, b in bench.items():
-            q = encode_all(model, *encode_batch(tok, [x["text"] for x in b["queries"]], p.model.query_len))["dense"]
+            split = TASKS[task][0]
+            if split not in encoded:
+                texts = [x["text"] for x in b["queries"]]
+                encoded[split] = encode_all(model, *encode_batch(tok, texts, p.model.query_len))["dense"]
+            q = encoded[split]
             d = encode_all(model, *encode_batch(tok, b["docs"], p.model.doc_len))["dense"]
             ix = FlatIndex(d)
             ranked, lat = ix.search_all(q, p.eval.k)
@@ -129,8 +143,10 @@ def eval_seed(job: dict) -> dict:
             dense_bytes = ix.index_bytes if task == "es-en" else dense_bytes
     for variant in [v for v in p.train.variants if v != "dense"]:
         model = load_encoder(folder / variant)
+        encoded = {}  # split -> query rows, encoded once per model
         for task, b in bench.items():
-            qm, dm, d = sparse_task(model, tok, model.cfg, p, b)
+            qm, dm, d = sparse_task(model, tok, model.cfg, p, b, encoded.get(TASKS[task][0]))
+            encoded[TASKS[task][0]] = qm
             ix = IX.InvertedIndex(dm)
             ranked, lat = ix.search_all(qm, p.eval.k)
             r = score_rows(task, variant, seed, b, ranked)
@@ -148,6 +164,15 @@ def eval_seed(job: dict) -> dict:
                 if seed == p.train.seeds[0]:  # the champion's index: the documents this system was scored on
                     chosen = {"docs": dm, "doc_ids": b["doc_ids"]}
     return {"rows": rows, "systems": systems, "grounding": ground, "sweep": sweep, "champion": chosen}
+
+
+def eval_job(job: dict) -> dict:
+    """One job of the stage's fan-out: a seed's models, or (``seed`` None) the seedless baselines, which then run
+    beside the seeds instead of after them."""
+    if job["seed"] is None:
+        rows, systems = baselines(Path(job["data"]), Path(job["embed"]), job["k"])
+        return {"rows": rows, "systems": systems}
+    return eval_seed(job)
 
 
 def baselines(data: Path, embed: Path, k: int) -> tuple[list[dict], list[dict]]:
@@ -183,9 +208,10 @@ def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     data, embed = ctx.input(DATA), ctx.input(EMBED)
     jobs = [{"seed": s, "params": p.model_dump(mode="json"), "data": str(data), "models": str(ctx.input(MODELS))}
-            for s in p.train.seeds]
-    results = runners.map_items(eval_seed, jobs, workers=p.resources.workers, desc="milco eval", progress=p.progress)
-    rows, systems = baselines(data, embed, p.eval.k)
+            for s in p.train.seeds] + [{"seed": None, "data": str(data), "embed": str(embed), "k": p.eval.k}]
+    *results, base = runners.map_items(eval_job, jobs, workers=p.resources.workers, desc="milco eval",
+                                       progress=p.progress)
+    rows, systems = base["rows"], base["systems"]
     for r in results:
         rows += r["rows"]
         systems += r["systems"]

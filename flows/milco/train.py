@@ -56,15 +56,17 @@ def load_inputs(data: str, embed: str) -> dict:
             "tok": load_bpe(data / TOKENIZER), "space": EnglishSpace.load(data / ENGLISH)}
 
 
-def fresh_model(p: Params, inp: dict, variant: str, seed: int) -> MilcoEncoder:
+def fresh_model(p: Params, inp: dict, variant: str, seed: int, head: bool = True) -> MilcoEncoder:
     """The seed's initial model; every sparse model's MLM head starts as the English lexical head
     (``init_lexical_head``), so MILCO, no-SAP and no-LexEcho share the same start, as they share SPLADE's head in the
-    paper. The SAP base is built with the milco config (LexEcho on), so no-SAP starts from exactly its weights."""
+    paper. The SAP base is built with the milco config (LexEcho on), so no-SAP starts from exactly its weights.
+    ``head=False`` skips the head's start for a model whose weights are all loaded next (from its SAP checkpoint):
+    the start uses no randomness, so the loaded model is the same."""
     import torch
 
     torch.manual_seed(seed)
     model = MilcoEncoder(encoder_config(p, inp["tok"], inp["space"], "milco" if variant == "sap" else variant))
-    if model.cfg.kind == "sparse":
+    if model.cfg.kind == "sparse" and head:
         english = encode_batch(inp["tok"], [x["en"] for x in inp["sap"][:HEAD_TEXTS]], p.model.doc_len)
         init_lexical_head(model, english, term_tokens(inp["tok"], inp["space"].terms), bias=p.train.head_bias)
     return model
@@ -106,9 +108,11 @@ def stage2_job(job: dict) -> dict:
     inp = load_inputs(job["data"], job["embed"])
     t, tok, variant, seed = p.train, inp["tok"], job["variant"], job["seed"]
     ql, dl = p.model.query_len, p.model.doc_len
-    model = fresh_model(p, inp, variant, seed)
+    model = fresh_model(p, inp, variant, seed, head=variant not in SAP_VARIANTS)
     if variant in SAP_VARIANTS:
-        model.load_state_dict(load_file(str(Path(job["sap"]) / "model.safetensors")), strict=False)
+        missing, _ = model.load_state_dict(load_file(str(Path(job["sap"]) / "model.safetensors")), strict=False)
+        if missing:
+            raise RuntimeError(f"{job['sap']}: the SAP checkpoint lacks {missing[:3]}")
     echo = model.cfg.kind == "sparse" and model.cfg.echo
     cfg2 = Stage2Config(steps=t.steps, batch=t.batch, lr=job["lr"], lambda_q=t.lambda_q, lambda_d=t.lambda_d, reg=t.reg,
                         kl_weight=t.kl_weight, kl_temperature=t.kl_temperature, seed=seed)
@@ -158,43 +162,63 @@ def _log(ctx: StageContext, sap: dict, results: list[dict], sweep: list[dict]) -
             log_encoder(rid, Path(r["folder"]))
 
 
+def train_job(job: dict) -> dict:
+    """One job of the stage's fan-out: a seed's SAP or one stage-2 run (module level: process runners pickle it)."""
+    return sap_seed(job) if job["kind"] == "sap" else stage2_job(job)
+
+
 def run(ctx: StageContext[Params]) -> dict:
     """SAP per seed; then on the first seed every model tries every ``lr_grid`` rate (the blind dev sweep: same
-    trials for every system) and keeps its best by dev nDCG@10; the other seeds train each model at its chosen rate."""
+    trials for every system) and keeps its best by dev nDCG@10; the other seeds train each model at its chosen rate.
+
+    Three fan-outs, so no worker waits on work it does not need: (1) SAP of every seed beside the first seed's
+    trials of the models that start without SAP (no-SAP, dense); (2) the first seed's trials of the SAP models
+    beside the other seeds of no-SAP and dense at their chosen rates; (3) the other seeds of the SAP models. Every
+    run seeds itself, so the models are those of running the jobs one after another."""
     p = ctx.params
     t = p.train
     out = ctx.output(MODELS)
     out.mkdir(parents=True, exist_ok=True)
     base = {"params": p.model_dump(mode="json"), "data": str(ctx.input(DATA)), "embed": str(ctx.input(EMBED)),
             "out": str(out)}
-    go = lambda fn, jobs, desc: runners.map_items(fn, jobs, workers=p.resources.workers, desc=desc,
-                                                  progress=p.progress)
-    sap = {r["seed"]: r for r in go(sap_seed, [{**base, "seed": s} for s in t.seeds], "milco SAP")} \
-        if set(SAP_VARIANTS) & set(t.variants) else {}
+    go = lambda jobs, desc: runners.map_items(train_job, jobs, workers=p.resources.workers, desc=desc,
+                                              progress=p.progress) if jobs else []
+    first, rest = t.seeds[0], t.seeds[1:]
+    sweeping = len(t.lr_grid) > 1
+    tied = [v for v in t.variants if v in SAP_VARIANTS]  # start from the seed's SAP checkpoint
+    free = [v for v in t.variants if v not in SAP_VARIANTS]
 
     def job(seed, variant, lr, folder):
-        return {**base, "seed": seed, "variant": variant, "lr": lr, "folder": str(folder),
-                "sap": sap[seed]["folder"] if seed in sap else None}
+        return {**base, "kind": "stage2", "seed": seed, "variant": variant, "lr": lr, "folder": str(folder),
+                "sap": str(out / f"seed_{seed}" / "sap") if variant in SAP_VARIANTS else None}
 
-    first, rest = t.seeds[0], t.seeds[1:]
-    if len(t.lr_grid) == 1:
-        results = go(stage2_job, [job(s, v, t.lr_grid[0], out / f"seed_{s}" / v) for s in t.seeds for v in t.variants],
-                     "milco stage 2")
-        sweep, chosen = [], {v: t.lr_grid[0] for v in t.variants}
-    else:
-        sweep = go(stage2_job, [job(first, v, lr, out / f"seed_{first}" / "_sweep" / f"{v}_lr{lr:g}")
-                                for v in t.variants for lr in t.lr_grid], "milco dev sweep")
-        chosen = choose(sweep)
-        results = []
-        for r in sweep:
-            if r["lr"] == chosen[r["variant"]]:
-                final = out / f"seed_{first}" / r["variant"]
+    def trials(variants):  # the first seed: every rate (with one rate, that run is the final model)
+        return [job(first, v, lr, out / f"seed_{first}" / "_sweep" / f"{v}_lr{lr:g}" if sweeping
+                    else out / f"seed_{first}" / v) for v in variants for lr in t.lr_grid]
+
+    def finals(variants, chosen):
+        return [job(s, v, chosen[v], out / f"seed_{s}" / v) for s in rest for v in variants]
+
+    sap_jobs = [{**base, "kind": "sap", "seed": s} for s in (t.seeds if tied else [])]
+    done = go(sap_jobs + trials(free), "milco SAP + stage 2 of the first seed")
+    sap = {r["seed"]: r for r in done[:len(sap_jobs)]}
+    tried = done[len(sap_jobs):]
+    chosen = choose(tried)
+    done = go(trials(tied) + finals(free, chosen), "milco stage 2")
+    tried += done[:len(tied) * len(t.lr_grid)]
+    chosen = {v: choose(tried)[v] for v in t.variants}
+    results = done[len(tied) * len(t.lr_grid):] + go(finals(tied, chosen), "milco stage 2 (SAP models)")
+    for r in tried:
+        if r["lr"] == chosen[r["variant"]]:
+            final = out / f"seed_{first}" / r["variant"]
+            if sweeping:
                 shutil.rmtree(final, ignore_errors=True)
                 shutil.move(r["folder"], final)
-                results.append({**r, "folder": str(final)})
-        shutil.rmtree(out / f"seed_{first}" / "_sweep", ignore_errors=True)
-        results += go(stage2_job, [job(s, v, chosen[v], out / f"seed_{s}" / v) for s in rest for v in t.variants],
-                      "milco stage 2")
+            results.append({**r, "folder": str(final)})
+    shutil.rmtree(out / f"seed_{first}" / "_sweep", ignore_errors=True)
+    order = {(s, v): i for i, (s, v) in enumerate((s, v) for s in t.seeds for v in t.variants)}
+    results.sort(key=lambda r: order[r["seed"], r["variant"]])
+    sweep = sorted(tried, key=lambda r: (t.variants.index(r["variant"]), r["lr"])) if sweeping else []
     _log(ctx, sap, results, sweep)
     summary = {f"seed_{s}": {r["variant"]: {"final_loss": r["final_loss"], "lr": r["lr"], "dev_ndcg": r["dev_ndcg"],
                                             "plateau": r["plateau"], "seconds": round(r["seconds"], 1),
