@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -17,6 +18,8 @@ import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
+
+from components.detection.augment import AugmentConfig, augment
 
 STRIDE = 4
 
@@ -118,7 +121,7 @@ class TrainConfig:
     batch_size: int = 32
     lr: float = 3e-3
     weight_decay: float = 1e-4
-    flip: bool = True
+    augment: AugmentConfig | None = AugmentConfig()  # None: no augmentation at all (not even flips)
 
 
 def _to_tensor(images: np.ndarray) -> torch.Tensor:
@@ -126,9 +129,11 @@ def _to_tensor(images: np.ndarray) -> torch.Tensor:
 
 
 def train(images: np.ndarray, boxes: list[np.ndarray], *, cfg: TrainConfig, model_cfg: CenterNetConfig,
-          seed: int) -> tuple[TinyCenterNet, dict]:
-    """Train on uint8 images (N, H, W, 3) with full-body boxes per image; Adam with a cosine schedule.
-    Returns the model and a history (loss per epoch, images seen, seconds, steps)."""
+          seed: int, on_epoch: Callable[[TinyCenterNet, int], float] | None = None) -> tuple[TinyCenterNet, dict]:
+    """Train on uint8 images (N, H, W, 3) with full-body boxes per image; AdamW with a one-cycle schedule and
+    CenterNet's augmentation (:mod:`components.detection.augment`). ``on_epoch(model, epoch)`` (e.g. a dev AP)
+    is recorded after every epoch. Returns the model and a history (loss per epoch and per step, images seen,
+    seconds, steps, the ``on_epoch`` values)."""
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     model = TinyCenterNet(model_cfg)
@@ -136,28 +141,29 @@ def train(images: np.ndarray, boxes: list[np.ndarray], *, cfg: TrainConfig, mode
     steps = cfg.epochs * int(np.ceil(len(images) / cfg.batch_size))
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=cfg.lr, total_steps=max(steps, 1), pct_start=0.15)
     size = images.shape[1]
-    history, seen, start = [], 0, time.perf_counter()
-    model.train()
-    for _ in range(cfg.epochs):
+    history, step_loss, monitor, seen, start = [], [], [], 0, time.perf_counter()
+    for epoch in range(cfg.epochs):
+        model.train()
         order, total, nb = rng.permutation(len(images)), 0.0, 0
         for i in range(0, len(order), cfg.batch_size):
             idx = order[i:i + cfg.batch_size]
             x, bx = images[idx], [np.asarray(boxes[j], float).reshape(-1, 4) for j in idx]
-            if cfg.flip:
-                flip = rng.random(len(idx)) < 0.5
-                x = np.where(flip[:, None, None, None], x[:, :, ::-1], x)
-                bx = [np.c_[size - b[:, 0] - b[:, 2], b[:, 1:]] if f else b for b, f in zip(bx, flip)]
+            if cfg.augment is not None:
+                x, bx = augment(rng, x, bx, cfg.augment)
             lval = loss(model, _to_tensor(x), targets(bx, size))
             opt.zero_grad()
             lval.backward()
             opt.step()
             sched.step()
-            total, nb, seen = total + float(lval.detach()), nb + 1, seen + len(idx)
+            step_loss.append(float(lval.detach()))
+            total, nb, seen = total + step_loss[-1], nb + 1, seen + len(idx)
         history.append(total / max(nb, 1))
+        if on_epoch is not None:
+            monitor.append(float(on_epoch(model, epoch)))
     secs = time.perf_counter() - start
     model.eval()
-    return model, {"loss": history, "images_seen": seen, "seconds": secs, "steps": steps,
-                   "steps_per_s": steps / max(secs, 1e-9)}
+    return model, {"loss": history, "step_loss": step_loss, "monitor": monitor, "images_seen": seen,
+                   "seconds": secs, "steps": steps, "steps_per_s": steps / max(secs, 1e-9)}
 
 
 @torch.no_grad()

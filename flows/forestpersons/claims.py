@@ -113,6 +113,15 @@ def claim4(p, hog: dict, urban: dict) -> CL.ClaimResult:
                       cluster_unit=None, ci_level=c.level, details=details)
 
 
+def needed(detector: str) -> set[str]:
+    """The subsets a detector's pooled matches are read at by the claims (matching costs: only these)."""
+    if detector == "hog":
+        return {"all", "pose/standing", "pose/lying", "pose/sitting"}
+    if detector.startswith("forest-"):
+        return {"all", "pose/standing", "pose/lying", *(f"visibility/{v}" for v in VIS)}
+    return {"all"}
+
+
 def all_claims(p, pooled: dict, hog_urban: dict) -> list[CL.ClaimResult]:
     seeds = p.train.seeds
     return [claim1(p, pooled, seeds), claim2(p, pooled, seeds), claim3(p, pooled, seeds),

@@ -74,16 +74,30 @@ def check_set(doc: dict, size: int, name: str, result_path: Path) -> None:
     V.validate(df, suite, name=name, result_path=result_path)
 
 
-def fit(images: np.ndarray, doc: dict, p, seed: int):
-    """The one training recipe every domain gets (the same effort for every detector)."""
+def fit(images: np.ndarray, doc: dict, p, seed: int, dev: tuple[np.ndarray, dict] | None = None):
+    """The one training recipe every domain gets (the same effort for every detector). With ``dev`` (the forest
+    dev split), its AP is recorded after every epoch (a learning curve; nothing is selected on it here)."""
     import torch
 
     from components.detection import centernet as CN
+    from components.detection.augment import AugmentConfig
 
     torch.set_num_threads(p.resources.threads)
     t = p.train
-    return CN.train(images, boxes(doc), cfg=CN.TrainConfig(epochs=t.epochs, batch_size=t.batch_size, lr=t.lr),
-                    model_cfg=CN.CenterNetConfig(width=t.width), seed=seed)
+    aug = AugmentConfig(**t.augment.model_dump())
+    on_epoch = None if dev is None else (lambda model, _: dev_ap(model, *dev, p))
+    return CN.train(images, boxes(doc), cfg=CN.TrainConfig(epochs=t.epochs, batch_size=t.batch_size, lr=t.lr,
+                                                           augment=aug),
+                    model_cfg=CN.CenterNetConfig(width=t.width), seed=seed, on_epoch=on_epoch)
+
+
+def dev_ap(model, images: np.ndarray, doc: dict, p) -> float:
+    """AP@[.5:.95] on a dev set, decoded as the evaluate stage decodes (``eval.top_k``, ``eval.min_score``)."""
+    from components.detection import centernet as CN
+    from components.detection import coco as C
+
+    dets = CN.detect(model, images, top_k=p.eval.top_k, min_score=p.eval.min_score)
+    return C.evaluate(dets, [(b, np.zeros(len(b), bool)) for b in boxes(doc)])["ap"]
 
 
 def log_model(ctx, name: str, params: dict, history: dict, model_dir: Path) -> str | None:
@@ -99,9 +113,12 @@ def log_model(ctx, name: str, params: dict, history: dict, model_dir: Path) -> s
                          outputs=Schema([TensorSpec(np.dtype("float32"), (-1, 100, 5), "detections")]))
     with ctx.tracker.child(name, params) as rid:
         for epoch, value in enumerate(history["loss"]):
-            ctx.tracker.log_metrics({"train_loss": value}, step=epoch, run_id=rid)
+            dev = history.get("dev_ap") or []
+            ctx.tracker.log_metrics({"train_loss": value, **({"dev_ap": dev[epoch]} if epoch < len(dev) else {})},
+                                    step=epoch, run_id=rid)
+        extra = {"plateau": history["plateau"]} if history.get("plateau") is not None else {}
         ctx.tracker.log_metrics({"images_per_s": history["images_seen"] / max(history["seconds"], 1e-9),
-                                 "train_seconds": history["seconds"]}, run_id=rid)
+                                 "train_seconds": history["seconds"], **extra}, run_id=rid)
         ctx.tracker.log_state_dict_model(rid, model_dir, loader=LOADER, signature=sig)
     return rid
 

@@ -89,3 +89,26 @@ def video_panel(frames, hog, cn):
         ax.axis("off")
     fig.suptitle("vtest.avi: OpenCV HOG (red), forest-trained CenterNet at score >= 0.3 (blue)", fontsize=8)
     return fig
+
+
+def learning_curves(runs: list[dict], histories: dict[str, dict]):
+    """Per detector: the training loss per step (a 20-step moving mean) and the forest-dev AP after each epoch."""
+    fig = new_figure(9.6, 3.4)
+    ax_l, ax_d = fig.add_subplot(1, 2, 1), fig.add_subplot(1, 2, 2)
+    colour = {g: PALETTE[i] for i, g in enumerate(GROUPS)}
+    for r in runs:
+        h = histories[r["name"]]
+        loss = np.asarray(h.get("step_loss") or h["loss"], float)
+        k = min(20, len(loss))
+        smooth = np.convolve(loss, np.ones(k) / k, mode="valid")
+        ax_l.plot(np.arange(len(smooth)) + k, smooth, color=colour[r["domain"]], lw=0.9, label=r["name"])
+        dev = h.get("dev_ap") or []
+        ax_d.plot(np.arange(1, len(dev) + 1), dev, marker="o", ms=3, color=colour[r["domain"]], lw=0.9)
+    ax_l.set_xlabel("step")
+    ax_l.set_ylabel("training loss (20-step mean)")
+    ax_l.set_yscale("log")
+    ax_l.legend(fontsize=6, ncol=2)
+    ax_d.set_xlabel("epoch")
+    ax_d.set_ylabel("AP@[.5:.95] on the forest dev split")
+    fig.suptitle("Learning curves (colour: training domain)", fontsize=9)
+    return fig

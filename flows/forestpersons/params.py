@@ -50,12 +50,22 @@ class TierParams(Section):
         return self
 
 
+class AugmentParams(Section):
+    """CenterNet's augmentation (Zhou et al. 2019): flip, random scale and crop, colour jitter."""
+
+    flip: bool = Field(True, description="random horizontal flip")
+    scale: float = Field(0.4, ge=0, lt=1, description="zoom drawn from [1 - scale, 1 + scale] (CenterNet: 0.4)")
+    shift: float = Field(0.2, ge=0, le=0.5, description="random crop: shift of +-shift x image side per axis")
+    colour: float = Field(0.4, ge=0, lt=1, description="brightness/contrast/saturation jitter (CenterNet: 0.4)")
+
+
 class TrainParams(Section):
     seeds: dict[str, Seeds] = Field(description="training seeds per domain (forest and urban: >= 2 for the claims)")
-    epochs: Steps = Field(5, ge=1, le=1000)
+    epochs: Steps = Field(7, ge=1, le=1000)
     batch_size: Width = Field(16, ge=1)
     lr: float = Field(5e-3, gt=0, le=1)
     width: Width = Field(32, ge=4, le=256, description="CenterNet channels at stride 4")
+    augment: AugmentParams = Field(default_factory=AugmentParams)
 
     @field_validator("seeds")
     @classmethod

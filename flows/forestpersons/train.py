@@ -3,7 +3,9 @@
 
 Training sets: ``urban_train`` and ``aerial_train`` (generate) and ``forest_train`` (split). Each model is saved as
 ``models/<domain>-s<seed>/`` (config.json + model.safetensors) with ``history.json``; ``runs.jsonl`` has one row
-per model. MLflow: a child run per model with its loss curve and the model (signature) logged.
+per model, with its plateau measure (``components.training.curves.plateau`` over the per-step loss) and its AP on
+the forest dev split (``split/forest_val``) after every epoch: a learning curve, nothing is selected on it in the run.
+MLflow: a child run per model with its loss and dev-AP curves and the model (signature) logged.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pathlib import Path
 
 from components.detection import centernet as CN
 from components.io import read_json, write_json, write_jsonl
+from components.training.curves import plateau  # relative change of the mean loss over the last 20% of steps
 from flows.forestpersons import champion
 from flows.forestpersons.common import fit, load_set, log_model
 from flows.forestpersons.params import DOMAINS, Params
@@ -29,12 +32,14 @@ def train_one(job: dict) -> dict:
 
     p = P.model_validate(job["params"])
     images, doc = load_set(Path(job["folder"]), job["set"])
-    model, hist = fit(images, doc, p, job["run_seed"])
+    model, hist = fit(images, doc, p, job["run_seed"], dev=load_set(Path(job["dev_folder"]), "forest_val"))
     out = Path(job["out"]) / job["name"]
     CN.save_model(model, out)
-    write_json(out / "history.json", {"loss": hist["loss"], "steps": hist["steps"], "images": int(len(images))})
+    write_json(out / "history.json", {"loss": hist["loss"], "step_loss": hist["step_loss"],
+                                      "dev_ap": hist["monitor"], "steps": hist["steps"], "images": int(len(images))})
     return {"name": job["name"], "domain": job["domain"], "seed": job["seed"], "images": int(len(images)),
             "epochs": p.train.epochs, "final_loss": hist["loss"][-1], "loss": hist["loss"],
+            "plateau": plateau(hist["step_loss"]), "dev_ap": hist["monitor"],
             "seconds": round(hist["seconds"], 3), "steps_per_s": round(hist["steps_per_s"], 3),
             "n_params": CN.n_params(model)}
 
@@ -45,7 +50,8 @@ def jobs(ctx: StageContext[Params], out: Path) -> list[dict]:
                "forest": (ctx.input(SPLIT), "forest_train")}
     plain = p.model_dump(mode="json")
     return [{"name": f"{d}-s{s}", "domain": d, "seed": s, "run_seed": 7919 * DOMAINS.index(d) + s,
-             "folder": str(folders[d][0]), "set": folders[d][1], "out": str(out), "params": plain}
+             "folder": str(folders[d][0]), "set": folders[d][1], "dev_folder": str(ctx.input(SPLIT)),
+             "out": str(out), "params": plain}
             for d in DOMAINS for s in p.train.seeds[d]]
 
 
@@ -62,7 +68,8 @@ def run(ctx: StageContext[Params]) -> dict:
         hist = read_json(out / row["name"] / "history.json")
         run_ids[row["name"]] = log_model(
             ctx, row["name"], {"domain": row["domain"], "seed": row["seed"], **p.train.model_dump(exclude={"seeds"})},
-            {"loss": hist["loss"], "images_seen": row["images"] * row["epochs"], "seconds": row["seconds"]},
+            {"loss": hist["loss"], "dev_ap": hist["dev_ap"], "plateau": row["plateau"],
+             "images_seen": row["images"] * row["epochs"], "seconds": row["seconds"]},
             out / row["name"])
     write_jsonl(out / "runs.jsonl", rows)
     summary = {"models": len(rows), "seconds": round(sum(r["seconds"] for r in rows), 1)}
