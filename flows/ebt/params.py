@@ -87,11 +87,11 @@ class TrainingParams(Section):
 
 class EBTParams(Section):
     mcmc_steps: int = Field(2, ge=1, le=64, description="M_train: optimisation steps in training")
-    step_size: float = Field(20.0, gt=0, le=1e6, description="alpha at initialisation (learnable)")
+    step_size: float = Field(50.0, gt=0, le=1e6, description="alpha at initialisation (learnable; dev-split pick)")
     step_size_grid: list[float] = Field(default_factory=list, description=(
         "if set: alpha_0 picked on the dev split (with the lr grid, first seed, tune_steps steps)"))
     step_size_learnable: bool = True
-    step_size_lr_mult: float = Field(60.0, gt=0, le=1e7, description="alpha's lr multiplier (repo: 3 x alpha)")
+    step_size_lr_mult: float = Field(150.0, gt=0, le=1e7, description="alpha's lr multiplier (repo: 3 x alpha)")
     init_scale: float = Field(1.0, gt=0, le=100, description="std of the initial logits y_0")
     detach_between_steps: bool = Field(True, description="repo default (no_mcmc_detach=False)")
     truncate: bool = Field(False, description="loss on the last step only (truncate_mcmc)")
@@ -131,7 +131,7 @@ class ClaimsParams(ClaimsBase):
     far_set: str = Field("linux_docs", description="C2: the farthest OOD set")
     delta_log_ppl: float = Field(0.0198, ge=0, description="C1/C3: no-effect band in log PPL (0.0198 = 2% relative)")
     delta_gain: float = Field(0.5, ge=0, description="C2: no-effect band of the gain difference (points)")
-    power_deltas: list[float] = Field([0.0, 2.0, 5.0, 10.0], min_length=1, description=(
+    power_deltas: list[float] = Field([0.0, 5.0, 10.0, 20.0, 40.0], min_length=1, description=(
         "planted effects of the power check, in multiples of each claim's no-effect band"))
     power_sims: int = Field(100, ge=0, le=10_000, description=(
         "simulated runs per planted effect for claims not reproduced (0: no power check)"))

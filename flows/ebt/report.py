@@ -76,7 +76,7 @@ def _descriptive(p: Params, rows: list[dict], models: list[dict]) -> dict:
     return out
 
 
-PLATEAU_TOL = 0.02  # relative change of the mean training loss between the last two fifths of the stable phase
+PLATEAU_TOL = 0.01  # relative change of the mean training loss between the last two fifths of the stable phase
 
 
 def _stable_plateau(p: Params, curves: list[dict]) -> dict[str, float]:

@@ -12,6 +12,7 @@ import pytest
 from components.io import read_jsonl
 from tests.champion_checks import check_champion
 from tests.claims_checks import check_smoke_claims, check_smoke_report, run_smoke
+from tests.fanout_checks import assert_fan_out_matches_local
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
@@ -30,9 +31,16 @@ def test_smoke_profile_end_to_end(project, tmp_path, monkeypatch):
     assert {r["set"] for r in rows} == {"id", "shakespeare", "linux_docs"}
     assert all(r["ebt_m4"] > 0 and r["bon_4"] > 0 and r["tpp"] > 0 for r in rows)
     doc = check_smoke_claims(project / "reports/ebt/claims.json", ["C1", "C2", "C3"])
+    # one seed: every claim is inconclusive, and its power check says the design cannot reproduce anything
+    for claim in doc["claims"]:
+        power = claim["details"]["power"]
+        assert len(power["rows"]) == len(power["planted_in_deltas"]) >= 2, claim["id"]
+        assert all(r["reproduced"] == 0.0 for r in power["rows"]), claim["id"]
     assert "equal_steps" in doc["descriptive"] and "not tested" in doc["descriptive"]["scaling_rate_claim"]
-    check_smoke_report(project, "ebt", section="Thinking and self-verification per set",
-                       plots={"thinking.csv": "set,steps,ppl", "best_of_n.csv": "set,n,ppl"})
+    metrics = check_smoke_report(project, "ebt", section="Thinking and self-verification per set",
+                                 plots={"thinking.csv": "set,steps,ppl", "best_of_n.csv": "set,n,ppl"})
+    assert "Fair to the paper: power and plateau" in (project / "reports/ebt/report.html").read_text()
+    assert set(metrics["plateau"]) == set(models)  # a plateau measure per trained model
     # the champion (the first EBT) re-evaluates through the registry to the evaluate stage's own per-window NLLs
     candidate, result = check_champion(project, "ebt", tmp_path, monkeypatch)
     assert candidate["name"] == "ebt-d64-s0"
@@ -41,3 +49,5 @@ def test_smoke_profile_end_to_end(project, tmp_path, monkeypatch):
                      key=lambda r: r["window"])[:first]
     for metric, column in (("id_nll", "ebt_m2"), ("id_nll_think", "ebt_m4"), ("id_nll_best_of", "bon_4")):
         assert result["metrics"][metric] == pytest.approx(np.mean([r[column] for r in id_rows]), rel=1e-6), metric
+    # the grid stage again on a process pool: the same models, curves and FLOPs as the local runner's
+    assert_fan_out_matches_local(project, "ebt", "train", "data/ebt/models")
