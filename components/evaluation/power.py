@@ -3,8 +3,8 @@
 Before a claim is reported "not reproduced" (or "inconclusive"), the standard asks whether the run could
 have said "reproduced" had the paper's effect been there. :func:`planted_power` answers with the run's own
 units: it removes the observed effect from the per-unit values, plants a chosen effect, draws new data sets
-the way the two-stage bootstrap does (seeds with replacement, then units within each drawn seed; strata
-keep their sizes; a crossed design draws one set of seeds for all strata), and applies the claim's own
+the way the two-stage bootstrap does (seeds with replacement, then units within each drawn seed, a drawn
+seed keeping its count of units in every stratum; a crossed design draws one set of seeds for all strata), and applies the claim's own
 decision to each. The share of "reproduced" at a planted effect is the design's power there; at a planted
 effect of 0 it is the false-positive rate.
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -24,6 +24,9 @@ from components.errors import ParamsError
 from components.evaluation.claims import ClaimResult
 from components.evaluation.rules import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 from components.evaluation.stats import _as_values, _labels, cluster_design
+
+if TYPE_CHECKING:
+    from components.evaluation.claim_spec import ClaimSpec
 
 Decide = Callable[[np.ndarray, np.ndarray, np.ndarray], str]  # (values, clusters, strata) -> verdict
 
@@ -89,7 +92,7 @@ def planted_power(values: Sequence[float] | np.ndarray, *, clusters: Sequence[An
     return rows
 
 
-def attach_power(result: ClaimResult, spec: Any, *, values: Sequence[float] | np.ndarray,
+def attach_power(result: ClaimResult, spec: ClaimSpec, *, values: Sequence[float] | np.ndarray,
                  clusters: Sequence[Any] | np.ndarray, strata: Sequence[Any] | np.ndarray | None = None,
                  delta: float, deltas: Sequence[float], n_sim: int, n_resamples: int, level: float,
                  seed: int) -> ClaimResult:
@@ -99,6 +102,8 @@ def attach_power(result: ClaimResult, spec: Any, *, values: Sequence[float] | np
     each simulated run is decided by ``spec.standard`` (the claim's own rule and band) with ``n_resamples``
     resamples (fewer than the claim's 10,000, to keep ``n_sim`` runs cheap: stated in the record).
     """
+    if spec.rule != "standard":
+        raise ParamsError(f"claim {spec.id}: the power check applies the standard rule, not {spec.rule!r}")
     if result.verdict == REPRODUCED or n_sim == 0:
         return result
     side = -1.0 if spec.direction == "less" else 1.0

@@ -70,3 +70,17 @@ def test_bad_input_names_the_field():
         planted_power([1.0, 2.0], clusters=[0, 1], planted=[0.0], decide=standard_rule, n_sim=0)
     with pytest.raises(DataError, match="values"):
         planted_power([1.0, float("nan")], clusters=[0, 1], planted=[0.0], decide=standard_rule)
+
+
+def test_attach_power_refuses_a_rule_it_cannot_simulate_and_skips_reproduced_claims():
+    from components.evaluation.claim_spec import ClaimSpec
+    from components.evaluation.power import attach_power
+
+    values, seeds = run_units(1.0, np.random.default_rng(6))
+    spec = ClaimSpec("C9", "s", metric="m", method="a", baseline="b", direction="greater")
+    result = spec.standard(method_values=values, baseline_values=None, clusters=seeds, delta=0.1, seed=0,
+                           n_resamples=400)
+    kw = dict(values=values, clusters=seeds, delta=0.1, deltas=[0, 5], n_sim=5, n_resamples=200, level=0.95, seed=0)
+    assert result.verdict == "reproduced" and attach_power(result, spec, **kw) is result
+    with pytest.raises(ParamsError, match="C9.*non-inferiority"):
+        attach_power(result, ClaimSpec("C9", "s", metric="m", method="a", baseline="b", rule="non-inferiority"), **kw)
