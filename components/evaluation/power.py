@@ -4,9 +4,9 @@ Before a claim is reported "not reproduced" (or "inconclusive"), the standard as
 have said "reproduced" had the paper's effect been there. :func:`planted_power` answers with the run's own
 units: it removes the observed effect from the per-unit values, plants a chosen effect, draws new data sets
 the way the two-stage bootstrap does (seeds with replacement, then units within each drawn seed, a drawn
-seed keeping its count of units in every stratum; a crossed design draws one set of seeds for all strata), and applies the claim's own
-decision to each. The share of "reproduced" at a planted effect is the design's power there; at a planted
-effect of 0 it is the false-positive rate.
+seed keeping its count of units in every stratum; a crossed design draws one set of seeds for all
+strata), and applies the claim's own decision to each. The share of "reproduced" at a planted effect is
+the design's power there; at a planted effect of 0 it is the false-positive rate.
 
 Hand-written because no maintained library simulates a nested (clustered, stratified) bootstrap decision;
 the resampling design is the one :func:`components.evaluation.stats.two_stage_means` uses.
@@ -45,12 +45,14 @@ class PowerRow:
         return asdict(self)
 
 
-def simulated_units(x: np.ndarray, c: np.ndarray, s: np.ndarray,
-                    rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def simulated_units(x: np.ndarray, c: np.ndarray, s: np.ndarray, rng: np.random.Generator,
+                    crossed: bool | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One simulated data set: clusters drawn with replacement (relabelled 0..k-1, so a cluster drawn twice
     counts as two), then each drawn cluster's units with replacement within each stratum. A crossed design
-    (every stratum holds the same clusters) draws one set of clusters for all strata."""
-    crossed = cluster_design(c, s, x.size) == "crossed"
+    (every stratum holds the same clusters) draws one set of clusters for all strata; ``crossed`` may be given
+    when the caller already knows the design."""
+    if crossed is None:
+        crossed = cluster_design(c, s, x.size) == "crossed"
     every = np.unique(c)
     shared = rng.choice(every, size=every.size, replace=True) if crossed else None
     vals, labs, strs = [], [], []
@@ -80,12 +82,13 @@ def planted_power(values: Sequence[float] | np.ndarray, *, clusters: Sequence[An
         raise ParamsError(f"n_sim: must be >= 1, got {n_sim}")
     c, s = _labels("clusters", clusters, x.size), _labels("strata", strata, x.size)
     centred = x - x.mean()
+    crossed = cluster_design(c, s, x.size) == "crossed"  # the design is the run's: found once
     rng = np.random.default_rng(seed)
     rows = []
     for effect in planted:
         counts = {REPRODUCED: 0, NOT_REPRODUCED: 0, INCONCLUSIVE: 0}
         for _ in range(n_sim):
-            v, sc, ss = simulated_units(centred + float(effect), c, s, rng)
+            v, sc, ss = simulated_units(centred + float(effect), c, s, rng, crossed)
             counts[decide(v, sc, ss)] += 1
         rows.append(PowerRow(planted=float(effect), n_sim=n_sim, reproduced=counts[REPRODUCED] / n_sim,
                              not_reproduced=counts[NOT_REPRODUCED] / n_sim, inconclusive=counts[INCONCLUSIVE] / n_sim))

@@ -10,7 +10,7 @@ from scipy.stats import spearmanr
 from components.io import read_json, read_jsonl
 from components.reporting import Section
 from components.reporting.plots import line_plot
-from components.training.curves import plateau
+from components.training.curves import stable_plateau
 from flows.ebt.claims import CLAIMS, decided, descriptive_gap
 from flows.ebt.common import ID_SET, set_names
 from flows.ebt.params import Params
@@ -80,14 +80,12 @@ PLATEAU_TOL = 0.01  # relative change of the mean training loss between the last
 
 
 def _stable_plateau(p: Params, curves: list[dict]) -> dict[str, float]:
-    """Per model: ``curves.plateau`` over the stable phase of its warmup-stable-decay schedule (the cooldown's
-    drop is the schedule, not learning still going on, so it is left out); NaN when the curve is too short."""
-    out = {}
-    for name in sorted({c["name"] for c in curves}):
-        pts = sorted((c for c in curves if c["name"] == name), key=lambda c: c["step"])
-        last = pts[-1]["step"] * (1.0 - p.training.cooldown_frac)
-        out[name] = plateau([c["loss"] for c in pts if c["step"] <= last])
-    return out
+    """Per model: ``curves.stable_plateau`` of its training loss (the cooldown left out); NaN when too short."""
+    by_model: dict[str, list[dict]] = {}
+    for c in curves:
+        by_model.setdefault(c["name"], []).append(c)
+    return {name: stable_plateau([c["step"] for c in pts], [c["loss"] for c in pts], p.training.cooldown_frac)
+            for name, pts in sorted(by_model.items())}
 
 
 def _power_rows(results) -> list[dict]:

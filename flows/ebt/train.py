@@ -92,13 +92,13 @@ def tune(job: dict) -> dict:
     t, e = p["training"], p["ebt"]
     tokens, dev = np.load(job["train"], mmap_mode="r"), np.load(job["dev"])
     scores: dict[str, dict] = {"ebt": {}, "tpp": {}}
+    _, tcfg = _configs(job["width"], job["vocab"], p)
     for lr in t["lr_grid"] or [t["lr"]]:
         for alpha in e["step_size_grid"] or [e["step_size"]]:
             ecfg, _ = _configs(job["width"], job["vocab"], p, step_size=alpha)
             m, _ = _fit_ebt(ecfg, tokens, job["seed"], t["tune_steps"], lr, p)
             scores["ebt"][(lr, alpha)] = _ebt_dev_nll(m, dev, p)
         if t["lr_grid"]:
-            _, tcfg = _configs(job["width"], job["vocab"], p)
             _, r = _fit_tpp(tcfg, tokens, dev, job["seed"], t["tune_steps"], lr, p)
             scores["tpp"][lr] = r.points[-1]["val_loss"]["dev"]
     best_lr, best_alpha = min(scores["ebt"], key=scores["ebt"].get)
