@@ -17,7 +17,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from components.rl.incontext import InContextQ
-from components.rl.networks import DeterministicActor, GaussianActor, MLPQ, mlp, polyak
+from components.rl.networks import DeterministicActor, GaussianActor, MLPQ, MLPQEnsemble, mlp, polyak
 
 
 def expectile_loss(diff: torch.Tensor, tau: float) -> torch.Tensor:
@@ -101,7 +101,11 @@ class TD3BC(Agent):
 
 
 class IQL(Agent):
-    """Implicit Q-learning: expectile V, MSE Q onto r + gamma V(s'), AWR policy, Polyak Q targets."""
+    """Implicit Q-learning: expectile V, MSE Q onto r + gamma V(s'), AWR policy, Polyak Q targets.
+
+    The ``n_critics`` critics are one stacked module (``qs``: forward -> (n_critics, B)), so the twin critics
+    and their targets each take one batched forward.
+    """
 
     uses_context = False
 
@@ -109,8 +113,7 @@ class IQL(Agent):
                  gamma: float = 0.99, polyak_tau: float = 0.005, expectile: float = 0.7, beta: float = 3.0,
                  max_weight: float = 100.0, n_critics: int = 2, **critic_kw):
         super().__init__()
-        self.qs = nn.ModuleList(self.make_critic(obs_dim, act_dim, hidden, layers, gamma, i, critic_kw)
-                                for i in range(n_critics))
+        self.qs = self.make_critics(obs_dim, act_dim, hidden, layers, gamma, n_critics, critic_kw)
         self.qs_t = copy.deepcopy(self.qs).requires_grad_(False)
         self.v = mlp(obs_dim, 1, hidden, layers)
         self.actor = GaussianActor(obs_dim, act_dim, hidden, layers)
@@ -119,21 +122,22 @@ class IQL(Agent):
         self.opt_a = torch.optim.Adam(self.actor.parameters(), lr=lr)
         self.gamma, self.tau, self.expectile, self.beta, self.max_w = gamma, polyak_tau, expectile, beta, max_weight
 
-    def make_critic(self, obs_dim, act_dim, hidden, layers, gamma, i, kw) -> nn.Module:
-        return MLPQ(obs_dim, act_dim, hidden, layers)
+    def make_critics(self, obs_dim, act_dim, hidden, layers, gamma, n, kw) -> nn.Module:
+        return MLPQEnsemble(n, obs_dim, act_dim, hidden, layers)
 
-    def _q(self, critics: nn.ModuleList, b: dict) -> list[torch.Tensor]:
-        return [q(b["obs"], b["act"], b.get("ctx")) for q in critics]
+    def _q(self, critics: nn.Module, b: dict) -> torch.Tensor:
+        """Every critic's Q(s, a) (with its retrieved context for ICQL): (n_critics, B)."""
+        return critics(b["obs"], b["act"], b.get("ctx"))
 
     def update(self, b: dict) -> dict:
         with torch.no_grad():
-            q_t = torch.min(torch.stack(self._q(self.qs_t, b)), 0).values
+            q_t = self._q(self.qs_t, b).min(0).values
         v = self.v(b["obs"]).squeeze(-1)
         v_loss = expectile_loss(q_t - v, self.expectile)
         self.opt_v.zero_grad(); v_loss.backward(); self.opt_v.step()
         with torch.no_grad():
             y = b["rew"] + self.gamma * b["not_done"] * self.v(b["next_obs"]).squeeze(-1)
-        q_loss = sum(F.mse_loss(q, y) for q in self._q(self.qs, b))
+        q_loss = (self._q(self.qs, b) - y).pow(2).mean(1).sum()  # sum over critics of each one's MSE
         self.opt_q.zero_grad(); q_loss.backward(); self.opt_q.step()
         w = torch.exp(self.beta * (q_t - v.detach())).clamp(max=self.max_w)
         a_loss = -(w * self.actor.log_prob(b["obs"], b["act"])).mean()
@@ -143,7 +147,7 @@ class IQL(Agent):
 
     @torch.no_grad()
     def q_values(self, b: dict) -> torch.Tensor:
-        return torch.min(torch.stack(self._q(self.qs, b)), 0).values
+        return self._q(self.qs, b).min(0).values
 
 
 class ICQL(IQL):
@@ -151,9 +155,9 @@ class ICQL(IQL):
 
     uses_context = True
 
-    def make_critic(self, obs_dim, act_dim, hidden, layers, gamma, i, kw) -> nn.Module:
-        return InContextQ(obs_dim, act_dim, hidden=hidden, layers=layers, gamma=gamma,
-                          seed=kw.get("seed", 0) + i, **{k: v for k, v in kw.items() if k != "seed"})
+    def make_critics(self, obs_dim, act_dim, hidden, layers, gamma, n, kw) -> nn.Module:
+        return InContextQ(obs_dim, act_dim, n=n, hidden=hidden, layers=layers, gamma=gamma,
+                          seed=kw.get("seed", 0), **{k: v for k, v in kw.items() if k != "seed"})
 
 
 AGENTS = {"bc": BC, "td3bc": TD3BC, "iql": IQL, "icql": ICQL}

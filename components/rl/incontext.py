@@ -16,23 +16,29 @@ from torch import nn
 from torch.nn import functional as F
 
 from components.rl.linear_attention import LinearTDTransformer
-from components.rl.networks import mlp
+from components.rl.networks import ensemble_mlp
 
 
 class InContextQ(nn.Module):
-    """One in-context Q head: a feature MLP and an L-layer linear TD transformer."""
+    """``n`` in-context Q heads (ICQL's twin critics), stacked: feature MLPs and L-layer linear TD transformers.
 
-    def __init__(self, obs_dim: int, act_dim: int, *, d: int = 32, hidden: int = 128, layers: int = 2,
+    One forward computes every head's features for the context, next and query rows at once (one batched MLP)
+    and runs the heads' transformers as one batched prompt: Q-hat of shape (n, B). Head i is distributed exactly
+    as a separate critic would be (its own feature MLP draw; its own P, G).
+    """
+
+    def __init__(self, obs_dim: int, act_dim: int, *, n: int = 2, d: int = 32, hidden: int = 128, layers: int = 2,
                  n_layers: int = 4, init: str = "td", alpha: float = 1.0, gamma: float = 0.99,
                  fixed_features: bool = False, seed: int = 0):
         super().__init__()
-        self.phi_net = mlp(obs_dim + act_dim, d, hidden, layers)
+        self.phi_net = ensemble_mlp(n, obs_dim + act_dim, d, hidden, layers)
         if fixed_features:
             self.phi_net.requires_grad_(False)
-        self.tf = LinearTDTransformer(d, n_layers, init, alpha, seed)
-        self.gamma, self.d = gamma, d
+        self.tf = LinearTDTransformer(d, n_layers, init, alpha, seed, heads=n)
+        self.gamma, self.d, self.n = gamma, d, n
 
     def phi(self, obs: torch.Tensor, act: torch.Tensor) -> torch.Tensor:
+        """Every head's features of (rows, obs) x (rows, act): (n, rows, d), layer-normalised, unit length."""
         f = self.phi_net(torch.cat([obs, act], -1))
         return F.layer_norm(f, (self.d,)) / math.sqrt(self.d)
 
@@ -40,8 +46,10 @@ class InContextQ(nn.Module):
         if ctx is None:
             raise ValueError("InContextQ needs a retrieved context (ctx)")
         b, k = ctx["rew"].shape
-        both = self.phi(torch.cat([ctx["obs"], ctx["next_obs"]], 0).reshape(2 * b * k, -1),
-                        torch.cat([ctx["act"], ctx["next_act"]], 0).reshape(2 * b * k, -1)).reshape(2, b, k, -1)
-        phi_next = both[1] * ctx["not_done"].unsqueeze(-1)
-        z = self.tf.prompt(both[0], phi_next, ctx["rew"], self.phi(obs, act), self.gamma)
+        rows = b * k
+        f = self.phi(torch.cat([ctx["obs"].reshape(rows, -1), ctx["next_obs"].reshape(rows, -1), obs], 0),
+                     torch.cat([ctx["act"].reshape(rows, -1), ctx["next_act"].reshape(rows, -1), act], 0))
+        phi_ctx = f[:, :rows].reshape(self.n, b, k, self.d)
+        phi_next = f[:, rows:2 * rows].reshape(self.n, b, k, self.d) * ctx["not_done"].unsqueeze(-1)
+        z = self.tf.prompt(phi_ctx, phi_next, ctx["rew"], f[:, 2 * rows:], self.gamma)
         return self.tf(z)

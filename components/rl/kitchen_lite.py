@@ -31,10 +31,13 @@ class Layout:
     friction: np.ndarray
 
 
-def make_layout(layout_seed: int, n_subtasks: int, min_sep: float = 0.35) -> Layout:
-    """Draw well-separated targets and per-region drift/friction from ``layout_seed``."""
+def make_layout(layout_seed: int, n_subtasks: int, min_sep: float = 0.35, drift: float = 0.4) -> Layout:
+    """Draw well-separated targets and per-region drift directions/friction from ``layout_seed``; every region's
+    drift has magnitude ``drift`` (the same draws for any magnitude)."""
     if not 1 <= n_subtasks <= MAX_SUBTASKS:
         raise ParamsError(f"n_subtasks: must be in 1..{MAX_SUBTASKS}, got {n_subtasks}")
+    if not 0 <= drift <= 5:
+        raise ParamsError(f"drift: must be in [0, 5], got {drift}")
     rng = np.random.default_rng(layout_seed)
     pts: list[np.ndarray] = []
     while len(pts) < MAX_SUBTASKS:  # rejection sampling; always the same 4 targets for a seed
@@ -42,9 +45,9 @@ def make_layout(layout_seed: int, n_subtasks: int, min_sep: float = 0.35) -> Lay
         if all(np.linalg.norm(p - q) >= min_sep for q in pts):
             pts.append(p)
     angle = rng.uniform(0, 2 * np.pi, size=4)
-    drift = 0.4 * np.stack([np.cos(angle), np.sin(angle)], axis=1)
+    drifts = drift * np.stack([np.cos(angle), np.sin(angle)], axis=1)
     friction = rng.uniform(0.05, 0.35, size=4)
-    return Layout(np.array(pts[:n_subtasks]), drift, friction)
+    return Layout(np.array(pts[:n_subtasks]), drifts, friction)
 
 
 class KitchenLiteEnv(gym.Env):
@@ -53,8 +56,10 @@ class KitchenLiteEnv(gym.Env):
     metadata = {"render_modes": []}
 
     def __init__(self, n_subtasks: int = 4, layout_seed: int = 0, max_steps: int = 100, dt: float = 0.1,
-                 radius: float = 0.08, force: float = 3.0):
-        self.layout = make_layout(layout_seed, n_subtasks)
+                 radius: float = 0.08, force: float = 3.0, drift: float = 0.4):
+        if not 0 < radius < 0.5:
+            raise ParamsError(f"radius: must be in (0, 0.5), got {radius}")
+        self.layout = make_layout(layout_seed, n_subtasks, drift=drift)
         self.n_subtasks, self.max_steps, self.dt, self.radius, self.force = n_subtasks, max_steps, dt, radius, force
         high = np.array([1, 1, 5, 5] + [1] * n_subtasks, dtype=np.float32)
         low = np.array([0, 0, -5, -5] + [0] * n_subtasks, dtype=np.float32)
@@ -111,8 +116,9 @@ def register() -> None:
         gym.register(id=ENV_ID, entry_point="components.rl.kitchen_lite:KitchenLiteEnv")
 
 
-def make_env(n_subtasks: int, layout_seed: int = 0, max_steps: int = 100) -> KitchenLiteEnv:
+def make_env(n_subtasks: int, layout_seed: int = 0, max_steps: int = 100, *, radius: float = 0.08,
+             drift: float = 0.4) -> KitchenLiteEnv:
     """The unwrapped environment (no checker wrappers: rollouts are hot loops)."""
     register()
-    return gym.make(ENV_ID, n_subtasks=n_subtasks, layout_seed=layout_seed, max_steps=max_steps,
-                    disable_env_checker=True).unwrapped
+    return gym.make(ENV_ID, n_subtasks=n_subtasks, layout_seed=layout_seed, max_steps=max_steps, radius=radius,
+                    drift=drift, disable_env_checker=True).unwrapped

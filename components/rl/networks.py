@@ -1,4 +1,5 @@
-"""Small torch networks shared by the offline RL agents: MLPs, a Gaussian and a deterministic actor."""
+"""Small torch networks shared by the offline RL agents: MLPs (single and stacked ensembles), a Gaussian and a
+deterministic actor."""
 
 from __future__ import annotations
 
@@ -19,12 +20,57 @@ def mlp(inp: int, out: int, hidden: int = 128, layers: int = 2) -> nn.Sequential
     return nn.Sequential(*mods)
 
 
+class EnsembleLinear(nn.Module):
+    """``n`` independent linear layers run as one batched matmul: weight (n, in, out), bias (n, 1, out).
+
+    Each member is initialised as ``nn.Linear`` would be (its own draw from the global generator), so a stack of
+    ``n`` members is distributed as ``n`` separate layers; an input (rows, in) is shared by every member, an input
+    (n, rows, in) gives each member its own rows. Output: (n, rows, out).
+    """
+
+    def __init__(self, n: int, inp: int, out: int):
+        super().__init__()
+        members = [nn.Linear(inp, out) for _ in range(n)]
+        self.weight = nn.Parameter(torch.stack([m.weight.detach().t() for m in members]).contiguous())
+        self.bias = nn.Parameter(torch.stack([m.bias.detach() for m in members]).unsqueeze(1).contiguous())
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.dim() == 2:
+            n, inp, out = self.weight.shape
+            y = x @ self.weight.transpose(0, 1).reshape(inp, n * out)  # one GEMM for every member
+            return y.reshape(-1, n, out).transpose(0, 1) + self.bias
+        return torch.baddbmm(self.bias, x, self.weight)
+
+
+def ensemble_mlp(n: int, inp: int, out: int, hidden: int = 128, layers: int = 2) -> nn.Sequential:
+    """``n`` stacked :func:`mlp` of the same shape, evaluated in one pass: (rows, inp) -> (n, rows, out)."""
+    mods: list[nn.Module] = []
+    d = inp
+    for _ in range(layers):
+        mods += [EnsembleLinear(n, d, hidden), nn.ReLU()]
+        d = hidden
+    mods.append(EnsembleLinear(n, d, out))
+    return nn.Sequential(*mods)
+
+
 class MLPQ(nn.Module):
     """Q(s, a) as an MLP on the concatenation (the global Q of IQL / TD3+BC)."""
 
     def __init__(self, obs_dim: int, act_dim: int, hidden: int = 128, layers: int = 2):
         super().__init__()
         self.net = mlp(obs_dim + act_dim, 1, hidden, layers)
+
+    def forward(self, obs: torch.Tensor, act: torch.Tensor, ctx: dict | None = None) -> torch.Tensor:
+        return self.net(torch.cat([obs, act], -1)).squeeze(-1)
+
+
+class MLPQEnsemble(nn.Module):
+    """``n`` global MLP critics (IQL's twin Q) stacked: one forward for all; returns (n, batch)."""
+
+    def __init__(self, n: int, obs_dim: int, act_dim: int, hidden: int = 128, layers: int = 2):
+        super().__init__()
+        self.n = n
+        self.net = ensemble_mlp(n, obs_dim + act_dim, 1, hidden, layers)
 
     def forward(self, obs: torch.Tensor, act: torch.Tensor, ctx: dict | None = None) -> torch.Tensor:
         return self.net(torch.cat([obs, act], -1)).squeeze(-1)

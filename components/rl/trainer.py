@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import torch
@@ -73,8 +74,13 @@ def build_agent(method: str, obs_dim: int, act_dim: int, cfg: dict, seed: int):
 
 
 def train_agent(agent, data: TensorData, *, steps: int, batch_size: int, seed: int, log_every: int = 250,
-                progress: bool = False) -> list[dict]:
-    """``steps`` gradient steps on uniform batches drawn from ``seed``; returns the loss history."""
+                progress: bool = False, evaluate: Callable[[object], dict] | None = None) -> list[dict]:
+    """``steps`` gradient steps on uniform batches drawn from ``seed``; returns the loss history.
+
+    Every ``log_every`` steps (and at the last) the history gets the step's losses and, with ``evaluate``, what
+    ``evaluate(agent)`` returns (e.g. a dev-episode score: the learning curve). ``evaluate`` must not draw from
+    torch's global generator (rollouts of a deterministic policy do not), so the batches stay those of ``seed``.
+    """
     if data.n < 1:
         raise ParamsError("train: the dataset is empty")
     gen = torch.Generator().manual_seed(seed)
@@ -84,6 +90,10 @@ def train_agent(agent, data: TensorData, *, steps: int, batch_size: int, seed: i
         idx = torch.randint(0, data.n, (batch_size,), generator=gen)
         out = agent.update(data.batch(idx))
         if step % log_every == 0 or step == steps:
+            if evaluate is not None:
+                agent.eval()
+                out = {**out, **evaluate(agent)}
+                agent.train()
             history.append({"step": step, **out})
     agent.eval()
     return history

@@ -62,9 +62,8 @@ def evaluate(model: Any, settings: dict, root: Path) -> dict[str, float]:
     from components.io import read_json
     from components.rl import dataset as D
     from components.rl.evaluate import episode_returns, normalised_score, q_accuracy
-    from components.rl.kitchen_lite import make_env
     from flows.icql.qvalues import predict_q, q_rows_for
-    from flows.icql.common import context_for
+    from flows.icql.common import context_for, task_env
 
     s = settings
     folder = Path(root) / s["dataset"]
@@ -72,8 +71,9 @@ def evaluate(model: Any, settings: dict, root: Path) -> dict[str, float]:
         if not (folder / name).is_file():
             raise DataError(f"{folder / name}: ICQL's evaluation data not found (run `paperline run icql --stage data` "
                             "or `dvc pull`)")
-    refs = read_json(folder / "meta.json")["references"]
-    env = make_env(int(s["task"]), int(s["layout_seed"]), int(s["max_steps"]))
+    meta = read_json(folder / "meta.json")
+    refs = meta["references"]
+    env = task_env(meta)
     rets, _ = episode_returns(env, model.act, [int(s["eval_seed"]) + i for i in range(int(s["episodes"]))])
     scores = normalised_score(rets, refs["random"], refs["expert"])
     data = D.load(folder / "transitions.npz")

@@ -44,9 +44,24 @@ def behaviour_factory(env, p, task: int):
         rng = np.random.default_rng([p.seed, task, i])
         mode = modes[int(rng.choice(len(modes), p=probs))]
         assert mode in MODES
-        return NoisyScripted(env, mode, p.data.noise, rng)
+        return NoisyScripted(env, mode, p.data.noise, rng, compensation=p.data.compensation)
 
     return make
+
+
+def env_settings(p) -> dict:
+    """The kitchen-lite settings a dataset was built with (stored in its ``meta.json`` under ``env``)."""
+    d = p.data
+    return {"layout_seed": d.layout_seed, "max_steps": d.max_steps, "radius": d.radius, "drift": d.drift}
+
+
+def task_env(meta: dict):
+    """The kitchen-lite environment of a dataset's ``meta.json`` (its task and ``env`` settings)."""
+    from components.rl.kitchen_lite import make_env
+
+    e = meta["env"]
+    return make_env(int(meta["task"]), int(e["layout_seed"]), int(e["max_steps"]), radius=float(e["radius"]),
+                    drift=float(e["drift"]))
 
 
 def context_for(method: str, folder: Path) -> np.ndarray | None:

@@ -18,11 +18,10 @@ from components.rl import dataset as D
 from components.rl.behaviour import expert_action
 from components.rl.checks import validate_transitions
 from components.rl.evaluate import episode_returns
-from components.rl.kitchen_lite import make_env
 from components.rl.external import behaviour_return, make_gym_env, random_return, reference_scores
 from components.rl.loaders import collect_sac, minari_external, open_minari
 from components.rl.retrieval import context_indices
-from flows.icql.common import behaviour_factory, external_name, task_dir
+from flows.icql.common import behaviour_factory, env_settings, external_name, task_dir, task_env
 from flows.icql.params import Params
 from flows.icql.spec import DATASETS
 from flows.runtime.settings import online
@@ -41,7 +40,7 @@ def references(env, p, task: int) -> dict:
 
 
 def build_task(p, task: int, out) -> dict:
-    env = make_env(task, p.data.layout_seed, p.data.max_steps)
+    env = task_env({"task": task, "env": env_settings(p)})
     data = D.collect(env, behaviour_factory(env, p, task), p.data.episodes, seed=p.seed * 100_000 + task * 10_000)
     folder = task_dir(out, task)
     folder.mkdir(parents=True, exist_ok=True)
@@ -52,7 +51,7 @@ def build_task(p, task: int, out) -> dict:
     contexts(data, p, folder, seed=p.seed * 7 + task)
     k = p.retrieval.k
     ep_ret = np.array([data.rewards[a:b].sum() for a, b in data.episode_bounds()])
-    meta = {"task": task, "transitions": len(data), "episodes": int(len(ep_ret)), "obs_dim": data.obs_dim,
+    meta = {"task": task, "env": env_settings(p), "transitions": len(data), "episodes": int(len(ep_ret)), "obs_dim": data.obs_dim,
             "act_dim": data.act_dim, "behaviour_return": float(ep_ret.mean()), "k": k,
             "references": references(env, p, task), "targets": env.layout.targets.tolist()}
     write_json(folder / "meta.json", meta)

@@ -18,9 +18,8 @@ from components.data import validate as V
 from components.io import read_json, write_json, write_jsonl
 from components.rl import dataset as D
 from components.rl.evaluate import episode_returns, normalised_score, q_accuracy
-from components.rl.kitchen_lite import make_env
 from components.rl.trainer import load_agent
-from flows.icql.common import context_for, task_dir
+from flows.icql.common import context_for, task_dir, task_env
 from flows.icql.evaluate_external import evaluate_external
 from flows.icql.params import Params
 from flows.icql.qvalues import predict_q, q_rows
@@ -42,7 +41,7 @@ def evaluate_task(p, task: int, runs: list[dict], models, datasets, out) -> tupl
     folder = task_dir(datasets, task)
     meta = read_json(folder / "meta.json")
     refs = meta["references"]
-    env = make_env(task, p.data.layout_seed, p.data.max_steps)
+    env = task_env(meta)
     data = D.load(folder / "transitions.npz")
     rows = q_rows(p, data)
     g = D.returns_to_go(data, p.agent.gamma)[rows]

@@ -48,6 +48,10 @@ class DataParams(Section):
     max_steps: int = Field(100, ge=5, le=1000, description="episode length cap (card: 100)")
     layout_seed: Seed = Field(0, description="draws the targets and the region drift/friction")
     noise: float = Field(0.3, ge=0, le=2, description="Gaussian action noise of the scripted sub-controllers")
+    compensation: float = Field(0.5, ge=0, le=1, description="share of the local drift the scripted "
+                                "sub-controllers cancel (the expert: 1; below 1 the data is systematically suboptimal)")
+    drift: float = Field(1.5, ge=0, le=5, description="magnitude of each region's drift (force is 3; was 0.4)")
+    radius: float = Field(0.08, gt=0, lt=0.5, description="distance at which a subtask's target counts as reached")
     mode_probs: dict[str, float] = Field(default_factory=lambda: {"ordered": 0.3, "partial": 0.4, "shuffled": 0.3},
                                          description="share of ordered / partial / out-of-order episodes")
     reference_episodes: Count = Field(50, ge=1, description="episodes of the random and expert reference policies")
@@ -114,6 +118,10 @@ class TrainParams(Section):
     seeds: Seeds = Field(min_length=1)
     steps: Steps = Field(ge=1, description="gradient steps per run (card: 8k default, 50k full)")
     batch_size: int = Field(ge=2, le=4096)
+    curve_points: int = Field(20, ge=1, le=1000, description="learning-curve points per run (losses and dev score)")
+    dev_episodes: int = Field(10, ge=0, le=1000, description="dev rollouts per learning-curve point (0: losses only)")
+    dev_seed: Seed = Field(20_000, description="dev reset seeds dev_seed..dev_seed+dev_episodes-1 (disjoint "
+                           "from the evaluate stage's test seeds)")
     external_methods: list[str] = Field(default_factory=list,
                                         description="methods trained on each data.external dataset (train.seeds)")
 
@@ -140,7 +148,6 @@ class EvalParams(Section):
 
 
 class ClaimsParams(ClaimsBase):
-    q_resamples: int = Field(1_000, ge=100, le=20_000, description="trajectory bootstrap of claim 4")
     delta_score: float = Field(2.0, ge=0, description="no-practical-effect band, normalised-score points")
     delta_spearman: float = Field(0.02, ge=0, description="no-practical-effect band of a Spearman difference")
 
@@ -159,6 +166,11 @@ class Params(PaperParams):
         for task in self.train.runs:
             if int(task) not in self.data.tasks:
                 raise ValueError(f"train.runs: task {task} has no dataset (data.tasks = {self.data.tasks})")
+        dev = range(self.train.dev_seed, self.train.dev_seed + self.train.dev_episodes)
+        test = range(self.eval.seed, self.eval.seed + self.eval.episodes)
+        if dev and max(dev.start, test.start) < min(dev.stop, test.stop):
+            raise ValueError(f"train.dev_seed: dev reset seeds {dev.start}..{dev.stop - 1} overlap the test seeds "
+                             f"{test.start}..{test.stop - 1} (eval.seed)")
         if self.eval.q_episodes > self.data.episodes:
             raise ValueError(f"eval.q_episodes ({self.eval.q_episodes}) exceeds data.episodes ({self.data.episodes})")
         return self
@@ -172,7 +184,7 @@ PRESETS = presets(
         "data": {"tasks": [1, 4]},
         "retrieval": {"k": 10},
         "agent": _SMALL,
-        "train": {"runs": {"4": _FOUR, "1": ["iql", "icql"]}, "seeds": [0, 1, 2], "steps": 1000, "batch_size": 64},
+        "train": {"runs": {"4": _FOUR, "1": ["iql", "icql"]}, "seeds": [0, 1, 2], "steps": 3000, "batch_size": 64},
         "resources": {"workers": 2},
         "progress": False,  # no tqdm bars over gradient steps unless asked for (--set progress=true)
     },
@@ -180,9 +192,9 @@ PRESETS = presets(
         "data": {"episodes": 40, "max_steps": 60, "reference_episodes": 10},
         "retrieval": {"k": 5},
         "train": {"runs": Replace({"4": ["iql", "icql", "icql-random"], "1": ["iql", "icql"]}), "seeds": [0],
-                  "steps": 60, "batch_size": 32},
+                  "steps": 60, "batch_size": 32, "curve_points": 4, "dev_episodes": 2},
         "eval": {"episodes": 5, "q_episodes": 10},
-        "claims": {"n_resamples": 1000, "q_resamples": 200},
+        "claims": {"n_resamples": 1000},
         "resources": {"workers": 1},
     },
     full={

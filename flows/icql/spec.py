@@ -21,7 +21,7 @@ STAGES = (
             after=("train",),
             summary="roll out every policy (same reset seeds), normalised scores; Q-hat vs Monte-Carlo returns"),
     L.report_stage(code=(L.module_file("report_external"), *_RL), reads=(EVAL, MODELS, DATASETS),
-                   params=("seed", "train.seeds", "retrieval.k", "eval"),
+                   params=("seed", "train", "retrieval.k", "eval"),
                    plots={"scores.csv": {"x": "score", "y": "group", "template": "bar_horizontal"}},
                    after=("evaluate",),
                    summary="claims 1-4 with verdicts; scores with CIs per method and task; Q quality; "

@@ -19,10 +19,11 @@ import numpy as np
 
 from components.io import read_json, write_json
 from components.rl import dataset as D
+from components.rl.evaluate import episode_returns, normalised_score
 from components.rl.trainer import (TensorData, build_agent, load_agent, method_config, save_agent,
                                    save_agent_safetensors, train_agent)
 from flows.icql import champion
-from flows.icql.common import context_for, external_grid, grid, task_dir
+from flows.icql.common import context_for, external_grid, grid, task_dir, task_env
 from flows.icql.params import Params
 from flows.icql.spec import DATASETS, MODELS
 from flows.runtime import runners
@@ -43,7 +44,8 @@ def train_one(job: dict) -> dict:
     agent = build_agent(job["method"], data.obs_dim, data.act_dim, job["cfg"], seed)
     t0 = time.perf_counter()
     hist = train_agent(agent, tdata, steps=job["steps"], batch_size=job["batch_size"], seed=seed,
-                       log_every=max(1, job["steps"] // 20), progress=job["progress"])
+                       log_every=max(1, job["steps"] // job["curve_points"]), progress=job["progress"],
+                       evaluate=dev_evaluator(job, folder))
     seconds = time.perf_counter() - t0
     out = Path(job["out"]) / job["name"]
     save_agent(agent, out, job["method"], data.obs_dim, data.act_dim, job["cfg"], seed)
@@ -52,6 +54,24 @@ def train_one(job: dict) -> dict:
     return {"name": job["name"], **where, "method": job["method"], "seed": job["seed"],
             "seconds": round(seconds, 2), "steps_per_s": round(job["steps"] / max(seconds, 1e-9), 1),
             "final": hist[-1] if hist else {}}
+
+
+def dev_evaluator(job: dict, folder: Path):
+    """The learning curve's probe on a kitchen-lite task: mean normalised score of ``train.dev_episodes``
+    rollouts from the dev reset seeds (``train.dev_seed`` + i, disjoint from the evaluate stage's test seeds);
+    None for external datasets (their environment may be absent offline) or ``dev_episodes`` 0."""
+    if "task" not in job or job["dev_episodes"] == 0:
+        return None
+    meta = read_json(folder / "meta.json")
+    refs = meta["references"]
+    env = task_env(meta)
+    seeds = [job["dev_seed"] + i for i in range(job["dev_episodes"])]
+
+    def evaluate(agent) -> dict:
+        rets, _ = episode_returns(env, agent.act, seeds)
+        return {"dev_score": float(np.mean(normalised_score(rets, refs["random"], refs["expert"])))}
+
+    return evaluate
 
 
 def _track(ctx: StageContext, row: dict, job: dict, folder: Path) -> None:
@@ -71,7 +91,9 @@ def jobs_for(p, datasets: Path, out: Path) -> list[dict]:
     """Kitchen-lite jobs of ``train.runs``, then the external-dataset jobs of ``train.external_methods``."""
     agent_params = p.agent.model_dump()
     common = {"steps": p.train.steps, "batch_size": p.train.batch_size, "threads": p.resources.threads,
-              "progress": p.progress, "base_seed": p.seed, "datasets": str(datasets), "out": str(out)}
+              "progress": p.progress, "base_seed": p.seed, "datasets": str(datasets), "out": str(out),
+              "curve_points": p.train.curve_points, "dev_episodes": p.train.dev_episodes,
+              "dev_seed": p.train.dev_seed}
     kitchen = [{**g, "cfg": method_config(g["method"], agent_params), **common,
                 "folder": str(task_dir(datasets, g["task"]))} for g in grid(p)]
     ext = [{**g, "cfg": method_config(g["method"], agent_params), **common, "folder": str(datasets / g["dataset"])}

@@ -22,7 +22,7 @@ from components.rl.kitchen_lite import make_env
 from components.rl.trainer import (TensorData, build_agent, load_agent, load_agent_safetensors, method_config,
                                    save_agent, save_agent_safetensors, train_agent)
 from flows.icql import champion
-from flows.icql.common import behaviour_factory
+from flows.icql.common import behaviour_factory, env_settings, task_env
 from flows.icql.data import contexts, references
 from flows.icql.params import PRESETS, Params
 from flows.icql.qvalues import predict_q, q_rows
@@ -44,11 +44,11 @@ def trained(tmp_path_factory):
         root = tmp_path_factory.mktemp("icql-champion")
         folder = root / "data/icql/datasets/t1"
         folder.mkdir(parents=True)
-        env = make_env(1, p.data.layout_seed, p.data.max_steps)
+        env = task_env({"task": 1, "env": env_settings(p)})
         data = D.collect(env, behaviour_factory(env, p, 1), p.data.episodes, seed=1)
         D.save(data, folder / "transitions.npz")
         contexts(data, p, folder, seed=7)
-        write_json(folder / "meta.json", {"references": references(env, p, 1)})
+        write_json(folder / "meta.json", {"task": 1, "env": env_settings(p), "references": references(env, p, 1)})
         cfg = method_config("icql", p.agent.model_dump())
         agent = build_agent("icql", data.obs_dim, data.act_dim, cfg, 0)
         train_agent(agent, TensorData(data, np.load(folder / "ctx_nearest.npy")), steps=200, batch_size=32, seed=0)
@@ -85,7 +85,7 @@ def test_evaluate_recomputes_the_evaluate_stage_numbers(trained):
     metrics = _evaluate(load_agent_safetensors(folder), p, root)
     ds = root / "data/icql/datasets/t1"
     agent, data = load_agent(root / "run"), D.load(ds / "transitions.npz")
-    env = make_env(1, p.data.layout_seed, p.data.max_steps)
+    env = make_env(1, p.data.layout_seed, p.data.max_steps, radius=p.data.radius, drift=p.data.drift)
     rets, _ = episode_returns(env, agent.act, [p.eval.seed + i for i in range(p.eval.episodes)])
     refs = read_json(ds / "meta.json")["references"]
     rows = q_rows(p, data)
@@ -101,9 +101,8 @@ def test_zeroed_critic_features_score_clearly_worse(trained):
     good = _evaluate(load_agent_safetensors(folder), p, root)
     broken = load_agent_safetensors(folder)
     with torch.no_grad():
-        for q in broken.qs:
-            for w in q.phi_net.parameters():
-                w.zero_()
+        for w in broken.qs.phi_net.parameters():  # every stacked critic's feature MLP
+            w.zero_()
     bad = _evaluate(broken, p, root)
     assert bad["q_spearman"] <= good["q_spearman"] - 0.3
     assert bad["q_mae"] > good["q_mae"] * (1 + champion.RULES["q_mae"].tolerance)

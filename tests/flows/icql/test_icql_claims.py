@@ -114,3 +114,15 @@ def test_every_verdict_in_the_document_rederives(p):
     assert [c["verdict"] for c in doc["claims"]] == ["inconclusive", "inconclusive", "reproduced", "reproduced"]
     assert doc["claims"][0]["paper_value"].startswith("D4RL means") and "79.3" in doc["claims"][2]["paper_value"]
     assert assert_every_verdict_flip_is_caught(doc) == 2 * 4
+
+
+def test_c4_draws_the_standard_10000_resamples_of_the_default():
+    """Issue 19: C4's two-stage Spearman bootstrap uses claims.n_resamples (10,000 in the default profile); the
+    separate claims.q_resamples (1,000) is gone and now an unknown key."""
+    from components.errors import ParamsError
+
+    default = resolve(Params, PRESETS, slug="icql", profile="default")
+    r = claim4(default, qdata(n_traj=8, length=6), [0, 1, 2])
+    assert default.claims.n_resamples == 10_000 and r.details["n_resamples"] == 10_000
+    with pytest.raises(ParamsError, match="q_resamples"):
+        resolve(Params, PRESETS, slug="icql", profile="default", overrides=["claims.q_resamples=1000"])

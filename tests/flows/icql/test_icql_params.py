@@ -42,3 +42,24 @@ def test_profiles_validate(profile):
 def test_bad_values_name_the_key(override, key):
     with pytest.raises(ParamsError, match=key.replace(".", r"\.")):
         _resolve("smoke", override)
+
+
+@pytest.mark.parametrize("override, key", [
+    ("train.dev_seed=10005", "train.dev_seed"),  # (a model-level check) dev rollouts would reuse the evaluate stage's test seeds
+    ("data.compensation=1.5", "icql.data.compensation"),
+    ("data.drift=-1", "icql.data.drift"),
+    ("data.radius=0", "icql.data.radius"),
+    ("train.curve_points=0", "icql.train.curve_points"),
+])
+def test_new_settings_are_validated(override, key):
+    with pytest.raises(ParamsError, match=key.replace(".", r"\.")):
+        _resolve("default", override)
+
+
+def test_default_is_the_harder_kitchen_lite_at_a_plateau_scale():
+    """Issue 19: the default trains past the 1k-step transient with learning curves, on data that does not
+    average to the expert (sub-controllers cancel only part of a stronger drift)."""
+    p = _resolve("default")
+    assert p.train.steps >= 3000 and p.train.dev_episodes >= 1 and p.train.curve_points >= 10
+    assert p.data.compensation < 1 and p.data.drift > 0.4
+    assert p.claims.n_resamples == 10_000  # C1-C4 (C4's two-stage Spearman bootstrap included)

@@ -62,7 +62,7 @@ def test_agents_train_deterministically(method, small_data, tmp_path):
 def test_icql_is_iql_with_in_context_critics(small_data):
     icql = build_agent("icql", small_data.obs_dim, small_data.act_dim, CFG, seed=0)
     iql = build_agent("iql", small_data.obs_dim, small_data.act_dim, CFG, seed=0)
-    assert isinstance(icql, IQL) and type(icql.qs[0]).__name__ == "InContextQ"
+    assert isinstance(icql, IQL) and type(icql.qs).__name__ == "InContextQ" and icql.qs.n == CFG["n_critics"]
     assert (icql.expectile, icql.beta, icql.tau) == (iql.expectile, iql.beta, iql.tau)
     with pytest.raises(ValueError, match="context"):
         icql.q_values(TensorData(small_data).batch(torch.arange(4)))
@@ -72,3 +72,66 @@ def test_method_config_and_unknown_method():
     assert "td3_alpha" not in method_config("iql", CFG) and "d" in method_config("icql-random", CFG)
     with pytest.raises(ParamsError, match="method"):
         build_agent("cql", 4, 2, CFG, 0)
+
+
+def test_stacked_critics_equal_separate_critics(small_data):
+    """The twin critics run as one stacked forward; critic i equals a separate critic with critic i's weights
+    (IQL: an MLP; ICQL: feature MLP + linear TD transformer on its own features of the same context)."""
+    from torch.nn import functional as F
+
+    from components.rl.linear_attention import LinearTDTransformer
+    from components.rl.retrieval import context_indices as ctx_idx
+
+    tdata = TensorData(small_data, ctx_idx(small_data.observations, 4))
+    batch = tdata.batch(torch.arange(7))
+    for method in ("iql", "icql"):
+        agent = build_agent(method, small_data.obs_dim, small_data.act_dim, CFG, seed=1)
+        with torch.no_grad():
+            for prm in agent.qs.parameters():  # away from the TD initialisation, so every weight counts
+                prm.add_(0.1 * torch.randn_like(prm))
+            q = agent._q(agent.qs, batch)
+        assert q.shape == (CFG["n_critics"], 7)
+        net = agent.qs.net if method == "iql" else agent.qs.phi_net
+        lins = [m for m in net if hasattr(m, "weight")]
+
+        def member(x, i):
+            for j, lin in enumerate(lins):
+                x = F.linear(x, lin.weight[i].t(), lin.bias[i, 0])
+                x = torch.relu(x) if j < len(lins) - 1 else x
+            return x
+
+        for i in range(CFG["n_critics"]):
+            with torch.no_grad():
+                if method == "iql":
+                    want = member(torch.cat([batch["obs"], batch["act"]], -1), i).squeeze(-1)
+                else:
+                    c, d = batch["ctx"], CFG["d"]
+                    phi = lambda o, a: F.layer_norm(member(torch.cat([o, a], -1), i), (d,)) / d ** 0.5  # noqa: E731
+                    tf = LinearTDTransformer(d, CFG["n_layers"])
+                    for one, many in zip(tf.layers, agent.qs.tf.layers):
+                        one.P.copy_(many.P[i]), one.G.copy_(many.G[i])
+                    z = tf.prompt(phi(c["obs"], c["act"]), phi(c["next_obs"], c["next_act"]) * c["not_done"][..., None],
+                                  c["rew"], phi(batch["obs"], batch["act"]), CFG["gamma"])
+                    want = tf(z)
+            assert torch.allclose(q[i], want, atol=1e-5), (method, i)
+        assert not torch.allclose(q[0], q[1])  # two critics, not one copied
+
+
+def test_learning_curve_probe_is_logged_and_leaves_training_unchanged(small_data):
+    """train_agent's ``evaluate`` (the dev-score probe of the learning curve) runs at every log point and does
+    not change what is trained: the same losses and weights as without it."""
+    calls = []
+
+    def probe(agent):
+        calls.append(agent.training)
+        return {"dev_score": float(len(calls))}
+
+    runs = {}
+    for name, ev in (("plain", None), ("probed", probe)):
+        agent = build_agent("iql", small_data.obs_dim, small_data.act_dim, CFG, seed=5)
+        runs[name] = (train_agent(agent, TensorData(small_data), steps=9, batch_size=8, seed=5, log_every=3,
+                                  evaluate=ev), agent.act(small_data.observations[0]))
+    plain, probed = runs["plain"][0], runs["probed"][0]
+    assert [h["dev_score"] for h in probed] == [1.0, 2.0, 3.0] and calls == [False] * 3  # evaluated in eval mode
+    assert [{k: v for k, v in h.items() if k != "dev_score"} for h in probed] == plain
+    assert np.array_equal(runs["plain"][1], runs["probed"][1])

@@ -61,3 +61,28 @@ def test_episode_truncates_at_max_steps():
     env.reset(seed=0)
     flags = [env.step(np.zeros(2))[3] for _ in range(7)]
     assert flags == [False] * 6 + [True]
+
+
+def test_drift_and_radius_are_settings_and_validated():
+    weak, strong = make_layout(2, 4, drift=0.4), make_layout(2, 4, drift=1.5)
+    assert np.array_equal(weak.targets, strong.targets) and np.allclose(strong.drift, weak.drift * 1.5 / 0.4)
+    assert np.allclose(np.linalg.norm(strong.drift, axis=1), 1.5)
+    with pytest.raises(ParamsError, match="drift"):
+        make_layout(0, 4, drift=-1)
+    with pytest.raises(ParamsError, match="radius"):
+        make_env(4, 0, radius=0.0)
+
+
+def test_partial_drift_compensation_makes_the_sub_controller_suboptimal():
+    """Ceiling check: with compensation < 1 the noiseless sub-controller (the mean of the noisy data) falls short of
+    the expert, so a learner cannot reach the expert's score by averaging the dataset's actions; with 1 (the old
+    data) it is the expert."""
+    env = make_env(4, 0, drift=1.5)
+    seeds = range(10)
+    expert, _ = episode_returns(env, lambda o: expert_action(env), seeds)
+    for comp, below in ((1.0, False), (0.5, True)):
+        policy = NoisyScripted(env, "ordered", 0.0, np.random.default_rng(0), compensation=comp)
+        rets = [episode_returns(env, NoisyScripted(env, "ordered", 0.0, np.random.default_rng(0), compensation=comp),
+                                [s])[0][0] for s in seeds]
+        assert policy.compensation == comp
+        assert bool(np.mean(rets) < np.mean(expert) - 0.5) == below, (comp, rets, expert)

@@ -75,3 +75,37 @@ def test_random_init_differs_and_is_seeded():
     b = LinearTDTransformer(4, 2, init="random", seed=1)
     assert torch.equal(a.layers[0].P, b.layers[0].P)
     assert not torch.equal(a.layers[0].P, td_construction(4, 1.0)[0])
+
+
+def test_stacked_heads_equal_separate_transformers_and_the_readout_equals_the_full_last_layer():
+    """heads=2 (ICQL's twin critics in one batched forward) computes what two separate transformers with the same
+    P, G compute on their own prompts; the last layer's query readout equals the full layer's Z[-1, -1]."""
+    torch.manual_seed(0)
+    d, k, b, n = 3, 6, 5, 2
+    stacked = LinearTDTransformer(d, n_layers=3, init="random", seed=4, heads=n).double()
+    with torch.no_grad():
+        for layer in stacked.layers:  # large enough that every entry of P and G matters
+            layer.P.normal_(0, 0.3), layer.G.normal_(0, 0.3)
+    phi, phi_next, phi_q = (torch.randn(n, b, *s, dtype=torch.float64) for s in ((k, d), (k, d), (d,)))
+    r = torch.randn(b, k, dtype=torch.float64)
+    got = stacked(stacked.prompt(phi, phi_next, r, phi_q, 0.9))
+    assert got.shape == (n, b)
+    for h in range(n):
+        single = LinearTDTransformer(d, n_layers=3, init="td").double()
+        with torch.no_grad():
+            for one, many in zip(single.layers, stacked.layers):
+                one.P.copy_(many.P[h]), one.G.copy_(many.G[h])
+            z = single.prompt(phi[h], phi_next[h], r, phi_q[h], 0.9)
+            full = z
+            for layer in single.layers:
+                full = layer(full)
+        assert torch.allclose(got[h], single(z), rtol=1e-10, atol=1e-12)
+        assert torch.allclose(got[h], -full[:, -1, -1], rtol=1e-10, atol=1e-12)  # the readout is the full layer's
+
+
+def test_td_heads_each_equal_td0_steps():
+    phi, phi_next, r, phi_q, gamma = _toy_linear_mdp(seed=7)
+    tf = LinearTDTransformer(d=4, n_layers=2, init="td", alpha=0.75, heads=2).double()
+    q = tf(tf.prompt(phi.expand(2, -1, -1, -1), phi_next.expand(2, -1, -1, -1), r, phi_q.expand(2, -1, -1), gamma))
+    w = _td_steps(phi, phi_next, r, gamma, 0.75, 2)
+    assert q.shape == (2, 1) and np.allclose(q.detach().numpy(), float(w @ phi_q[0].numpy()), rtol=1e-10)
