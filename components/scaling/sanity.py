@@ -18,8 +18,12 @@ MAX_LOG10_COEFFICIENT = 12.0
 MIN_E = 1e-3
 
 
-def fit_flags(name: str, law: Mapping[str, float]) -> list[str]:
-    """Why the fit called ``name`` cannot be read as a scaling law (empty when it can)."""
+def fit_flags(name: str, law: Mapping[str, float], *, check_e: bool = True) -> list[str]:
+    """Why the fit called ``name`` cannot be read as a scaling law (empty when it can).
+
+    ``check_e=False`` leaves E out: a law whose shared floor is reported separately as
+    identified or not still has a usable shape (exponents and coefficients).
+    """
     flags = []
     for k in ("alpha", "beta"):
         v = law.get(k)
@@ -32,6 +36,8 @@ def fit_flags(name: str, law: Mapping[str, float]) -> list[str]:
             flags.append(f"{name}: {k} = {v:.3g} beyond 1e±{MAX_LOG10_COEFFICIENT:g}: coefficient not identified"
                          if v is not None and math.isfinite(v) else f"{name}: {k} is not finite")
     e = law.get("E")
+    if not check_e:
+        return flags
     if e is None or not math.isfinite(e) or e < MIN_E:
         flags.append(f"{name}: E = {e:.3g} at its lower bound: the loss never flattened on this grid, E is not "
                      "identified" if e is not None and math.isfinite(e) else f"{name}: E is not finite")

@@ -73,7 +73,7 @@ class TokenizerParams(Section):
 class GridParams(Section):
     sizes: list[ModelSize] = Field(min_length=2, description="non-embedding parameter counts N (each at most 1e9)")
     budgets: list[Steps] = Field(min_length=2, description="token budgets D (cooldown branches of one run per N; each at most 1e9)")
-    seeds: Seeds = Field(min_length=1)
+    seeds: Seeds = Field(min_length=2, description="seeds at every grid point (at least 2: runs are the bootstrap unit)")
     extra_seeds: Seeds = Field(default_factory=list, description="more seeds at the smallest and largest N (noise floor)")
 
     @field_validator("sizes", "budgets")
@@ -82,6 +82,12 @@ class GridParams(Section):
         if any(x <= 0 for x in v):
             raise ValueError("values must be positive")
         return sorted(set(v))
+
+    @model_validator(mode="after")
+    def _distinct_seeds(self) -> "GridParams":
+        if set(self.seeds) & set(self.extra_seeds):
+            raise ValueError(f"extra_seeds {sorted(set(self.seeds) & set(self.extra_seeds))} repeat grid.seeds")
+        return self
 
 
 class TrainingParams(Section):
@@ -96,16 +102,21 @@ class TrainingParams(Section):
 
 
 class FitParams(Section):
-    bootstrap: int = Field(ge=10, le=100_000, description="bootstrap refits for CIs")
+    bootstrap: int = Field(ge=10, le=100_000, description="bootstrap refits for CIs (training runs resampled within N)")
     huber_delta: float = Field(1e-3, gt=0)
+    power_sims: int = Field(2, ge=0, le=100, description="simulated law pairs on the run's grid and noise (fitter power)")
+    power_boot: int = Field(200, ge=10, le=10_000, description="bootstrap refits per simulated pair")
+    power_delta_beta: float = Field(0.05, gt=0, le=1, description="beta change planted in the power simulations")
 
 
 class ClaimsParams(ClaimsBase):
     baseline: str = "raw"
-    projection_multiplier: float = Field(100.0, gt=1, le=1e6, description="claim 3: project to this multiple of the largest trained compute (at most 1e6)")
+    projection_multiplier: float = Field(10.0, gt=1, le=10, description="claims 3-4: project to this multiple of the largest trained compute (at most 10: a law fitted on about a decade says little further out)")
     allocation_ratio: float = Field(3.0, gt=1, le=1e6, description="claim 4: D/N ratio difference to detect (at most 1e6)")
     delta_exponent: float = Field(0.01, ge=0, description="no-practical-effect band for exponent differences")
-    delta_log_coefficient: float = Field(0.05, ge=0, description="no-practical-effect band for log A, log B, log E differences")
+    delta_log_coefficient: float = Field(0.05, ge=0, description="no-practical-effect band for log A, log B differences")
+    power_sims: int = Field(200, ge=0, le=10_000, description="simulated runs for the gap-slope test's power (0: skip)")
+    power_resamples: int = Field(1000, ge=100, le=100_000, description="bootstrap resamples per simulated gap-slope run")
 
 
 class Params(PaperParams):
@@ -150,9 +161,10 @@ PRESETS = presets(
             "heldout_max_docs": 64,
         },
         "curation": {},
-        "rewrite": {"llm_docs": 8},
-        "tokenizer": {"vocab_size": 4096},
-        "grid": {"sizes": [20_000, 50_000, 120_000, 300_000], "budgets": [62_500, 125_000, 250_000, 500_000], "seeds": [0], "extra_seeds": []},
+        "rewrite": {"llm_docs": 0},
+        "tokenizer": {"vocab_size": 1024},
+        "grid": {"sizes": [20_000, 50_000, 120_000, 300_000], "budgets": [31_250, 62_500, 125_000, 250_000, 500_000],
+                 "seeds": [0, 1], "extra_seeds": []},
         "training": {"batch_size": 16, "seq_len": 128, "lr": 3e-3, "eval_windows": 32},
         "fit": {"bootstrap": 2000},
         "claims": {},
@@ -164,17 +176,19 @@ PRESETS = presets(
         "tokenizer": {"vocab_size": 512},
         "grid": {"sizes": [5_000, 10_000, 20_000], "budgets": [8_192, 16_384, 32_768]},
         "training": {"batch_size": 8, "seq_len": 64, "eval_windows": 8},
-        "fit": {"bootstrap": 20},
+        "fit": {"bootstrap": 20, "power_sims": 1, "power_boot": 20},
+        "claims": {"power_sims": 20, "power_resamples": 200},
         "resources": {"threads": 2, "workers": 1},
     },
     full={
         "interventions": ["raw", "exact", "minhash-0.7", "minhash-0.9", "gopher", "qa-100", "qa-67", "qa-33"],
         "corpus": {"pool_mb": 140, "heldout_max_docs": 256},
         "rewrite": {"llm_docs": 100_000, "allow_template": False},
+        "tokenizer": {"vocab_size": 4096},
         "grid": {
             "sizes": [20_000, 50_000, 120_000, 300_000, 1_000_000, 3_000_000],
             "budgets": [125_000, 250_000, 500_000, 1_000_000, 2_000_000, 4_000_000],
-            "extra_seeds": [1, 2],
+            "extra_seeds": [2, 3],
         },
         "training": {"batch_size": 32, "seq_len": 256, "lr": 2e-3, "eval_windows": 128},
         "resources": {"threads": 2, "workers": 1},

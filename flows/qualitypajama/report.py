@@ -26,6 +26,22 @@ def _scale_note(rows: list[dict], budgets: dict) -> str:
     )
 
 
+MAX_DROPPED = 0.025  # refits failing the sanity checks: above half a 95% tail, the CI cannot be trusted
+
+
+def trusted_samples(fits: dict, samples: dict) -> tuple[dict, list[str]]:
+    """Samples of interventions whose dropped (insane) refits exceed MAX_DROPPED become NaN (their comparisons
+    are then inconclusive); returns them and a flag per such intervention."""
+    out, flags = {}, []
+    for n, s in samples.items():
+        share = fits[n].get("refits_dropped", 0) / max(len(s), 1)
+        if share > MAX_DROPPED:
+            flags.append(f"{n}: {share:.1%} of refits fail the sanity checks (> {MAX_DROPPED:.1%}): its CIs are not used")
+            s = np.full_like(s, np.nan)
+        out[n] = s
+    return out, flags
+
+
 def evaluate_claims(ctx: StageContext[Params], fits: dict, samples: dict, rows: list[dict]) -> list:
     p = ctx.params
     cl = p.claims
@@ -35,11 +51,22 @@ def evaluate_claims(ctx: StageContext[Params], fits: dict, samples: dict, rows: 
     budgets = fits["budgets"]
     note = _scale_note(rows, budgets)
     f = fits["fits"]
+    samples, _ = trusted_samples(f, samples)
+    seeds = len(p.grid.seeds)  # runs per N every refit draws from
+    law = (fits.get("fitter_power") or {}).get("truth") or f[base]["full"]
+    gaps = {n: C.gap_slope_part(rows, base, n, law, p.grid.budgets, delta=cl.delta_exponent, level=cl.level, note=note,
+                                seed=p.seed, n_resamples=cl.n_resamples, power_sims=cl.power_sims,
+                                power_resamples=cl.power_resamples, power_delta_beta=p.fit.power_delta_beta)
+            for n in targets}
     return [
-        C.claim_exponents(f, samples, base, targets, delta=cl.delta_exponent, level=cl.level, note=note),
-        C.claim_opposing(f, samples, base, others, d_exp=cl.delta_exponent, d_log=cl.delta_log_coefficient, level=cl.level, note=note),
-        C.claim_reversal(samples, p.interventions, budgets["smallest_trained"], budgets["target"], level=cl.level, note=note),
-        C.claim_allocation(f, samples, p.interventions, budgets["target"], ratio=cl.allocation_ratio, level=cl.level, note=note),
+        C.claim_exponents(f, samples, base, targets, delta=cl.delta_exponent, level=cl.level, note=note, n_seeds=seeds,
+                          gap_parts=gaps),
+        C.claim_opposing(f, samples, base, others, d_exp=cl.delta_exponent, d_log=cl.delta_log_coefficient, level=cl.level,
+                         note=note, n_seeds=seeds),
+        C.claim_reversal(samples, p.interventions, budgets["smallest_trained"], budgets["target"], level=cl.level, note=note,
+                         n_seeds=seeds),
+        C.claim_allocation(f, samples, p.interventions, budgets["target"], ratio=cl.allocation_ratio, level=cl.level, note=note,
+                           n_seeds=seeds),
     ]
 
 
@@ -90,6 +117,33 @@ def _params_section(fits: dict) -> Section:
                    "projected-loss ranking between held-out validation sets.", figures=figs, tables=[alloc, rank])
 
 
+def _power_section(fits: dict, claims: list) -> Section:
+    """The shared E's state, the fitter's power on this grid and noise, and the gap-slope test's power."""
+    e = fits["shared_E"]
+    fp = fits.get("fitter_power")
+    sims = [{"sim": i, "E": _num(s["E"]), "E 95% CI": _interval(s["E_ci"]), "E state": s["E_state"],
+             "beta CI width": _num(s["beta_ci_width"], ".3f"), "Δbeta": _num(s["delta_beta"], ".3f"),
+             "Δbeta 95% CI": _interval(s["delta_beta_ci"]), "detected": s["detected"], "covers truth": s["covers_truth"]}
+            for i, s in enumerate((fp or {}).get("sims", []))]
+    gap = []
+    for part in (p for c in claims[:1] for p in c.parts if "/gap-slope" in p["id"]):
+        for r in part["details"]["power"]["rows"]:
+            gap.append({"comparison": part["id"], "planted Δbeta": r["planted"], "n_sim": r["n_sim"],
+                        "reproduced": f"{r['reproduced']:.2f}"})
+    text = (f"Shared E: **{e['state']}** ({e['reason']}). ")
+    if fp:
+        t = fp["truth"]
+        text += (f"Fitter power: {fp['n_sim']} simulated pairs of the law E = {t['E']:.3g}, A = {t['A']:.3g}, "
+                 f"alpha = {t['alpha']:.3g}, B = {t['B']:.3g}, beta = {t['beta']:.3g} and the same with beta + "
+                 f"{fp['delta_beta']:g}, on this run's grid with its noise (run {_num(fp['noise']['run'], '.4f')}, point "
+                 f"{_num(fp['noise']['point'], '.4f')} in log loss), {fp['refits']} refits each: median Δbeta CI width "
+                 f"{_num(fp['median_delta_beta_ci_width'], '.3f')}, detected in {fp['detected']} of {fp['n_sim']}. ")
+    text += ("Gap-slope test (the mini-scale proxy in C1): share of simulated runs reproduced at a planted Δbeta of 0 "
+             "(false positives) and of the power check's Δbeta.")
+    return Section("Can this design decide? Shared E, fitter power, gap-slope power", text,
+                   tables=[t for t in (sims, gap) if t])
+
+
 def _curation_section(curated: dict, rewrite: dict) -> Section:
     rows = [{"intervention": n, **{k: (f"{v:.3f}" if isinstance(v, float) else v) for k, v in m.items()
              if k in ("documents", "retained_bytes_frac", "precision", "recall", "f1")}} for n, m in curated.items()]
@@ -100,6 +154,10 @@ def _curation_section(curated: dict, rewrite: dict) -> Section:
     synth = [{"style": k.removeprefix("synthetic_"), **v} for k, v in rewrite.items() if k.startswith("synthetic_")]
     text = ("Precision/recall are scored against the injected ground truth (near-copies for dedup, junk for filters). "
             "Synthetic documents rewritten by `template` come from the deterministic non-LLM stand-in, not from an LLM.")
+    styles = {k.removeprefix("synthetic_"): v for k, v in rewrite.items() if k.startswith("synthetic_")}
+    if styles and all(set(v) == {"template"} for v in styles.values()):
+        text += (" **Every synthetic document in this run is from the template stand-in**: the QA arms are "
+                 "template-QA data, a stand-in for the paper's LLM rewrites.")
     return Section("Curation and rewriting", text, figures=figs, tables=[rows, synth] if synth else [rows])
 
 
@@ -109,7 +167,11 @@ def run(ctx: StageContext[Params]) -> dict:
     fits = read_json(ctx.input(f"{FITS}/fits.json"))
     samples = {n: np.load(ctx.input(f"{FITS}/bootstrap-{n}.npy")) for n in p.interventions}
     claims = evaluate_claims(ctx, fits, samples, rows)
-    flags = [flag for n, f in fits["fits"].items() for flag in fit_flags(n, f["full"])]
+    flags = [flag for n, f in fits["fits"].items() for flag in fit_flags(n, f["full"], check_e=False)]
+    flags += trusted_samples(fits["fits"], samples)[1]
+    shared = fits["shared_E"]
+    if shared["state"] != "identified":
+        flags.append(f"shared E not identified: {shared['reason']}")
     curated = read_json(ctx.input(f"{CURATED}/metrics.json"))
     rewrite = read_json(ctx.input(f"{REWRITE}/summary.json"))
     metrics = {
@@ -118,6 +180,9 @@ def run(ctx: StageContext[Params]) -> dict:
         "curation": {n: {k: v for k, v in m.items() if isinstance(v, (int, float))} for n, m in curated.items()},
         "ranking_spearman": fits["ranking"]["spearman"],
     }
-    sections = [_curation_section(curated, rewrite), _loss_section(rows, fits), _params_section(fits)]
+    metrics["shared_E"] = {k: shared[k] for k in ("state", "E", "ci")}
+    metrics["fitter_power"] = {k: v for k, v in (fits.get("fitter_power") or {}).items() if k != "sims"}
+    sections = [_curation_section(curated, rewrite), _loss_section(rows, fits), _params_section(fits),
+                _power_section(fits, claims)]
     return finish_report(ctx, C.CLAIMS, claims, extra={"flags": flags}, metrics=metrics, sections=sections,
                          plots={"loss_vs_compute.csv": (rows, ["intervention", "N", "D", "flops", "loss"])})

@@ -81,11 +81,11 @@ def test_mlflow_parent_and_child_runs_with_tags(smoke_run):
     assert parent_tags["profile"] == "smoke" and parent_tags["git_dirty"] in ("true", "false")
     assert len(parent_tags["git_commit"]) == 40
     assert any(k.startswith("stage_hash.qualitypajama-train") for k in parent_tags)
-    # 3 interventions x 3 sizes x 1 seed, each a finished child with its model logged
-    assert len(children) == 9 and all(status == "FINISHED" for *_, status in children)
+    # 3 interventions x 3 sizes x 2 seeds, each a finished child with its model logged
+    assert len(children) == 18 and all(status == "FINISHED" for *_, status in children)
     assert all(tags[c[0]]["mlflow.parentRunId"] == parents[0][0] for c in children)
     models = _mlflow(root, "select count(*) from logged_models")[0][0]
-    assert models == 9
+    assert models == 18
 
 
 def test_second_run_skips_every_stage(smoke_run):
