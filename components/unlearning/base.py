@@ -68,9 +68,11 @@ class UnlearnResult:
     history: list[dict] = field(default_factory=list)
     diagnostic_evals: int = 0
     seconds: float = 0.0
+    stopped: bool = False  # the method's own stopping rule ended it before the budget (GA's early stop)
 
     def to_dict(self) -> dict:
-        return {k: getattr(self, k) for k in ("method", "budget", "used", "steps", "diagnostic_evals", "seconds")}
+        return {k: getattr(self, k) for k in ("method", "budget", "used", "steps", "diagnostic_evals", "seconds",
+                                              "stopped")}
 
 
 def trainable(model: nn.Module) -> list[nn.Parameter]:

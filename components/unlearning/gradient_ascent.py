@@ -1,6 +1,9 @@
 """Gradient ascent (GA): maximise the forget loss, nothing else (open-unlearning ``GradAscent``).
 
-Cost: 1 gradient evaluation per step. The retain gradient, needed only for the
+Cost: 1 gradient evaluation per step. Early stop (``stop_loss_f``, the usual TOFU practice for GA): once the
+forget-batch loss, measured before a step, exceeds the threshold, GA stops and keeps the current weights
+(the flow sets it to the Retrain model's forget loss: "as unfamiliar as data never seen"); the
+rest of the budget is left unspent and the result is marked ``stopped``. The retain gradient, needed only for the
 logged cosine, is a diagnostic pass outside the budget (``log_cos=False`` skips it).
 """
 
@@ -23,6 +26,7 @@ class Config:
     lr: float = 1e-3
     optimizer: str = "adam"
     log_cos: bool = True
+    stop_loss_f: float | None = None  # stop once the forget-batch mean loss exceeds this (None: never)
 
 
 def unlearn(model: nn.Module, *, forget_loss: LossFn, retain_loss: LossFn, batches: Iterator[tuple[Batch, Batch]],
@@ -35,6 +39,8 @@ def unlearn(model: nn.Module, *, forget_loss: LossFn, retain_loss: LossFn, batch
 
     def step(forget, retain) -> dict:
         lf = forget_loss(model, forget).mean()
+        if cfg.stop_loss_f is not None and lf.item() > cfg.stop_loss_f:
+            return None
         gf = grads(lf, params, b)
         row = {"loss_f": lf.item()}
         if cfg.log_cos:

@@ -172,3 +172,16 @@ def load_tofu(source: str, config: str, *, online: bool) -> list[dict]:
             records = list(load_dataset(source, name, split="train"))
         rows += rows_from_tofu(records, split, f"tofu{pct}-{split}")
     return rows
+
+
+def mark_dev(rows: list[dict], *, seed: int) -> list[dict]:
+    """Flag ``dev`` on as many retain authors as there are forget authors: the tuning split's forget set.
+
+    They stay ``retain`` rows (every model learns them, and the claims' runs retain them); only tuning
+    forgets them, against a reference model trained without them, so tuning never sees the forget split.
+    """
+    forget = {r["author"] for r in rows if r["split"] == "forget"}
+    pool = sorted({r["author"] for r in rows if r["split"] == "retain" and r["author"]})
+    n = min(len(forget), len(pool) - 1)
+    dev = set(random.Random(seed + 1).sample(pool, n)) if n > 0 else set()
+    return [{**r, "dev": r["split"] == "retain" and r["author"] in dev} for r in rows]

@@ -28,6 +28,7 @@ SUITE = [
     V.in_set("split", ["forget", "retain", "general"]),
     V.in_set("in_both_splits", [False]),
     V.between("n_perturbed", min_value=1),
+    V.in_set("dev_off_retain", [False]),
 ]
 
 
@@ -42,6 +43,7 @@ def check_rows(rows: list[dict], result_path=None) -> None:
     retain_keys = set(key[df["split"] == "retain"])
     df["in_both_splits"] = key.isin(forget_keys & retain_keys)
     df["n_perturbed"] = df["perturbed_answer"].map(len)
+    df["dev_off_retain"] = df.get("dev", False) & (df["split"] != "retain")  # tuning forgets retain authors only
     V.validate(df.drop(columns=["perturbed_answer"]), SUITE, name="ofmu/qa", result_path=result_path)
 
 
@@ -53,7 +55,7 @@ def build_rows(p) -> list[dict]:
     else:
         rows = tofu.load_tofu(d.source, d.tofu_config, online=online())
     glosses = tofu.wordnet_glosses(max(10 * d.n_general, 500), sources_dir=d.sources_dir)
-    return rows + tofu.general_rows(glosses, d.n_general, d.n_perturbed, seed=d.seed)
+    return tofu.mark_dev(rows + tofu.general_rows(glosses, d.n_general, d.n_perturbed, seed=d.seed), seed=d.seed)
 
 
 def run(ctx: StageContext[Params]) -> dict:
@@ -68,6 +70,7 @@ def run(ctx: StageContext[Params]) -> dict:
     train_bpe(texts, vocab_size=p.data.vocab_size, out_path=out / "tokenizer.json")
     summary = {s: sum(r["split"] == s for r in rows) for s in ("forget", "retain", "general")}
     summary["authors_forget"] = len({r["author"] for r in rows if r["split"] == "forget"})
+    summary["authors_dev"] = len({r["author"] for r in rows if r.get("dev")})
     write_json(out / "summary.json", summary)
     log.info("ofmu data: %s", summary)
     return summary

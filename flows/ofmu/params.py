@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -65,12 +65,81 @@ def _check_budget(budget: int, methods: dict[str, MethodSpec]) -> None:
             raise ValueError(f"budget {budget} is not a multiple of method {name!r}'s step cost {cost}")
 
 
+def checkpoint_grid(methods: dict[str, MethodSpec]) -> int:
+    """The least common multiple of the methods' step costs: the finest checkpoint grid all methods share."""
+    from components.unlearning import make_config, step_cost
+
+    return math.lcm(*(step_cost(m.kind, make_config(m.kind, m.options)) for m in methods.values()))
+
+
+def _check_tune(section: str, tune: dict[str, list[dict]], methods: dict[str, MethodSpec], budget: int,
+                seeds: list[int], tune_seeds: list[int]) -> None:
+    """A tuning grid names known methods, gives each the same number of settings (equal tuning effort), every
+    setting is a valid config whose step cost divides the budget, and the tuning seeds are not claim seeds."""
+    if not tune:
+        return
+    unknown = sorted(set(tune) - set(methods))
+    if unknown:
+        raise ValueError(f"{section}.tune: unknown method(s) {unknown}; known: {sorted(methods)}")
+    sizes = {name: len(grid) for name, grid in tune.items()}
+    if len(set(sizes.values())) != 1 or 0 in sizes.values():
+        raise ValueError(f"{section}.tune: every method needs the same non-zero number of settings, got {sizes}")
+    for name, grid in tune.items():
+        m = methods[name]
+        _check_budget(budget, {f"{name}[{i}]": MethodSpec(kind=m.kind, options={**m.options, **o})
+                               for i, o in enumerate(grid)})
+    if set(seeds) & set(tune_seeds):
+        raise ValueError(f"{section}.tune_seeds must not overlap the claims' seeds {seeds}")
+
+
+def _grid(**axes) -> list[dict]:
+    """The full factorial of ``axes`` (name -> values), as a list of option overrides."""
+    import itertools
+
+    keys = list(axes)
+    return [dict(zip(keys, vals)) for vals in itertools.product(*(axes[k] for k in keys))]
+
+
+def _ofmu_grid(lrs) -> list[dict]:
+    return [{"lr_inner": lr, "lr_outer": lr, "beta": b, "inner_steps": t, "rho0": r, "rho_growth": c}
+            for lr in lrs for b in (1.0, 0.1) for t, r, c in ((3, 0.01, 1.1), (1, 0.1, 1.5))]
+
+
+# The dev sweep (``tune: grid``): 8 settings per method, the same budget; lr for every method, plus what each
+# method's own knobs are (GradDiff/NPO: the retain weight alpha; OFMU: beta and (T, rho0, c)).
+LM_SWEEP = {
+    "ga": _grid(lr=[1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2]),
+    "graddiff": _grid(lr=[1e-4, 3e-4, 1e-3, 3e-3], alpha=[1.0, 2.0]),
+    "npo": _grid(lr=[1e-4, 3e-4, 1e-3, 3e-3], alpha=[1.0, 2.0]),
+    "ofmu": _ofmu_grid([3e-4, 1e-3]),
+}
+VISION_SWEEP = LM_SWEEP
+
+
+def _expand(v):
+    if v == "grid":
+        return {k: [dict(o) for o in g] for k, g in LM_SWEEP.items()}
+    return v
+
+
 class UnlearnParams(Section):
     budget: Steps = Field(gt=0, description="gradient evaluations per method (matched); multiple of every step cost")
     batch_size: Width = Field(16, ge=1, description="forget and retain examples per batch")
     seeds: Seeds = Field(min_length=1)
     methods: dict[str, MethodSpec]
     max_new: Width = Field(16, ge=1, description="greedy tokens generated for ROUGE-L")
+    ga_stop: Literal["retrain", "none"] = Field("retrain", description=(
+        "GA's early stop: 'retrain' stops GA once its forget-batch loss exceeds the Retrain model's mean forget "
+        "loss (the usual TOFU practice of stopping GA, with a threshold no claim run tunes); 'none' never stops"))
+    tune: dict[str, list[dict[str, Any]]] = Field(default_factory=dict, description=(
+        "dev-split sweep: method -> list of option overrides (same length for every method), or 'grid' for "
+        "LM_SWEEP. Empty (default): "
+        "the frozen options are used; see the README for the sweep that froze them"))
+    tune_seeds: Seeds = Field(default_factory=lambda: [100], min_length=1)
+    _grid_name = field_validator("tune", mode="before")(lambda v: _expand(v))
+    tune_fq_min: float = Field(0.05, gt=0, le=1, description=(
+        "tuning rule: per method, the best dev MU among settings whose dev FQ (median over tune seeds) reaches "
+        "this; if none does, the highest dev FQ"))
 
     @model_validator(mode="after")
     def _consistent(self):
@@ -78,6 +147,7 @@ class UnlearnParams(Section):
         if missing:
             raise ValueError(f"methods must include {missing} (claims 1-3)")
         _check_budget(self.budget, self.methods)
+        _check_tune("unlearn", self.tune, self.methods, self.budget, self.seeds, self.tune_seeds)
         return self
 
 
@@ -92,6 +162,15 @@ class VisionParams(Section):
     test_frac: float = Field(0.2, gt=0, lt=1)
     budget: Steps = Field(gt=0)
     methods: dict[str, MethodSpec]
+    checkpoint_every: int | None = Field(None, ge=1, description=(
+        "gradient evaluations between the UA-band checks, the same for every method (None: the least common "
+        "multiple of the methods' step costs, i.e. one OFMU round)"))
+    tune: dict[str, list[dict[str, Any]]] = Field(default_factory=dict, description=(
+        "dev sweep: method -> list of option overrides (same length for every method), or 'grid' for "
+        "VISION_SWEEP; run on tune_scenario"))
+    _grid_name = field_validator("tune", mode="before")(lambda v: _expand(v))
+    tune_scenario: str = Field("class-8", description="the dev scenario tuning runs on (never a claims scenario)")
+    tune_seeds: Seeds = Field(default_factory=lambda: [100], min_length=1)
 
     @field_validator("scenarios")
     @classmethod
@@ -107,6 +186,13 @@ class VisionParams(Section):
         if missing:
             raise ValueError(f"methods must include {missing} (claim 4)")
         _check_budget(self.budget, self.methods)
+        _check_tune("vision", self.tune, self.methods, self.budget, self.seeds, self.tune_seeds)
+        if self.tune and (self.tune_scenario in self.scenarios or not self._scen([self.tune_scenario])):
+            raise ValueError(f"vision.tune_scenario {self.tune_scenario!r} must be a scenario the claims do not use")
+        every = self.checkpoint_every
+        if every is not None and (self.budget % every or every % checkpoint_grid(self.methods)):
+            raise ValueError(f"vision.checkpoint_every {every} must divide the budget {self.budget} and be a "
+                             f"multiple of every method's step cost (their lcm: {checkpoint_grid(self.methods)})")
         return self
 
 
@@ -134,17 +220,26 @@ def _ofmu(**kw) -> dict:
     return {"kind": "ofmu", "options": {**base, **kw}}
 
 
+# Frozen from the dev sweep (README, "Tuning"): `tune: grid` on the dev split, the rule in flows/ofmu/tune.py.
+_LM_OFMU = {"beta": 0.1, "inner_steps": 1, "lr_inner": 1e-3, "lr_outer": 1e-3, "rho0": 0.1, "rho_growth": 1.5}
 LM_METHODS = {
-    "ga": {"kind": "ga", "options": {"lr": 1e-3}},
-    "graddiff": {"kind": "graddiff", "options": {"lr": 1e-3, "gamma": 1.0, "alpha": 1.0}},
-    "npo": {"kind": "npo", "options": {"lr": 1e-3, "beta": 0.1, "alpha": 1.0}},
-    "ofmu": _ofmu(),
-    "ofmu-beta0": _ofmu(beta=0.0),
-    "ofmu-cos2": _ofmu(penalty="cos2"),  # variant: penalise cos^2 (drives cos to 0, "decorrelate"); not in claims
-    "wsum-0.25": {"kind": "graddiff", "options": {"lr": 1e-3, "gamma": 0.25, "alpha": 0.75}},
-    "wsum-0.75": {"kind": "graddiff", "options": {"lr": 1e-3, "gamma": 0.75, "alpha": 0.25}},
+    "ga": {"kind": "ga", "options": {"lr": 1e-2}},  # + early stop at Retrain's forget loss (unlearn.ga_stop)
+    "graddiff": {"kind": "graddiff", "options": {"lr": 1e-4, "gamma": 1.0, "alpha": 1.0}},
+    "npo": {"kind": "npo", "options": {"lr": 3e-4, "beta": 0.1, "alpha": 2.0}},
+    "ofmu": _ofmu(**_LM_OFMU),
+    "ofmu-beta0": _ofmu(**{**_LM_OFMU, "beta": 0.0}),
+    "ofmu-cos2": _ofmu(**_LM_OFMU, penalty="cos2"),  # variant: penalise cos^2 (drives cos to 0); not in claims
+    "wsum-0.25": {"kind": "graddiff", "options": {"lr": 1e-4, "gamma": 0.25, "alpha": 0.75}},  # GradDiff's lr
+    "wsum-0.75": {"kind": "graddiff", "options": {"lr": 1e-4, "gamma": 0.75, "alpha": 0.25}},
 }
-VISION_METHODS = {k: LM_METHODS[k] for k in ("ga", "graddiff", "npo", "ofmu", "ofmu-cos2")}
+_V_OFMU = {"beta": 0.1, "inner_steps": 3, "lr_inner": 1e-3, "lr_outer": 1e-3, "rho0": 0.01, "rho_growth": 1.1}
+VISION_METHODS = {
+    "ga": {"kind": "ga", "options": {"lr": 1e-4}},
+    "graddiff": {"kind": "graddiff", "options": {"lr": 1e-3, "gamma": 1.0, "alpha": 2.0}},
+    "npo": {"kind": "npo", "options": {"lr": 3e-4, "beta": 0.1, "alpha": 2.0}},
+    "ofmu": _ofmu(**_V_OFMU),
+    "ofmu-cos2": _ofmu(**_V_OFMU, penalty="cos2"),
+}
 
 PRESETS = presets(
     default={
@@ -156,7 +251,7 @@ PRESETS = presets(
         "data": {"n_authors": 12, "n_attributes": 4, "n_templates": 1, "forget_frac": 0.17, "n_general": 24,
                  "n_eval_retain": 16, "vocab_size": 512},
         "model": {"d_model": 64, "n_heads": 2, "d_ff": 176, "train_steps": 120, "batch_size": 16},
-        "unlearn": {"budget": 18, "batch_size": 8, "seeds": [0], "max_new": 12},
+        "unlearn": {"budget": 20, "batch_size": 8, "seeds": [0], "max_new": 12},
         "vision": {"scenarios": ["class-3"], "seeds": [0], "epochs": 5, "budget": 36},
         "claims": {"n_resamples": 1000},
     },

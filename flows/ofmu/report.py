@@ -70,6 +70,18 @@ def vision_table(vruns) -> list[dict]:
     return out
 
 
+def tune_table(folder) -> list[dict]:
+    """The dev sweep's settings and scores when this run tuned (``tune.jsonl``), else nothing."""
+    path = folder / "tune.jsonl"
+    if not path.exists():
+        return []
+    knobs = ("lr", "lr_inner", "alpha", "beta", "inner_steps", "rho0", "rho_growth")
+    return [{"method": r["method"], "setting": r["setting"],
+             "options": ", ".join(f"{k}={r['options'][k]:g}" for k in knobs if k in r["options"]),
+             **{k: v for k, v in r.items() if k not in ("per_seed", "options", "setting", "method")}}
+            for r in read_jsonl(path)]
+
+
 def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     items = read_jsonl(ctx.input(f"{UNLEARN}/items.jsonl"))
@@ -83,6 +95,7 @@ def run(ctx: StageContext[Params]) -> dict:
     fig_t, csv_t = tradeoff(p, idx)
     fig_c, csv_c = cosine_curve(p, hist)
     vt = vision_table(vruns)
+    tunes = [t for t in (tune_table(ctx.input(UNLEARN)), tune_table(ctx.input(VISION))) if t]
     metrics = {"lm": {r["method"]: {"MU": r["MU"], "FQ": r["FQ (median)"]} for r in table},
                "vision": {f"{r['scenario']}/{r['method']}": {k: r[k] for k in ("UA", "RA", "TA", "MIA")} for r in vt},
                "budget": {"lm": p.unlearn.budget, "vision": p.vision.budget}}
@@ -99,6 +112,11 @@ def run(ctx: StageContext[Params]) -> dict:
                 "samples a loss-threshold attack calls non-members. Unlearned rows are at the first checkpoint within "
                 f"+-{100 * p.claims.ua_band:.0f} points of Retrain's UA (else the end of the budget).", tables=[vt]),
     ]
+    if tunes:
+        sections.append(Section("Dev-split sweep", "Every tuned method ran the same number of settings at the same "
+                                "budget on the dev split (LM: the dev authors against a reference trained without "
+                                f"them; vision: {p.vision.tune_scenario}); `chosen` marks the rule's pick.",
+                                tables=tunes))
     return finish_report(ctx, CLAIMS, claims, metrics=metrics, sections=sections,
                          plots={"tradeoff.csv": (csv_t, ["method", "seed", "log10_fq", "mu"]),
                                 "cosine.csv": (csv_c, ["method", "step", "abs_cos"])})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flows.specs import Layout
 
-L = Layout("ofmu", code=("common",))
+L = Layout("ofmu", code=("common", "tune"))
 DATA, MODELS, UNLEARN, VISION = (L.out(n) for n in ("data", "models", "unlearn", "vision"))
 _UNL = ("components/unlearning",)
 
@@ -16,7 +16,7 @@ STAGES = (
     L.stage("train", code=(*_UNL, "components/models/tiny_lm.py", "components/training"), reads=(DATA,),
             params=("data", "model", "resources"), writes=(MODELS,), after=("data",),
             summary="the base LM (all data) and the Retrain LM (retain + world facts only)"),
-    L.stage("unlearn", code=_UNL, reads=(DATA, MODELS), params=("model", "unlearn", "data", "resources"),
+    L.stage("unlearn", code=(*_UNL, L.module_file("train")), reads=(DATA, MODELS), params=("model", "unlearn", "data", "resources"),
             writes=(UNLEARN,), after=("train",),
             summary="each method at the matched gradient-evaluation budget per seed; TOFU metrics per question"),
     L.stage("vision", code=(*_UNL, "components/data/validate.py"), params=("vision",), writes=(VISION,),

@@ -24,7 +24,8 @@ def test_smoke_profile_end_to_end(project, tmp_path, monkeypatch):
 
     runs = read_jsonl(data / "unlearn/runs.jsonl")
     assert {r["method"] for r in runs} >= {"ga", "graddiff", "npo", "ofmu", "ofmu-beta0"}
-    assert all(r["used"] == r["budget"] == 18 for r in runs)  # matched, exactly spent
+    # matched and exactly spent, except by GA's early stop (at the Retrain model's forget loss)
+    assert all(r["budget"] == 20 and (r["used"] == 20 or (r["kind"] == "ga" and r["stopped"])) for r in runs)
     assert json.loads((data / "unlearn/_checks/runs.json").read_text())["success"] is True
     hist = read_jsonl(data / "unlearn/history.jsonl")
     assert {h["phase"] for h in hist if h["method"] == "ofmu"} == {"inner", "outer"}

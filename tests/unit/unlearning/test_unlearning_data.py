@@ -121,6 +121,20 @@ def test_params_refuse_a_zero_budget_and_a_budget_off_the_step_costs():
     with pytest.raises(ParamsError, match=r"ofmu\.unlearn\.budget"):
         resolve(Params, PRESETS, slug="ofmu", profile="smoke", overrides=["unlearn.budget=0"])
     with pytest.raises(ParamsError, match="not a multiple"):
-        resolve(Params, PRESETS, slug="ofmu", profile="smoke", overrides=["unlearn.budget=20"])
+        resolve(Params, PRESETS, slug="ofmu", profile="smoke", overrides=["unlearn.budget=21"])
     for profile in ("smoke", "default", "full"):
         resolve(Params, PRESETS, slug="ofmu", profile=profile)
+
+
+def test_dev_authors_are_retain_authors_as_many_as_the_forget_authors(tmp_path):
+    from flows.ofmu.data import check_rows
+
+    rows = tofu.mark_dev(tofu.split_authors(tofu.make_authors(12, 2, 1, 3, seed=0), 0.25, seed=0), seed=0)
+    dev = {r["author"] for r in rows if r["dev"]}
+    forget = {r["author"] for r in rows if r["split"] == "forget"}
+    assert len(dev) == len(forget) == 3 and not dev & forget
+    assert all(r["split"] == "retain" for r in rows if r["dev"])
+    check_rows(rows, result_path=tmp_path / "ok.json")
+    bad = [{**r, "dev": True} if r["split"] == "forget" else r for r in rows]  # tuning must never see forget rows
+    with pytest.raises(ValidationFailed):
+        check_rows(bad, result_path=tmp_path / "bad.json")

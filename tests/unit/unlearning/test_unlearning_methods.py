@@ -165,3 +165,27 @@ def test_cosine_of_parallel_and_opposite_gradients():
     a = [torch.tensor([1.0, 2.0]), torch.tensor([3.0])]
     assert cosine(a, [2 * t for t in a]).item() == pytest.approx(1.0)
     assert cosine(a, [-t for t in a]).item() == pytest.approx(-1.0)
+
+
+def test_ga_early_stop_ends_once_the_forget_loss_passes_the_threshold():
+    """Issue 19: GA spent every evaluation on pure ascent and always ended at MU = 0. With ``stop_loss_f`` it stops
+    (keeping the weights it had) once the forget-batch loss exceeds the threshold, and says so."""
+    forget, retain = _data(seed=10, n=8), _data(seed=20, n=8)
+    m0 = _model()
+    threshold = ce(m0, forget).mean().item() + 0.5
+    free, stopped = copy.deepcopy(m0), copy.deepcopy(m0)
+    r_free = run_method("ga", free, cfg=make_config("ga", {"lr": 5e-2}), forget_loss=ce, retain_loss=ce,
+                        batches=_stream(), budget=60)
+    r_stop = run_method("ga", stopped, cfg=make_config("ga", {"lr": 5e-2, "stop_loss_f": threshold}), forget_loss=ce,
+                        retain_loss=ce, batches=_stream(), budget=60)
+    assert not r_free.stopped and r_free.used == 60
+    assert r_stop.stopped and 0 < r_stop.used < 60 and r_stop.steps == r_stop.used
+    assert r_stop.history[-1]["loss_f"] <= threshold < ce(stopped, forget).mean().item()  # stopped right after
+    assert ce(stopped, retain).mean().item() < ce(free, retain).mean().item() / 2
+    assert r_stop.to_dict()["stopped"] is True
+
+
+def test_ga_without_a_threshold_never_stops():
+    r = run_method("ga", _model(), cfg=make_config("ga", {"lr": 1e-2}), forget_loss=ce, retain_loss=ce,
+                   batches=_stream(), budget=10)
+    assert not r.stopped and r.used == 10
