@@ -127,9 +127,10 @@ def _power_section(fits: dict, claims: list) -> Section:
             for i, s in enumerate((fp or {}).get("sims", []))]
     gap = []
     for part in (p for c in claims[:1] for p in c.parts if "/gap-slope" in p["id"]):
-        for r in part["details"]["power"]["rows"]:
-            gap.append({"comparison": part["id"], "planted Δbeta": r["planted"], "n_sim": r["n_sim"],
-                        "reproduced": f"{r['reproduced']:.2f}"})
+        pw = part["details"]["power"]
+        for d_beta, r in zip(pw["planted_delta_beta"], pw["rows"]):
+            gap.append({"comparison": part["id"], "planted Δbeta": d_beta, "planted slope": _num(r["planted"], ".4f"),
+                        "n_sim": r["n_sim"], "reproduced": f"{r['reproduced']:.2f}"})
     text = (f"Shared E: **{e['state']}** ({e['reason']}). ")
     if fp:
         t = fp["truth"]

@@ -123,3 +123,16 @@ def test_report_labels_an_all_template_qa_arm_as_the_stand_in():
     text = _curation_section({}, {"synthetic_qa": {"template": 120}}).markdown
     assert "template stand-in" in text and "template-QA data" in text
     assert "template-QA" not in _curation_section({}, {"synthetic_qa": {"template": 100, "smollm2": 8}}).markdown
+
+
+def test_power_section_shows_the_planted_delta_beta_beside_its_slope():
+    from types import SimpleNamespace
+
+    from flows.qualitypajama.report import _power_section
+
+    part = {"id": "C1/qa-67/gap-slope", "details": {"power": {
+        "planted_delta_beta": [0.0, 0.05], "rows": [{"planted": 0.0, "n_sim": 10, "reproduced": 0.1},
+                                                   {"planted": 0.166, "n_sim": 10, "reproduced": 1.0}]}}}
+    fits = {"shared_E": {"state": "not identified", "reason": "E at 0"}, "fitter_power": None}
+    table = _power_section(fits, [SimpleNamespace(parts=[part])]).tables[-1]
+    assert [r["planted Δbeta"] for r in table] == [0.0, 0.05] and table[1]["planted slope"] == "0.1660"
