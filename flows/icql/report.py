@@ -54,7 +54,7 @@ def learning_curves(models, runs_meta: list[dict]) -> tuple[dict, list[dict]]:
         w = max(1, int(n * PLATEAU_WINDOW))
         row = {"task": f"{task} subtask(s)", "method": method, "steps": steps[-1] if steps else 0,
                "dev score, last window": None, "change (points)": None, "plateaued": None,
-               f"loss plateau (relative, {loss_key})": plateau(loss, PLATEAU_WINDOW)}
+               "loss": loss_key, "loss plateau (relative)": plateau(loss, PLATEAU_WINDOW)}
         if n >= 2 * w and not np.isnan(dev).any():
             last, prev = float(np.mean(dev[-w:])), float(np.mean(dev[-2 * w:-w]))
             row.update({"dev score, last window": last, "change (points)": last - prev,
