@@ -80,6 +80,32 @@ def make_subjects(n: int, seed: int) -> list[str]:
     return [f"{first[i // k]} {last[i % k]}" for i in pairs]
 
 
+def crossed_neighbours(subjects: Sequence[str], n: int, seed: int) -> list[str]:
+    """``n`` never-edited subjects whose first and last names are crossed: a few first names x a few last names.
+
+    The LM sees these subjects' facts many times. Drawn at random, nearly every one has its own last name, so the
+    LM can recall them from the last name alone and never learns to combine the two names at the last token,
+    where locate-and-edit methods read the key: edited subjects that share a last name then get nearly the same
+    key. In a crossed block each last name (and first name) is shared by several neighbours with different facts,
+    so recalling them needs both names. The block grows from the names of a seeded order of the subjects until it
+    holds ``n`` subjects; a DataError if the subjects cannot fill it.
+    """
+    if n < 1 or n > len(subjects):
+        raise DataError(f"neighbour_pool: {n} crossed neighbours from {len(subjects)} subjects")
+    rng = np.random.default_rng([seed, 5])
+    parts = [s.split(" ", 1) for s in subjects]
+    if any(len(p) != 2 for p in parts):
+        raise DataError("crossed neighbours need 'First Last' subjects")
+    firsts = list(dict.fromkeys(parts[i][0] for i in rng.permutation(len(parts))))
+    lasts = list(dict.fromkeys(parts[i][1] for i in rng.permutation(len(parts))))
+    have = set(map(tuple, parts))
+    for a in range(1, max(len(firsts), len(lasts)) + 1):
+        block = [f"{f} {l}" for f in firsts[:a] for l in lasts[:a] if (f, l) in have]
+        if len(block) >= n:
+            return [block[i] for i in sorted(rng.permutation(len(block))[:n])]
+    raise DataError(f"neighbour_pool: the subjects hold no crossed block of {n}")
+
+
 def disjoint_orders(n: int, seeds: Sequence, k: int, seed: int) -> dict[str, list[int]]:
     """Per seed, ``k`` indices into a pool of ``n``, disjoint across seeds as far as the pool allows.
 

@@ -15,7 +15,7 @@ import pandas as pd
 
 from components.data import validate as V
 from components.editing.facts import (RELATIONS, add_subject_tokens, build_edit_requests, check_requests,
-                                     disjoint_orders, fact_sentences, generate_facts)
+                                     crossed_neighbours, disjoint_orders, fact_sentences, generate_facts)
 from components.editing.loaders import load_counterfact, load_zsre
 from components.errors import DataError
 from components.io import read_jsonl, write_json, write_jsonl
@@ -77,8 +77,13 @@ def _synthetic(p, out) -> dict[str, list[dict]]:
     write_jsonl(out / "facts.jsonl", facts)
     subjects = list(dict.fromkeys(f["subject"] for f in facts))
     order = np.random.default_rng([p.seed, 7]).permutation(len(subjects))
-    neighbours = [subjects[i] for i in order[: d.neighbour_pool]]
-    editable = [subjects[i] for i in order[d.neighbour_pool :]]
+    if d.neighbours == "crossed":
+        neighbours = crossed_neighbours(subjects, d.neighbour_pool, p.seed)
+        known = set(neighbours)
+        editable = [subjects[i] for i in order if subjects[i] not in known]
+    else:
+        neighbours = [subjects[i] for i in order[: d.neighbour_pool]]
+        editable = [subjects[i] for i in order[d.neighbour_pool :]]
     sets = {}
     orders = disjoint_orders(len(editable), e.seeds, max(e.m), p.seed)
     orders["dev"] = np.random.default_rng([p.seed, 11, 10_000]).permutation(len(editable))[: e.dev_edits].tolist()

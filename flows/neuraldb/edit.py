@@ -20,7 +20,7 @@ from components.editing.experiment import (EvalConfig, causal_trace, gamma_sweep
                                           pick_layer, run_grid, sweep, sweep_grid)
 from components.editing.facts import check_requests
 from components.editing.model import edit_site, generic_keys
-from components.editing.targets import compute_targets
+from components.editing.targets import compute_targets, tune_lr
 from components.errors import DataError
 from components.io import read_jsonl, write_json, write_jsonl
 from flows.neuraldb import champion
@@ -123,9 +123,20 @@ def choose_layer(model, encode, dev, k0_tokens, p, n_layers) -> tuple[int, list[
     return layer, trace
 
 
-def _targets(model, site, encode, reqs, e):
-    return compute_targets(model, site, encode, reqs, steps=e.v_steps, lr=e.v_lr, weight_decay=e.v_weight_decay,
-                           clamp=e.v_clamp, kl_factor=e.v_kl_factor, chunk=e.v_chunk, progress=True)
+def _target_kw(e) -> dict:
+    return dict(steps=e.v_steps, weight_decay=e.v_weight_decay, clamp=e.v_clamp, kl_factor=e.v_kl_factor,
+                chunk=e.v_chunk)
+
+
+def choose_v_lr(model, site, encode, dev, e) -> tuple[float, list[dict]]:
+    """``editing.v_lr``, or the rate of ``v_lr_grid`` whose dev targets converge best (rows of the sweep)."""
+    if e.v_lr is not None:
+        return e.v_lr, []
+    return tune_lr(model, site, encode, dev[: e.v_lr_facts], e.v_lr_grid, **_target_kw(e))
+
+
+def _targets(model, site, encode, reqs, e, lr: float):
+    return compute_targets(model, site, encode, reqs, lr=lr, progress=True, **_target_kw(e))
 
 
 def _check_runs(rows: list[dict], result_path) -> None:
@@ -150,13 +161,14 @@ def run(ctx: StageContext[Params]) -> dict:
     site = edit_site(model, layer)
     stats = KeyStats.from_keys(generic_keys(model, site, k0_tokens, n_keys=e.k0_tokens, seq_len=p.model.seq_len),
                                null_threshold=e.null_threshold or 1e-2)
-    dev_t = _targets(model, site, encode, dev, e)
+    v_lr, v_lr_rows = choose_v_lr(model, site, encode, dev, e)
+    dev_t = _targets(model, site, encode, dev, e, v_lr)
     tuned, sweeps = tune(model, site, encode, dev, dev_t, stats, e)
     kw = method_kw(e, tuned)
     rows, test_sweep, champ = [], [], None
     for i, seed in enumerate(e.seeds):
         reqs = check_requests(read_jsonl(data / f"edits_seed{seed}.jsonl"))[: max(e.m)]
-        targets = _targets(model, site, encode, reqs, e)
+        targets = _targets(model, site, encode, reqs, e, v_lr)
         cfg = EvalConfig(ppl_tokens, p.model.seq_len, e.ppl_windows, e.fluency_prompts, e.gen_tokens, e.batch_size,
                          window_shift=i * p.model.seq_len)  # each seed its own held-out windows
         for r in run_grid(model, site, encode, decode, reqs, targets, stats, ms=e.m, methods=e.methods, cfg=cfg,
@@ -172,7 +184,8 @@ def run(ctx: StageContext[Params]) -> dict:
     (out / "_checks").mkdir(parents=True, exist_ok=True)
     _check_runs(rows, out / "_checks" / "runs.json")
     write_jsonl(out / "runs.jsonl", rows)
-    write_json(out / "gamma.json", {**tuned, "tuned": e.gamma is None, "mom2_tuned": e.mom2_weight is None,
+    write_json(out / "gamma.json", {**tuned, "v_lr": v_lr, "v_lr_tuned": e.v_lr is None, "v_lr_dev": v_lr_rows,
+                                    "tuned": e.gamma is None, "mom2_tuned": e.mom2_weight is None,
                                     "alphaedit_tuned": e.null_threshold is None or e.alpha is None, **sweeps,
                                     "test_seed0": test_sweep, "test_seed0_facts": k})
     null = stats.null_space(tuned["null_threshold"])
@@ -183,7 +196,7 @@ def run(ctx: StageContext[Params]) -> dict:
         from flows.neuraldb.extended import run_smollm2
 
         write_jsonl(out / "smollm2.jsonl", run_smollm2(ctx, cfg, kw))
-    summary = {"runs": len(rows), **tuned, "null_space_dim": null["dim"], "seconds": round(time.perf_counter() - t0, 1)}
+    summary = {"runs": len(rows), **tuned, "v_lr": v_lr, "null_space_dim": null["dim"], "seconds": round(time.perf_counter() - t0, 1)}
     if ctx.tracker is not None:
         ctx.tracker.log_metrics({f"{r['method']}.m{r['m']}.s{r['seed']}.{k}": float(np.nanmean(r[k]))
                                  for r in rows for k in ("efficacy", "generalisation", "specificity", "ppl_nll")})

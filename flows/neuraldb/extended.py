@@ -22,6 +22,8 @@ from flows.neuraldb.params import Params
 from flows.neuraldb.spec import DATA
 from flows.runtime.stages import StageContext
 
+MEMIT_V_LR = 0.5  # MEMIT's target-value rate for GPT-scale models (SmolLM2 here) when editing.v_lr is null
+
 log = logging.getLogger("paperline")
 
 # (subject, rewrite template, paraphrase template, true object, new object, relation)
@@ -79,7 +81,7 @@ def run_smollm2(ctx: StageContext[Params], tiny_cfg: EvalConfig, method_kw: dict
     e = p.editing
     stats = KeyStats.from_keys(generic_keys(model, site, k0, n_keys=e.k0_tokens, seq_len=64),
                                null_threshold=e.null_threshold)
-    targets = compute_targets(model, site, encode, known[: max(ms)], steps=e.v_steps, lr=e.v_lr,
+    targets = compute_targets(model, site, encode, known[: max(ms)], steps=e.v_steps, lr=e.v_lr or MEMIT_V_LR,
                               weight_decay=e.v_weight_decay, clamp=e.v_clamp, kl_factor=e.v_kl_factor, chunk=e.v_chunk)
     ppl = torch.tensor(encode(text[: len(text) // 2]), dtype=torch.long)
     cfg = EvalConfig(ppl, 64, min(16, tiny_cfg.ppl_windows), 5, 20, 32)

@@ -24,6 +24,11 @@ class DataParams(Section):
     neighbour_repeat: int = Field(24, ge=1, le=100, description="copies of the never-edited subjects' facts in LM "
                                   "training (every subject's facts appear once), so the LM memorises the neighbours "
                                   "and forms the recall circuit that edits act on")
+    neighbours: str = Field("random", pattern="^(random|crossed)$",
+                            description="which subjects are never edited (the neighbours the LM learns well): "
+                            "random = a seeded random sample (most then have a last name of their own); crossed = "
+                            "a block of a few first x a few last names, so recalling them needs both names (meant "
+                            "to make the LM combine them at the last token; measured once, it did not: README)")
     n_neighbours: int = Field(5, ge=1, le=50, description="neighbourhood prompts per edit")
     relations: list[str] = Field(default_factory=lambda: list(RELATIONS))
     filler_chars: Steps = Field(ge=10_000, description="Austen characters mixed into LM training")
@@ -64,7 +69,13 @@ class EditingParams(Section):
     layer: Width | None = Field(2, ge=0, description="edited MLP layer; null = the light causal trace's argmax")
     trace_prompts: Count = Field(200, ge=10, description="prompts of the light causal trace")
     v_steps: Steps = Field(20, ge=1, description="Adam steps of the target-value residual per fact")
-    v_lr: float = Field(0.5, gt=0)
+    v_lr: float | None = Field(None, gt=0, description="Adam learning rate of the target residual; null = tune on "
+                               "the dev split over v_lr_grid: the lowest mean final NLL of the new object on the "
+                               "first v_lr_facts dev requests (ties: the smaller rate). MEMIT's 0.5 suits GPT-scale "
+                               "hidden states; the tiny LM's residual stream at the edited layer is ~200-400 long")
+    v_lr_grid: list[float] = Field(default_factory=lambda: [0.5, 2.0, 5.0],
+                                   description="target-value learning rates tried when v_lr is null")
+    v_lr_facts: Count = Field(64, ge=1, description="dev requests the target-value learning rate is tuned on")
     v_weight_decay: float = Field(0.5, ge=0)
     v_clamp: float = Field(4.0, gt=0, description="MEMIT clamp_norm_factor: ||delta|| <= clamp * ||hidden state||")
     v_kl_factor: float = Field(0.0625, ge=0, description="MEMIT kl_factor: KL of '{subject} is a' from the unedited "
@@ -120,11 +131,11 @@ class EditingParams(Section):
             raise ValueError("mom2_grid needs at least one lambda, each >= 0")
         return sorted(set(v))
 
-    @field_validator("alpha_grid", "null_grid")
+    @field_validator("alpha_grid", "null_grid", "v_lr_grid")
     @classmethod
     def _pos_grid(cls, v):
         if not v or any(x <= 0 for x in v):
-            raise ValueError("alpha_grid and null_grid need at least one value, each > 0")
+            raise ValueError("alpha_grid, null_grid and v_lr_grid need at least one value, each > 0")
         return sorted(set(v))
 
     @field_validator("gamma_grid")

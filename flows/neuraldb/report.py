@@ -82,7 +82,7 @@ def run(ctx: StageContext[Params]) -> dict:
     big = max(p.editing.m)
     targets = target_effect(rows, big)
     metrics = {"gamma": gamma["gamma"], "mom2_weight": gamma.get("mom2_weight"),
-               "null_threshold": gamma.get("null_threshold"), "alpha": gamma.get("alpha"),
+               "null_threshold": gamma.get("null_threshold"), "alpha": gamma.get("alpha"), "v_lr": gamma.get("v_lr"),
                "target_nll": targets[0]["mean_target_nll"] if targets else None,
                "at_max_m": {r["method"]: {k: r[k] for k in (*KEYS, *RETRIEVAL, "ppl", "ppl_rise", "fluency")}
                             for r in tab if r["m"] == big}}
@@ -112,7 +112,9 @@ def run(ctx: StageContext[Params]) -> dict:
                 tables=[trace_rows]),
         Section("Target values", "Mean final NLL of the new object after the target-value steps (all methods share "
                 "the targets) and each method's efficacy at the largest m on the facts whose targets converged better "
-                "(low-NLL half) and worse.", tables=[targets]),
+                f"(low-NLL half) and worse. Adam rate of the residual: {gamma.get('v_lr', 'n/a')} "
+                f"({'tuned on the dev split: lowest mean final NLL' if gamma.get('v_lr_tuned') else 'fixed in params'}).",
+                tables=[targets, gamma.get("v_lr_dev") or []]),
     ]
     smol = edits / "smollm2.jsonl"
     if smol.is_file():

@@ -18,9 +18,12 @@ def test_every_profile_validates(profile):
 def test_default_tunes_memit_lambda_and_uses_name_part_subjects():
     p = Params(**copy.deepcopy(PRESETS["default"]))
     assert p.editing.mom2_weight is None and p.data.subject_tokens == "parts" and p.editing.layer is None
+    # issue 16: the target residual's rate is tuned on dev
+    assert p.editing.v_lr is None and p.data.neighbours == "random"
 
 
-@pytest.mark.parametrize("key,value", [("mom2_grid", [-1.0]), ("mom2_grid", []), ("v_kl_factor", -0.1)])
+@pytest.mark.parametrize("key,value", [("mom2_grid", [-1.0]), ("mom2_grid", []), ("v_kl_factor", -0.1),
+                                       ("v_lr_grid", []), ("v_lr_grid", [0.0]), ("v_lr", 0.0), ("v_lr_facts", 0)])
 def test_bad_editing_values_are_refused_naming_the_key(key, value):
     raw = copy.deepcopy(PRESETS["smoke"])
     raw["editing"][key] = value
@@ -32,4 +35,11 @@ def test_unknown_subject_tokenisation_is_refused():
     raw = copy.deepcopy(PRESETS["smoke"])
     raw["data"]["subject_tokens"] = "letters"
     with pytest.raises(ValidationError, match="subject_tokens"):
+        Params(**raw)
+
+
+def test_unknown_neighbour_choice_is_refused():
+    raw = copy.deepcopy(PRESETS["smoke"])
+    raw["data"]["neighbours"] = "nearest"
+    with pytest.raises(ValidationError, match="neighbours"):
         Params(**raw)
