@@ -85,7 +85,8 @@ def test_kill_at_several_points_then_resume(project):
         assert (project / "data/qualitypajama/curated/minhash-0.7.jsonl").is_file()
         curate_stamp = _marker(project, "qualitypajama", "curate").stat().st_mtime_ns
 
-        # 3. inside a stage: killed after the second of nine models of the training grid
+        # 3. inside a stage: killed after the second of eighteen models of the training grid (3 sizes x 3
+        #    interventions x 2 seeds)
         proc = _run(project, "train-model:2")
         assert proc.returncode == -9
         assert not (project / "data/qualitypajama/grid").exists()
@@ -96,7 +97,7 @@ def test_kill_at_several_points_then_resume(project):
         assert proc.returncode == -9
         assert not (project / "data/qualitypajama/fits").exists()
         summary = json.loads((project / "data/qualitypajama/grid/summary.json").read_text())
-        assert summary == {"models": 9, "cached_models": 2, "points": 27}, "the two models trained before the kill were cached"
+        assert summary == {"models": 18, "cached_models": 2, "points": 54}, "the two models trained before the kill were cached"
         grid_stamp = _marker(project, "qualitypajama", "train").stat().st_mtime_ns
 
         # 5. the rerun completes and recomputes nothing that had finished
