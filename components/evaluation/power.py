@@ -8,6 +8,11 @@ seed keeping its count of units in every stratum; a crossed design draws one set
 strata), and applies the claim's own decision to each. The share of "reproduced" at a planted effect is
 the design's power there; at a planted effect of 0 it is the false-positive rate.
 
+A statistic that is not a mean of units (a harmonic mean of split means, a rank correlation) cannot be planted
+unit by unit; :func:`shifted_power` simulates it the same way at the level of the statistic: the caller draws
+data sets the way the claim's bootstrap does and computes each one's effect and CI, and every simulated run is
+moved by (planted - observed), a location shift, as planting a constant in every unit does for a mean.
+
 Hand-written because no maintained library simulates a nested (clustered, stratified) bootstrap decision;
 the resampling design is the one :func:`components.evaluation.stats.two_stage_means` uses.
 """
@@ -21,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from components.errors import ParamsError
-from components.evaluation.claims import ClaimResult
+from components.evaluation.claims import ClaimResult, derive_verdict
 from components.evaluation.rules import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 from components.evaluation.stats import _as_values, _labels, cluster_design
 
@@ -29,6 +34,7 @@ if TYPE_CHECKING:
     from components.evaluation.claim_spec import ClaimSpec
 
 Decide = Callable[[np.ndarray, np.ndarray, np.ndarray], str]  # (values, clusters, strata) -> verdict
+SimulateCI = Callable[[np.random.Generator], tuple[float, float, float]]  # one simulated run -> (effect, lo, hi)
 
 
 @dataclass(frozen=True)
@@ -122,3 +128,61 @@ def attach_power(result: ClaimResult, spec: ClaimSpec, *, values: Sequence[float
              "how": "the run's units with its observed effect removed and the planted one added, redrawn seeds "
                     "then units (strata kept), each decided by the claim's own rule"}
     return replace(result, details={**result.details, "power": power})
+
+
+def shifted_power(simulate: SimulateCI, *, observed: float, planted: Sequence[float],
+                  decide: Callable[[float, float, float], str], n_sim: int = 200, seed: int = 0) -> list[PowerRow]:
+    """The claim's verdicts on ``n_sim`` simulated runs for each planted effect, for a statistic that is not a
+    mean of units. ``simulate(rng)`` draws one data set as the claim's bootstrap does (seeds, then units) and
+    returns its (effect, CI low, CI high); each run is shifted by ``planted - observed`` and decided by
+    ``decide(effect, low, high)``. The same ``n_sim`` runs serve every planted effect."""
+    if n_sim < 1:
+        raise ParamsError(f"n_sim: must be >= 1, got {n_sim}")
+    rng = np.random.default_rng(seed)
+    runs = np.array([simulate(rng) for _ in range(n_sim)], dtype=float).reshape(n_sim, 3)
+    rows = []
+    for effect in planted:
+        moved = runs + (float(effect) - float(observed))
+        verdicts = [decide(*row) for row in moved.tolist()]
+        rows.append(PowerRow(planted=float(effect), n_sim=n_sim,
+                             reproduced=verdicts.count(REPRODUCED) / n_sim,
+                             not_reproduced=verdicts.count(NOT_REPRODUCED) / n_sim,
+                             inconclusive=verdicts.count(INCONCLUSIVE) / n_sim))
+    return rows
+
+
+def attach_shifted_power(result: ClaimResult, *, simulate: SimulateCI, delta: float, deltas: Sequence[float],
+                         n_sim: int, n_resamples: int, seed: int, carrier: ClaimResult | None = None) -> ClaimResult:
+    """``carrier`` (default ``result``) with the power of ``result``'s CI rule in ``details["power"]``, unless
+    ``carrier`` is already reproduced: :func:`shifted_power` with ``result``'s own rule (its direction, band and
+    seed count) deciding each simulated (effect, CI). ``carrier`` is the claim whose record holds the check when
+    ``result`` is one part of a composite (the power is then the part's, named in ``details["power"]["part"]``)."""
+    carrier = result if carrier is None else carrier
+    if carrier.verdict == REPRODUCED or n_sim == 0:
+        return carrier
+    if result.effect is None:
+        return carrier  # no observed effect to move (the claim's runs were not made)
+    side = -1.0 if result.direction == "less" else 1.0
+    stored = result.to_dict()
+
+    def decide(effect: float, low: float, high: float) -> str:
+        return derive_verdict({**stored, "effect": effect, "ci_low": low, "ci_high": high})
+
+    rows = shifted_power(simulate, observed=result.effect, planted=[side * k * delta for k in deltas],
+                         decide=decide, n_sim=n_sim, seed=seed)
+    power = {"planted_in_deltas": [float(k) for k in deltas], "n_sim": n_sim, "n_resamples": n_resamples,
+             "rows": [r.to_dict() for r in rows],
+             "how": "runs redrawn from this run's data (seeds, then units) with their effect and CI recomputed, "
+                    "each moved so its expected effect is the planted one, decided by the claim's own rule"}
+    if carrier is not result:
+        power["part"] = result.id
+    return replace(carrier, details={**carrier.details, "power": power})
+
+
+def power_table(results: Sequence[ClaimResult]) -> list[dict[str, Any]]:
+    """One row per (claim with a power check, planted effect): the share of simulated runs per verdict."""
+    return [{"claim": r.details["power"].get("part", r.id), "planted (x delta)": k, "planted effect": row["planted"],
+             "reproduced": row["reproduced"], "not reproduced": row["not_reproduced"],
+             "inconclusive": row["inconclusive"], "runs": row["n_sim"]}
+            for r in results if "power" in r.details
+            for k, row in zip(r.details["power"]["planted_in_deltas"], r.details["power"]["rows"])]

@@ -12,7 +12,7 @@ questions are resampled), which treats them as fixed and gives CIs far too narro
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -89,3 +89,23 @@ def utility_difference_ci(method: Sequence[Splits], baseline: Sequence[Splits], 
         boots = total / count
     lo, hi = np.quantile(boots, [(1 - level) / 2, (1 + level) / 2])
     return float(np.mean(per_seed)), float(lo), float(hi), per_seed
+
+
+def utility_difference_simulator(method: Sequence[Splits], baseline: Sequence[Splits], *, n_resamples: int,
+                                 level: float) -> Callable[[np.random.Generator], tuple[float, float, float]]:
+    """One simulated run per call, for the power check (``components.evaluation.power.shifted_power``): seeds
+    drawn with replacement, then the questions of every drawn seed (one draw for both models: paired), and the
+    simulated run's MU difference with its own two-stage CI (``n_resamples`` resamples)."""
+    sizes = _check_pairs(method, baseline)
+
+    def simulate(rng: np.random.Generator) -> tuple[float, float, float]:
+        drawn = rng.integers(0, len(method), size=len(method))
+        dm, db = [], []
+        for i in drawn.tolist():
+            picks = {s: rng.integers(0, n, size=n) for s, n in sizes[i].items()}
+            dm.append({s: {k: np.asarray(v)[picks[s]] for k, v in method[i][s].items()} for s in picks})
+            db.append({s: {k: np.asarray(v)[picks[s]] for k, v in baseline[i][s].items()} for s in picks})
+        pt, lo, hi, _ = utility_difference_ci(dm, db, n_resamples=n_resamples, level=level,
+                                              seed=int(rng.integers(1 << 31)), clusters=list(range(len(dm))))
+        return pt, lo, hi
+    return simulate

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator, model_validator
 
-from flows.runtime.params import (ClaimsBase, Count, PaperParams, Resamples, Section, Seeds, Steps, Width, check_known,
+from flows.runtime.params import (Count, PaperParams, PowerClaims, Section, Seeds, Steps, Width, check_known,
                                   presets)
 
 NOVELS = ["sensesensibility", "prideprejudice", "mansfieldpark", "emma", "northangerabbey", "persuasion"]
@@ -125,24 +125,12 @@ class EvalParams(Section):
         return sorted(set(v))
 
 
-class ClaimsParams(ClaimsBase):
+class ClaimsParams(PowerClaims):
     think_m: int = Field(4, ge=1, le=256, description="C1/C2: M_inf compared with M_train")
     best_n: int = Field(4, ge=2, le=256, description="C3: N compared with N = 1")
     far_set: str = Field("linux_docs", description="C2: the farthest OOD set")
     delta_log_ppl: float = Field(0.0198, ge=0, description="C1/C3: no-effect band in log PPL (0.0198 = 2% relative)")
     delta_gain: float = Field(0.5, ge=0, description="C2: no-effect band of the gain difference (points)")
-    power_deltas: list[float] = Field([0.0, 5.0, 10.0, 20.0, 40.0], min_length=1, description=(
-        "planted effects of the power check, in multiples of each claim's no-effect band"))
-    power_sims: int = Field(100, ge=0, le=10_000, description=(
-        "simulated runs per planted effect for claims not reproduced (0: no power check)"))
-    power_resamples: Resamples = Field(1_000, ge=100, description="bootstrap resamples of each simulated run")
-
-    @field_validator("power_deltas")
-    @classmethod
-    def _deltas(cls, v: list[float]) -> list[float]:
-        if any(x < 0 or x > 1000 for x in v):
-            raise ValueError("power_deltas must be between 0 and 1000 (multiples of the band)")
-        return v
 
 
 class Params(PaperParams):

@@ -7,6 +7,7 @@ import math
 import numpy as np
 from scipy.stats import spearmanr
 
+from components.evaluation.power import power_table
 from components.io import read_json, read_jsonl
 from components.reporting import Section
 from components.reporting.plots import line_plot
@@ -88,14 +89,6 @@ def _stable_plateau(p: Params, curves: list[dict]) -> dict[str, float]:
             for name, pts in sorted(by_model.items())}
 
 
-def _power_rows(results) -> list[dict]:
-    """One row per (claim not reproduced, planted effect): the share of simulated runs per verdict."""
-    return [{"claim": r.id, "planted (x delta)": k, "planted effect": row["planted"], "reproduced": row["reproduced"],
-             "not reproduced": row["not_reproduced"], "inconclusive": row["inconclusive"], "runs": row["n_sim"]}
-            for r in results if "power" in r.details
-            for k, row in zip(r.details["power"]["planted_in_deltas"], r.details["power"]["rows"])]
-
-
 def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     w0 = p.model.widths[0]
@@ -130,7 +123,7 @@ def run(ctx: StageContext[Params]) -> dict:
                            for k in sorted({c["kind"] for c in curves}) for s in p.training.seeds},
                           xlabel="optimiser step", ylabel="training loss (nats/char)", title="Training curves")
     stable = _stable_plateau(p, curves)
-    power = _power_rows(results)
+    power = power_table(results)
     model_table = [{**{k: v for k, v in m.items() if k in ("name", "steps", "lr", "tokens", "train_flops_per_token",
                                                          "train_flops", "dev_nll", "seconds", "alpha")},
                     "plateau": stable[m["name"]], "plateaued": bool(stable[m["name"]] < PLATEAU_TOL)} for m in models]

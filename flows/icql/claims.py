@@ -18,6 +18,7 @@ from scipy.stats import rankdata
 
 from components.evaluation import claims as CL
 from components.evaluation.claim_spec import ClaimSpec
+from components.evaluation.power import attach_power
 from components.evaluation.rank_bootstrap import spearman, spearman_gap_samples
 from components.evaluation.stats import percentile_ci
 
@@ -81,9 +82,18 @@ def compare(p, s: dict, spec: ClaimSpec, a: tuple, b: tuple) -> CL.ClaimResult:
     va, vb, seeds = _paired(s, a, b)
     if not va:
         return _missing(p, spec, f"{_name(a)} or {_name(b)}", delta=p.claims.delta_score)
-    return spec.standard(method_values=va, baseline_values=vb, clusters=seeds, delta=p.claims.delta_score,
-                         seed=p.seed, n_resamples=p.claims.n_resamples, level=p.claims.level,
-                         details={"method_mean": float(np.mean(va)), "baseline_mean": float(np.mean(vb))})
+    result = spec.standard(method_values=va, baseline_values=vb, clusters=seeds, delta=p.claims.delta_score,
+                           seed=p.seed, n_resamples=p.claims.n_resamples, level=p.claims.level,
+                           details={"method_mean": float(np.mean(va)), "baseline_mean": float(np.mean(vb))})
+    return with_power(p, result, spec, np.subtract(va, vb), seeds)
+
+
+def with_power(p, result: CL.ClaimResult, spec: ClaimSpec, values, seeds) -> CL.ClaimResult:
+    """``result`` with its design's power (unless reproduced): the paired per-episode differences with the observed
+    effect removed and a planted one added, seeds then episodes redrawn, each decided by the claim's rule."""
+    c = p.claims
+    return attach_power(result, spec, values=values, clusters=seeds, delta=c.delta_score, deltas=c.power_deltas,
+                        n_sim=c.power_sims, n_resamples=c.power_resamples, level=c.level, seed=p.seed + 20)
 
 
 def claim2(p, s: dict) -> CL.ClaimResult:
@@ -92,9 +102,10 @@ def claim2(p, s: dict) -> CL.ClaimResult:
     if not i4 or not i1 or sd != sd1:
         return _missing(p, C2, "icql/iql on both tasks", delta=p.claims.delta_score)
     gap4, gap1 = np.subtract(i4, q4), np.subtract(i1, q1)
-    return C2.standard(method_values=gap4, baseline_values=gap1, clusters=sd, delta=p.claims.delta_score,
-                       seed=p.seed, n_resamples=p.claims.n_resamples, level=p.claims.level,
-                       details={"gap4": float(gap4.mean()), "gap1": float(gap1.mean())})
+    result = C2.standard(method_values=gap4, baseline_values=gap1, clusters=sd, delta=p.claims.delta_score,
+                         seed=p.seed, n_resamples=p.claims.n_resamples, level=p.claims.level,
+                         details={"gap4": float(gap4.mean()), "gap1": float(gap1.mean())})
+    return with_power(p, result, C2, gap4 - gap1, sd)
 
 
 def claim4(p, qdata: dict | None, seeds: list[int], task: int = 4) -> CL.ClaimResult:

@@ -7,7 +7,7 @@ from pydantic import Field, field_validator, model_validator
 from components.rl.behaviour import MODES
 from components.rl.linear_attention import INITS
 from components.rl.trainer import METHODS
-from flows.runtime.params import (ClaimsBase, Count, PaperParams, Replace, Section, Seed, Seeds, Steps, check_known,
+from flows.runtime.params import (Count, PaperParams, PowerClaims, Replace, Section, Seed, Seeds, Steps, check_known,
                                   presets)
 
 
@@ -147,7 +147,7 @@ class EvalParams(Section):
     q_episodes: Count = Field(40, ge=2, description="dataset trajectories for the Q-accuracy claim")
 
 
-class ClaimsParams(ClaimsBase):
+class ClaimsParams(PowerClaims):
     delta_score: float = Field(2.0, ge=0, description="no-practical-effect band, normalised-score points")
     delta_spearman: float = Field(0.02, ge=0, description="no-practical-effect band of a Spearman difference")
 
@@ -194,7 +194,7 @@ PRESETS = presets(
         "train": {"runs": Replace({"4": ["iql", "icql", "icql-random"], "1": ["iql", "icql"]}), "seeds": [0],
                   "steps": 60, "batch_size": 32, "curve_points": 4, "dev_episodes": 2},
         "eval": {"episodes": 5, "q_episodes": 10},
-        "claims": {"n_resamples": 1000},
+        "claims": {"n_resamples": 1000, "power_sims": 10, "power_resamples": 200},
         "resources": {"workers": 1},
     },
     full={

@@ -18,7 +18,7 @@ from flows.icql.claims import CLAIMS, all_claims
 from flows.icql.params import Params
 from flows.icql.report_external import external_outputs
 from flows.icql.spec import DATASETS, EVAL, MODELS
-from flows.runtime.report_stage import finish_report
+from flows.runtime.report_stage import finish_report, power_section
 from flows.runtime.stages import StageContext
 
 VERSIONS = ("Paper-scale reference (secondary, unverified): the user's abstract says ICQL improves Kitchen by up to "
@@ -116,6 +116,8 @@ def sections(p, rows: list[dict], runs_meta: list[dict], data_meta: dict, claims
                                                        title="kitchen-lite learning curves (mean over seeds)"),
                           "dev normalised score during training")] if curves[0] else [],
                 tables=[curves[1]] if curves[1] else []),
+        power_section(claims, p.claims.power_resamples, units="episodes",
+                      note="C4 (a Spearman difference over trajectories) carries none."),
         Section("Retrieval ablation", f"ICQL with the k = {p.retrieval.k} nearest dataset states vs k random "
                 "dataset transitions as context (claim C3).", tables=[abl] if abl else []),
         Section("Datasets and references", "Behaviour return = mean episode return of the scripted mixed data; "

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from flows.runtime.params import ClaimsBase, Count, PaperParams, Section, Seed, Seeds, Steps, Width, presets
+from flows.runtime.params import Count, PaperParams, PowerClaims, Section, Seed, Seeds, Steps, Width, presets
 
 REQUIRED_LM = ("ga", "graddiff", "npo", "ofmu", "ofmu-beta0")
 REQUIRED_VISION = ("graddiff", "ofmu")
@@ -196,7 +196,7 @@ class VisionParams(Section):
         return self
 
 
-class ClaimsParams(ClaimsBase):
+class ClaimsParams(PowerClaims):
     delta_mu: float = Field(0.01, ge=0, description="no-effect band for MU differences (1 point)")
     fq_margin_log10: float = Field(0.5, ge=0, description="claim 1: OFMU's FQ counts as 'no lower' above 10^-margin x")
     delta_cos: float = Field(0.01, ge=0, description="claim 3: no-effect band for mean |cos|")
@@ -253,7 +253,7 @@ PRESETS = presets(
         "model": {"d_model": 64, "n_heads": 2, "d_ff": 176, "train_steps": 120, "batch_size": 16},
         "unlearn": {"budget": 20, "batch_size": 8, "seeds": [0], "max_new": 12},
         "vision": {"scenarios": ["class-3"], "seeds": [0], "epochs": 5, "budget": 36},
-        "claims": {"n_resamples": 1000},
+        "claims": {"n_resamples": 1000, "power_sims": 10, "power_resamples": 200},
     },
     full={
         "data": {"source": "locuslab/TOFU", "tofu_config": "forget10", "n_authors": 200, "n_templates": 4,

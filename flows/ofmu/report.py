@@ -12,7 +12,7 @@ from components.reporting.plots import line_plot
 from flows.ofmu.claims import CLAIMS, claim1, claim2, claim3, claim4, fq_of, index_items, mu_of
 from flows.ofmu.params import Params
 from flows.ofmu.spec import UNLEARN, VISION
-from flows.runtime.report_stage import finish_report
+from flows.runtime.report_stage import finish_report, power_section
 from flows.runtime.stages import StageContext
 
 
@@ -111,6 +111,9 @@ def run(ctx: StageContext[Params]) -> dict:
         Section("Vision: digits MLP", "UA = 1 - forget accuracy, RA/TA = retain/test accuracy, MIA = share of forget "
                 "samples a loss-threshold attack calls non-members. Unlearned rows are at the first checkpoint within "
                 f"+-{100 * p.claims.ua_band:.0f} points of Retrain's UA (else the end of the budget).", tables=[vt]),
+        power_section(claims, p.claims.power_resamples, units="questions or steps",
+                      note="C1's check is its MU part's (runs redrawn and their MU difference recomputed, since MU "
+                           "is a harmonic mean of split means); C4's scenarios carry none."),
     ]
     if tunes:
         sections.append(Section("Dev-split sweep", "Every tuned method ran the same number of settings at the same "

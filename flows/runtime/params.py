@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from components.errors import ParamsError
 
@@ -75,6 +75,24 @@ class ClaimsBase(Section):
 
     level: float = Field(0.95, gt=0.5, lt=1, description="confidence level of every interval")
     n_resamples: Resamples = Field(10_000, ge=100, description="bootstrap resamples per claim")
+
+
+class PowerClaims(ClaimsBase):
+    """Claims settings with the power check a claim not reproduced (or inconclusive) carries
+    (:func:`components.evaluation.power.attach_power`): the planted effects and the simulated runs."""
+
+    power_deltas: list[float] = Field([0.0, 5.0, 10.0, 20.0, 40.0], min_length=1, description=(
+        "planted effects of the power check, in multiples of each claim's no-effect band"))
+    power_sims: int = Field(100, ge=0, le=10_000, description=(
+        "simulated runs per planted effect for claims not reproduced (0: no power check)"))
+    power_resamples: Resamples = Field(1_000, ge=100, description="bootstrap resamples of each simulated run")
+
+    @field_validator("power_deltas")
+    @classmethod
+    def _power_deltas(cls, v: list[float]) -> list[float]:
+        if any(x < 0 or x > 1000 for x in v):
+            raise ValueError("power_deltas must be between 0 and 1000 (multiples of the band)")
+        return v
 
 
 class Resources(Section):

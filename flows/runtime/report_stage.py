@@ -19,6 +19,7 @@ from typing import Any
 from components.errors import PaperlineError
 from components.evaluation import claims as CL
 from components.evaluation.claim_spec import ClaimSpec, check_results
+from components.evaluation.power import power_table
 from components.io import write_text
 from components.reporting import Section, write_paper_report
 from flows.runtime import publish as pub
@@ -103,3 +104,17 @@ def finish_report(ctx: StageContext, declared: Sequence[ClaimSpec], results: Seq
     for name, (rows, columns) in plots.items():
         write_plot_csv(ctx, declared_plots[name], rows, columns)
     return {"claims": verdicts}
+
+
+def power_section(results: Sequence[CL.ClaimResult], n_resamples: int, *, units: str = "units",
+                  note: str = "") -> Section:
+    """The report section "Power of the design": for each claim not reproduced (or inconclusive) that carries a
+    power check, the share of simulated runs per verdict at each planted effect (``power_table``)."""
+    table = power_table(results)
+    text = ("For each claim not reproduced or inconclusive, its own rule on runs simulated from this run's data "
+            f"(the observed effect removed, a planted one added, seeds then {units} redrawn), with {n_resamples} "
+            "resamples each; the share of runs per verdict at each planted effect (multiples of the claim's band, "
+            "on the claimed side). Low power at the paper's effect size means a verdict other than reproduced "
+            "says little about the paper." + (f" {note}" if note else "")
+            + ("" if table else " No claim carries a power check (every one was reproduced, or none applies)."))
+    return Section("Power of the design", text, tables=[table] if table else [])

@@ -126,3 +126,20 @@ def test_c4_draws_the_standard_10000_resamples_of_the_default():
     assert default.claims.n_resamples == 10_000 and r.details["n_resamples"] == 10_000
     with pytest.raises(ParamsError, match="q_resamples"):
         resolve(Params, PRESETS, slug="icql", profile="default", overrides=["claims.q_resamples=1000"])
+
+
+def test_c2_not_reproduced_carries_a_power_check_that_sees_both_tasks_noise(p):
+    """Fair to the paper: C2's power comes from the interaction's own units (gap with 4 subtasks minus gap with 1,
+    per (seed, episode)). Noisier 1-subtask episodes must lower it: a check on the 4-subtask gap alone would not."""
+    q = p.model_copy(deep=True)
+    q.claims.power_sims, q.claims.power_resamples, q.claims.power_deltas = 40, 300, [0.0, 2.0]
+
+    def run(noise1: float):
+        rows = episodes({(4, "iql"): 0.0, (4, "icql"): 0.0}, noise=1.0)
+        rows += [dict(r, task=1) for r in episodes({(1, "iql"): 0.0, (1, "icql"): 6.0}, noise=noise1)]
+        return claim2(q, scores_by(rows))
+    tight, noisy = run(1.0), run(12.0)
+    assert tight.verdict == "not reproduced" and [r["planted"] for r in tight.details["power"]["rows"]] == [0.0, 4.0]
+    (t0, t2), (n0, n2) = tight.details["power"]["rows"], noisy.details["power"]["rows"]
+    assert t0["reproduced"] <= 0.1 and n0["reproduced"] <= 0.1
+    assert t2["reproduced"] >= 0.9 and n2["reproduced"] <= t2["reproduced"] - 0.4

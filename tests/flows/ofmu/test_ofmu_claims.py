@@ -233,3 +233,24 @@ def test_every_verdict_in_the_document_is_rederived():
     # 14 verdicts (C1 and its 2 parts, C2, C3, C4 with 2 scenarios of 2 parts and a testability precondition
     # each), 2 flips each
     assert assert_every_verdict_flip_is_caught(doc) == 2 * 14
+
+
+def test_c1_not_reproduced_on_utility_carries_the_power_of_its_mu_part():
+    """Fair to the paper: C1 lost on MU carries its MU part's power, simulated from this run's questions and seeds
+    (runs redrawn, MU recomputed): near 0 false positives at no effect, near 1 at a large planted effect."""
+    p = params()
+    p.claims.power_sims, p.claims.power_resamples, p.claims.power_deltas = 30, 300, [0.0, 40.0]
+    c = claim1(p, index_items(lm_items(p.unlearn.seeds, {**MODELS, "ofmu": 0.3})))
+    assert c.verdict == NOT_REPRODUCED and c.parts[0]["verdict"] == NOT_REPRODUCED
+    power = c.details["power"]
+    assert power["part"] == "C1/MU" and [r["planted"] for r in power["rows"]] == [0.0, 40 * p.claims.delta_mu]
+    null, big = power["rows"]
+    assert null["reproduced"] <= 0.1 and big["reproduced"] >= 0.9
+
+
+def test_c1_reproduced_carries_no_power_check_and_c3_inconclusive_does():
+    p = params()
+    p.claims.power_sims, p.claims.power_resamples = 10, 200
+    assert "power" not in claim1(p, index_items(lm_items(p.unlearn.seeds, MODELS))).details
+    c3 = claim3(p, history(p.unlearn.seeds, {0: 0.2, 1: 0.4, 2: 0.3}, {0: 0.4, 1: 0.2, 2: 0.3}))
+    assert c3.verdict == INCONCLUSIVE and len(c3.details["power"]["rows"]) == len(p.claims.power_deltas)
