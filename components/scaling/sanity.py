@@ -12,6 +12,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from components.scaling.bootstrap import PARAM_NAMES
 
 MAX_EXPONENT = 3.0
 MAX_LOG10_COEFFICIENT = 12.0
@@ -42,3 +47,33 @@ def fit_flags(name: str, law: Mapping[str, float], *, check_e: bool = True) -> l
         flags.append(f"{name}: E = {e:.3g} at its lower bound: the loss never flattened on this grid, E is not "
                      "identified" if e is not None and math.isfinite(e) else f"{name}: E is not finite")
     return flags
+
+
+def law_params(fit: Any) -> dict[str, float]:
+    """A fit's (a ``ScalingFit`` or a mapping) parameters as floats, by ``PARAM_NAMES``."""
+    return {k: float(fit[k] if isinstance(fit, Mapping) else getattr(fit, k)) for k in PARAM_NAMES}
+
+
+def usable(fit: Any) -> bool:
+    """A law with exponents in (0, 3] and coefficients within 1e±12 (sanity flags, E aside) has an allocation."""
+    return not fit_flags("fit", law_params(fit), check_e=False)
+
+
+def sane_samples(samples: np.ndarray) -> tuple[np.ndarray, int]:
+    """Bootstrap refits (rows ordered by ``PARAM_NAMES``) with NaN rows where a refit is not usable; and how many
+    were dropped."""
+    out = np.array(samples, float, copy=True)
+    bad = np.array([not usable(dict(zip(PARAM_NAMES, row))) for row in out], bool)
+    out[bad] = np.nan
+    return out, int(bad.sum())
+
+
+def param_cis(samples: np.ndarray, level: float, *, min_usable: int = 10) -> dict[str, list[float]]:
+    """Per-parameter percentile CIs over the usable (all-finite) refit rows; NaN CIs with fewer than
+    ``min_usable`` of them (too few refits to place a 95% interval's tails)."""
+    tail = (1 - level) / 2
+    ok = np.isfinite(samples).all(axis=1)
+    if ok.sum() < min_usable:
+        return {k: [float("nan"), float("nan")] for k in PARAM_NAMES}
+    lo, hi = np.quantile(samples[ok], [tail, 1 - tail], axis=0)
+    return {k: [float(lo[i]), float(hi[i])] for i, k in enumerate(PARAM_NAMES)}

@@ -61,3 +61,14 @@ def simulate_rows(template: Sequence[Mapping], laws: Mapping[str, Mapping], nois
             loss = float(mean * np.exp(offsets[key] + rng.normal(0.0, s_pt)))
             out.append({"intervention": name, **{k: r[k] for k in (*run_keys, "N", "D")}, "loss": loss})
     return out
+
+
+def grid_arrays(rows: Sequence[Mapping], column: str = "loss") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Grid rows' N, D and ``column`` (the loss) as arrays, the fitters' input."""
+    return (np.array([r["N"] for r in rows], float), np.array([r["D"] for r in rows], float),
+            np.array([r[column] for r in rows], float))
+
+
+def grid_runs(rows: Sequence[Mapping], run_keys=("size_target", "seed")) -> tuple[list, list]:
+    """Each row's training run as (stratum, run) label lists: the unit ``bootstrap_joint`` resamples."""
+    return [r[run_keys[0]] for r in rows], [r[run_keys[1]] for r in rows]
