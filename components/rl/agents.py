@@ -4,7 +4,8 @@ ICQL is IQL with its global MLP critics replaced by in-context critics
 (:class:`~components.rl.incontext.InContextQ`): same expectile V, same AWR policy, same
 Polyak targets and hyperparameters, which is the card's global-vs-local comparison.
 Every agent has ``update(batch) -> dict`` and ``act(obs) -> action`` (deterministic,
-no retrieval at deployment) and ``q_values(batch)``.
+no retrieval at deployment), ``q_values(batch)`` and ``schedulers(steps)`` (IQL and ICQL
+anneal the actor's rate by cosine, as IQL's reference code does).
 """
 
 from __future__ import annotations
@@ -16,8 +17,12 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from components.errors import ParamsError
 from components.rl.incontext import InContextQ
 from components.rl.networks import DeterministicActor, GaussianActor, MLPQ, MLPQEnsemble, mlp, polyak
+
+
+ACTOR_SCHEDULES = ("cosine", "constant")  # IQL-family actor learning-rate schedule
 
 
 def expectile_loss(diff: torch.Tensor, tau: float) -> torch.Tensor:
@@ -43,6 +48,10 @@ class Agent(nn.Module):
 
     def q_values(self, batch: dict) -> torch.Tensor:  # pragma: no cover - overridden by critics
         raise NotImplementedError
+
+    def schedulers(self, steps: int) -> list:
+        """Learning-rate schedulers for a run of ``steps`` gradient steps, stepped once per step (none here)."""
+        return []
 
 
 class BC(Agent):
@@ -111,8 +120,11 @@ class IQL(Agent):
 
     def __init__(self, obs_dim: int, act_dim: int, hidden: int = 128, layers: int = 2, lr: float = 3e-4,
                  gamma: float = 0.99, polyak_tau: float = 0.005, expectile: float = 0.7, beta: float = 3.0,
-                 max_weight: float = 100.0, n_critics: int = 2, **critic_kw):
+                 max_weight: float = 100.0, n_critics: int = 2, actor_schedule: str = "cosine", **critic_kw):
         super().__init__()
+        if actor_schedule not in ACTOR_SCHEDULES:
+            raise ParamsError(f"actor_schedule: expected one of {ACTOR_SCHEDULES}, got {actor_schedule!r}")
+        self.actor_schedule = actor_schedule
         self.qs = self.make_critics(obs_dim, act_dim, hidden, layers, gamma, n_critics, critic_kw)
         self.qs_t = copy.deepcopy(self.qs).requires_grad_(False)
         self.v = mlp(obs_dim, 1, hidden, layers)
@@ -148,6 +160,13 @@ class IQL(Agent):
     @torch.no_grad()
     def q_values(self, b: dict) -> torch.Tensor:
         return self._q(self.qs, b).min(0).values
+
+    def schedulers(self, steps: int) -> list:
+        """``cosine``: the actor's rate anneals to 0 over the run (``CosineAnnealingLR(T_max=steps)``), as IQL's
+        reference code and its CORL and d3rlpy reproductions do; the critics and V keep a constant rate."""
+        if self.actor_schedule == "cosine":
+            return [torch.optim.lr_scheduler.CosineAnnealingLR(self.opt_a, T_max=max(1, steps))]
+        return []
 
 
 class ICQL(IQL):

@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 METHODS = ("bc", "td3bc", "iql", "icql", "icql-random")
 ICQL_KEYS = ("d", "n_layers", "init", "alpha", "fixed_features")
 _BASE = ("hidden", "layers", "lr")
-_IQL = (*_BASE, "gamma", "polyak_tau", "expectile", "beta", "n_critics")
+_IQL = (*_BASE, "gamma", "polyak_tau", "expectile", "beta", "n_critics", "actor_schedule")
 METHOD_KEYS = {"bc": _BASE, "td3bc": (*_BASE, "gamma", "polyak_tau", "td3_alpha"), "iql": _IQL,
                "icql": (*_IQL, *ICQL_KEYS), "icql-random": (*_IQL, *ICQL_KEYS)}
 
@@ -75,7 +75,8 @@ def build_agent(method: str, obs_dim: int, act_dim: int, cfg: dict, seed: int):
 
 def train_agent(agent, data: TensorData, *, steps: int, batch_size: int, seed: int, log_every: int = 250,
                 progress: bool = False, evaluate: Callable[[object], dict] | None = None) -> list[dict]:
-    """``steps`` gradient steps on uniform batches drawn from ``seed``; returns the loss history.
+    """``steps`` gradient steps on uniform batches drawn from ``seed``; returns the loss history. The agent's
+    ``schedulers(steps)`` (its learning-rate schedules over this run) step once after every update.
 
     Every ``log_every`` steps (and at the last) the history gets the step's losses and, with ``evaluate``, what
     ``evaluate(agent)`` returns (e.g. a dev-episode score: the learning curve). ``evaluate`` must not draw from
@@ -85,10 +86,13 @@ def train_agent(agent, data: TensorData, *, steps: int, batch_size: int, seed: i
         raise ParamsError("train: the dataset is empty")
     gen = torch.Generator().manual_seed(seed)
     history: list[dict] = []
+    schedulers = agent.schedulers(steps)
     agent.train()
     for step in tqdm(range(1, steps + 1), disable=not progress, desc=type(agent).__name__, leave=False):
         idx = torch.randint(0, data.n, (batch_size,), generator=gen)
         out = agent.update(data.batch(idx))
+        for sched in schedulers:
+            sched.step()
         if step % log_every == 0 or step == steps:
             if evaluate is not None:
                 agent.eval()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator, model_validator
 
+from components.rl.agents import ACTOR_SCHEDULES
 from components.rl.behaviour import MODES
 from components.rl.linear_attention import INITS
 from components.rl.trainer import METHODS
@@ -99,6 +100,9 @@ class AgentParams(Section):
     expectile: float = Field(0.7, gt=0.5, lt=1, description="IQL/ICQL expectile tau")
     beta: float = Field(3.0, gt=0, description="IQL/ICQL AWR inverse temperature")
     n_critics: int = Field(2, ge=1, le=4, description="IQL/ICQL twin critics (min over them)")
+    actor_schedule: str = Field("cosine", description=(
+        "IQL/ICQL actor learning-rate schedule over train.steps: cosine (anneal to 0, as IQL's reference code "
+        "and CORL) or constant"))
     td3_alpha: float = Field(2.5, gt=0, description="TD3+BC's alpha")
     d: int = Field(32, ge=2, le=256, description="ICQL feature dimension (card: 32)")
     n_layers: int = Field(4, ge=1, le=16, description="ICQL linear-attention layers L (card: 4)")
@@ -110,6 +114,12 @@ class AgentParams(Section):
     @classmethod
     def _init(cls, v):
         check_known([v], INITS, "init")
+        return v
+
+    @field_validator("actor_schedule")
+    @classmethod
+    def _actor_schedule(cls, v):
+        check_known([v], ACTOR_SCHEDULES, "actor schedule")
         return v
 
 

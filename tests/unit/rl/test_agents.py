@@ -135,3 +135,24 @@ def test_learning_curve_probe_is_logged_and_leaves_training_unchanged(small_data
     assert [h["dev_score"] for h in probed] == [1.0, 2.0, 3.0] and calls == [False] * 3  # evaluated in eval mode
     assert [{k: v for k, v in h.items() if k != "dev_score"} for h in probed] == plain
     assert np.array_equal(runs["plain"][1], runs["probed"][1])
+
+
+@pytest.mark.parametrize("method", ["iql", "icql"])
+def test_the_actor_rate_anneals_by_cosine_over_the_run_and_the_critics_keep_theirs(small_data, method):
+    """IQL's reference schedule (CORL, d3rlpy): the actor's rate follows cosine from lr to 0 over the run's steps;
+    V and the critics are not scheduled. ``constant`` keeps every rate."""
+    cfg = {**CFG, "actor_schedule": "cosine", "d": 4, "n_layers": 1}
+    agent = build_agent(method, small_data.obs_dim, small_data.act_dim, cfg, seed=0)
+    data = TensorData(small_data, np.zeros((len(small_data), 3), dtype=np.int64) if agent.uses_context else None)
+    lr0 = agent.opt_a.param_groups[0]["lr"]
+    seen = []
+    train_agent(agent, data, steps=8, batch_size=4, seed=0, log_every=2,
+                evaluate=lambda a: seen.append(a.opt_a.param_groups[0]["lr"]) or {})
+    want = [lr0 * (1 + np.cos(np.pi * s / 8)) / 2 for s in (2, 4, 6, 8)]
+    assert np.allclose(seen, want) and seen[-1] == pytest.approx(0.0, abs=1e-12)
+    assert agent.opt_q.param_groups[0]["lr"] == agent.opt_v.param_groups[0]["lr"] == lr0
+    flat = build_agent(method, small_data.obs_dim, small_data.act_dim, {**cfg, "actor_schedule": "constant"}, seed=0)
+    train_agent(flat, data, steps=8, batch_size=4, seed=0)
+    assert flat.opt_a.param_groups[0]["lr"] == lr0
+    with pytest.raises(ParamsError, match="actor_schedule"):
+        build_agent(method, small_data.obs_dim, small_data.act_dim, {**cfg, "actor_schedule": "linear"}, seed=0)
