@@ -115,6 +115,7 @@ def power_section(results: Sequence[CL.ClaimResult], n_resamples: int, *, units:
             f"(the observed effect removed, a planted one added, seeds then {units} redrawn), with {n_resamples} "
             "resamples each; the share of runs per verdict at each planted effect (multiples of the claim's band, "
             "on the claimed side). Low power at the paper's effect size means a verdict other than reproduced "
-            "says little about the paper." + (f" {note}" if note else "")
+            "says little about the paper. With few seeds a redrawn run often repeats a seed, which narrows its CI: "
+            "the shares (the one at a planted 0, the false-positive rate, included) are then upper bounds." + (f" {note}" if note else "")
             + ("" if table else " No claim carries a power check (every one was reproduced, or none applies)."))
     return Section("Power of the design", text, tables=[table] if table else [])
