@@ -22,8 +22,9 @@ from components.evaluation.power import attach_power
 from components.evaluation.rank_bootstrap import spearman, spearman_gap_samples
 from components.evaluation.stats import percentile_ci
 
-NOTE = ("Kitchen-lite stand-in at laptop scale (small networks, 3k gradient steps at batch 64, 4-subtask learners "
-        "not yet at a plateau, 3 seeds); the paper's D4RL Kitchen/Gym/Adroit numbers are not comparable.")
+NOTE = ("Kitchen-lite stand-in at laptop scale (small networks, 6k gradient steps at batch 64 with the actor rate "
+        "annealed, 3 seeds; the report's plateau check says which curves settled); the paper's D4RL "
+        "Kitchen/Gym/Adroit numbers are not comparable.")
 PAPER_C1 = ("D4RL means over 5 seeds (secondary, unverified): Kitchen ICQL 66.8 vs IQL 52.8, MuJoCo 80.6 vs 72.4, "
             "Adroit 35.3 vs 33.2; abstract: 'up to 29.46%' on Kitchen (user's version) / 16.4% (arXiv v1, ICLR "
             "camera-ready)")

@@ -194,7 +194,7 @@ PRESETS = presets(
         "data": {"tasks": [1, 4]},
         "retrieval": {"k": 10},
         "agent": _SMALL,
-        "train": {"runs": {"4": _FOUR, "1": ["iql", "icql"]}, "seeds": [0, 1, 2], "steps": 3000, "batch_size": 64},
+        "train": {"runs": {"4": _FOUR, "1": ["iql", "icql"]}, "seeds": [0, 1, 2], "steps": 6000, "batch_size": 64},
         "resources": {"workers": 2},
         "progress": False,  # no tqdm bars over gradient steps unless asked for (--set progress=true)
     },

@@ -60,6 +60,7 @@ def test_default_is_the_harder_kitchen_lite_at_a_plateau_scale():
     """Issue 19: the default trains past the 1k-step transient with learning curves, on data that does not
     average to the expert (sub-controllers cancel only part of a stronger drift)."""
     p = _resolve("default")
-    assert p.train.steps >= 3000 and p.train.dev_episodes >= 1 and p.train.curve_points >= 10
+    assert p.train.steps >= 6000 and p.train.dev_episodes >= 1 and p.train.curve_points >= 10
     assert p.data.compensation < 1 and p.data.drift > 0.4
+    assert p.agent.actor_schedule == "cosine"  # IQL's reference schedule: the policy settles by the run's end
     assert p.claims.n_resamples == 10_000  # C1-C4 (C4's two-stage Spearman bootstrap included)
