@@ -28,7 +28,7 @@ import numpy as np
 from components.errors import ParamsError
 from components.evaluation.claims import ClaimResult, derive_verdict
 from components.evaluation.rules import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
-from components.evaluation.stats import _as_values, _labels, cluster_design
+from components.evaluation.stats import _as_values, _labels, cluster_design, percentile_ci, two_stage_means
 
 if TYPE_CHECKING:
     from components.evaluation.claim_spec import ClaimSpec
@@ -186,3 +186,20 @@ def power_table(results: Sequence[ClaimResult]) -> list[dict[str, Any]]:
              "inconclusive": row["inconclusive"], "runs": row["n_sim"]}
             for r in results if "power" in r.details
             for k, row in zip(r.details["power"]["planted_in_deltas"], r.details["power"]["rows"])]
+
+
+def mean_simulator(values: Sequence[float] | np.ndarray, *, clusters: Sequence[Any] | np.ndarray,
+                   strata: Sequence[Any] | np.ndarray | None = None, n_resamples: int,
+                   level: float) -> SimulateCI:
+    """For :func:`shifted_power` on a mean of units under any CI rule (standard or non-inferiority): each call
+    redraws the units as :func:`simulated_units` does and returns their mean with its two-stage percentile CI."""
+    x = _as_values("values", values)
+    c, s = _labels("clusters", clusters, x.size), _labels("strata", strata, x.size)
+    crossed = cluster_design(c, s, x.size) == "crossed"
+
+    def simulate(rng: np.random.Generator) -> tuple[float, float, float]:
+        v, sc, ss = simulated_units(x, c, s, rng, crossed)
+        boots = two_stage_means(v, clusters=sc, strata=ss, n_resamples=n_resamples, seed=int(rng.integers(1 << 31)))
+        lo, hi = percentile_ci(boots, level)
+        return float(v.mean()), lo, hi
+    return simulate

@@ -13,6 +13,7 @@ import numpy as np
 
 from components.evaluation import claims as CL
 from components.evaluation.claim_spec import ClaimSpec
+from components.evaluation.power import attach_shifted_power, mean_simulator
 
 NOTE = ("Tiny LM (a few layers, d_ff keys) on synthetic facts with Austen filler, on 2 shared CPU cores; the paper "
         "edits GPT-2 XL, GPT-J and Llama-3-8B on CounterFact/ZsRE. A verdict says whether the effect shows here.")
@@ -68,12 +69,29 @@ def _std(spec: ClaimSpec, va, vb, labels, p, **kw) -> CL.ClaimResult:
                          n_resamples=c.n_resamples, level=c.level, **kw)
 
 
+def with_power(p, whole: CL.ClaimResult, parts: list[CL.ClaimResult], units: list[tuple], scales: list[float]
+               ) -> CL.ClaimResult:
+    """``whole`` with the power of its first part that is not reproduced: that part's own CI rule (standard or
+    non-inferiority) on runs redrawn from its paired units (seeds, then facts or windows), planted at multiples of
+    ``scales[i]`` (its band or margin). Nothing is attached when every part is reproduced."""
+    c = p.claims
+    for part, (va, vb, labels), scale in zip(parts, units, scales):
+        if part.verdict != CL.REPRODUCED:
+            simulate = mean_simulator(np.subtract(va, vb), clusters=labels, n_resamples=c.power_resamples,
+                                      level=c.level)
+            return attach_shifted_power(part, simulate=simulate, delta=scale, deltas=c.power_deltas,
+                                        n_sim=c.power_sims, n_resamples=c.power_resamples, seed=p.seed + 30,
+                                        carrier=whole)
+    return whole
+
+
 def claim1(p, idx) -> CL.ClaimResult:
     seeds, ms = p.editing.seeds, p.editing.m
     big, small = max(ms), min(ms)
-    parts = []
+    parts, units = [], []
     for b in ("memit", "alphaedit"):
         va, vb, lab = paired(idx, seeds, big, "neuraldb", b, "efficacy")
+        units.append((va, vb, lab))
         parts.append(_std(C1.part(f"efficacy-vs-{b}", f"At m={big} NeuralDB's efficacy exceeds {b}'s", rule="standard",
                                   metric=f"efficacy at m={big}", baseline=b, paper_value=None),
                           va, vb, lab, p, delta=p.claims.delta))
@@ -93,9 +111,11 @@ def claim1(p, idx) -> CL.ClaimResult:
                           f"{n_small // small} disjoint batch(es) of {small} at m={small})", baseline="memit",
                    unit="facts edited at both m x seeds", paper_value=None)
     parts.append(_std(drop, drops["neuraldb"][0], drops["memit"][0], drops["neuraldb"][1], p, delta=p.claims.delta))
-    return C1.composite(parts, statement=f"Capacity: at m={big} NeuralDB's efficacy exceeds MEMIT's and AlphaEdit's, "
-                        f"and its efficacy drops less than MEMIT's from m={small} to m={big}", how="all",
-                        ci_level=p.claims.level)
+    units.append((drops["neuraldb"][0], drops["memit"][0], drops["neuraldb"][1]))
+    whole = C1.composite(parts, statement=f"Capacity: at m={big} NeuralDB's efficacy exceeds MEMIT's and AlphaEdit's, "
+                         f"and its efficacy drops less than MEMIT's from m={small} to m={big}", how="all",
+                         ci_level=p.claims.level)
+    return with_power(p, whole, parts, units, [p.claims.delta] * 3)
 
 
 def _rise(idx, seeds, m, meth):
@@ -108,16 +128,17 @@ def claim2(p, idx, pre: CL.ClaimResult) -> CL.ClaimResult:
     n_win = len(idx[(seeds[0], big, "unedited")]["ppl_nll"])
     labels = [s for s in seeds for _ in range(n_win)]
     rise_n = _rise(idx, seeds, big, "neuraldb")
+    units = [(rise_n.tolist(), _rise(idx, seeds, big, b).tolist(), labels) for b in ("memit", "alphaedit")]
     parts = [_std(C2.part(f"nll-rise-vs-{b}", f"At m={big} NeuralDB's held-out NLL rises less than {b}'s",
                           rule="standard", metric=f"held-out NLL rise at m={big} (nats/token)", baseline=b,
-                          paper_value=None),
-                  rise_n.tolist(), _rise(idx, seeds, big, b).tolist(), labels, p, delta=p.claims.delta_nll)
-             for b in ("memit", "alphaedit")]
-    return C2.composite(parts, statement=f"No side effects: at m={big} the rise in held-out filler perplexity is "
-                        "smaller for NeuralDB than for MEMIT and AlphaEdit", how="all", preconditions=[pre],
-                        ci_level=p.claims.level,
-                        details={"mean_nll_rise": {m: float(_rise(idx, seeds, big, m).mean())
-                                                   for m in ("neuraldb", "memit", "alphaedit")}})
+                          paper_value=None), *u, p, delta=p.claims.delta_nll)
+             for b, u in zip(("memit", "alphaedit"), units)]
+    whole = C2.composite(parts, statement=f"No side effects: at m={big} the rise in held-out filler perplexity is "
+                         "smaller for NeuralDB than for MEMIT and AlphaEdit", how="all", preconditions=[pre],
+                         ci_level=p.claims.level,
+                         details={"mean_nll_rise": {m: float(_rise(idx, seeds, big, m).mean())
+                                                    for m in ("neuraldb", "memit", "alphaedit")}})
+    return with_power(p, whole, parts, units, [p.claims.delta_nll] * 2)
 
 
 def noninferior(spec: ClaimSpec, stmt, p, idx, key, pre: CL.ClaimResult, extra=None) -> CL.ClaimResult:
@@ -130,8 +151,9 @@ def noninferior(spec: ClaimSpec, stmt, p, idx, key, pre: CL.ClaimResult, extra=N
                 va, vb, lab, p, margin=p.claims.margin,
                 details={"neuraldb_mean": float(np.mean(va)), "baseline_mean": float(np.mean(vb)),
                          "margin_source": "accuracy-type default (1 point); the card gives no margin"})
-    return spec.composite([part], statement=stmt, how="all", preconditions=[pre], metric=metric,
-                          ci_level=p.claims.level, details=dict(extra or {}))
+    whole = spec.composite([part], statement=stmt, how="all", preconditions=[pre], metric=metric,
+                           ci_level=p.claims.level, details=dict(extra or {}))
+    return with_power(p, whole, [part], [(va, vb, lab)], [p.claims.margin])
 
 
 def edits_took_effect(p, idx) -> CL.ClaimResult:

@@ -7,7 +7,7 @@ from typing import Annotated
 from pydantic import Field, field_validator, model_validator
 
 from components.editing.facts import RELATIONS
-from flows.runtime.params import (ClaimsBase, Count, PaperParams, Replace, Section, Seed, Seeds, Steps, Width, Windows,
+from flows.runtime.params import (Count, PaperParams, PowerClaims, Replace, Section, Seed, Seeds, Steps, Width, Windows,
                                   check_known, presets)
 
 EDIT_METHODS = ("memit", "alphaedit", "neuraldb")
@@ -153,7 +153,7 @@ class ExtendedParams(Section):
     m: list[Annotated[Count, Field(ge=1)]] = Field(default_factory=lambda: [10, 40])
 
 
-class ClaimsParams(ClaimsBase):
+class ClaimsParams(PowerClaims):
     delta: float = Field(0.01, ge=0, description="no-practical-effect band for rate differences (claim 1 and P0): "
                          "the standard rule's 1 point on a 0-1 rate")
     delta_nll: float = Field(0.02, ge=0, description="no-practical-effect band for the NLL-rise difference (claim 2), "
@@ -217,7 +217,7 @@ PRESETS = presets(
                     "gen_tokens": 10, "trace_prompts": 40},
         "extended": Replace({}),
         "resources": {"threads": 1},
-        "claims": {"n_resamples": 1000},
+        "claims": {"n_resamples": 1000, "power_sims": 10, "power_resamples": 200},
     },
     full={
         "data": {"n_subjects": 12_000, "neighbour_pool": 2000, "filler_chars": 4_000_000, "heldout_chars": 1_000_000,

@@ -10,7 +10,7 @@ from components.reporting.plots import line_plot
 from flows.neuraldb.claims import CLAIMS, all_claims
 from flows.neuraldb.params import Params
 from flows.neuraldb.spec import EDITS
-from flows.runtime.report_stage import finish_report
+from flows.runtime.report_stage import finish_report, power_section
 from flows.runtime.stages import StageContext
 
 KEYS = ("efficacy", "generalisation", "specificity", "zsre_acc")
@@ -115,6 +115,9 @@ def run(ctx: StageContext[Params]) -> dict:
                 f"(low-NLL half) and worse. Adam rate of the residual: {gamma.get('v_lr', 'n/a')} "
                 f"({'tuned on the dev split: lowest mean final NLL' if gamma.get('v_lr_tuned') else 'fixed in params'}).",
                 tables=[targets, gamma.get("v_lr_dev") or []]),
+        power_section(claims, p.claims.power_resamples, units="facts or windows",
+                      note="A composite carries the check of its first part that is not reproduced (named in the "
+                           "claim column); non-inferiority parts are planted in multiples of their margin."),
     ]
     smol = edits / "smollm2.jsonl"
     if smol.is_file():

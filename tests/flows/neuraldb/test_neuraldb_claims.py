@@ -181,3 +181,21 @@ def test_capacity_drop_uses_every_disjoint_batch_at_the_smallest_m():
 def test_rate_claims_use_the_standard_one_point_band():
     p = Params.model_validate(copy.deepcopy(PRESETS["default"]))
     assert p.claims.delta == 0.01 and abs(p.claims.delta_nll - np.log(1.02)) < 1e-3 and p.claims.edit_effect == 0.05
+
+
+def test_a_claim_lost_on_locality_or_side_effects_carries_the_power_of_the_part_that_lost():
+    """Fair to the paper: C2 and C3 not reproduced carry their losing part's power, its own rule (standard,
+    non-inferiority) on runs redrawn from its units: at a planted effect of 0 C2's gain is not found, a large planted
+    gain is; C3's non-inferiority holds for a planted gain far beyond its margin, not at equality."""
+    p = params()
+    p.claims.power_sims, p.claims.power_resamples, p.claims.power_deltas = 30, 300, [0.0, 40.0]
+    c = claims(p, rise={"neuraldb": 0.5, "alphaedit": 0.3}, spec={"neuraldb": 0.6, "alphaedit": 0.9})
+    c2, c3 = c["C2"], c["C3"]
+    assert c2.verdict == NOT_REPRODUCED and c2.details["power"]["part"] == "C2/nll-rise-vs-memit"
+    null, big = c2.details["power"]["rows"]
+    assert null["reproduced"] <= 0.1 and big["reproduced"] >= 0.9 and big["planted"] == -40 * p.claims.delta_nll
+    assert c3.verdict == NOT_REPRODUCED and c3.details["power"]["part"] == "C3/specificity-vs-alphaedit"
+    at_margin, above = c3.details["power"]["rows"]
+    # 100 facts a seed: specificity differences are noisy (+-0.1), so a design this small needs a large planted gain
+    assert above["planted"] == 40 * p.claims.margin and above["reproduced"] >= 0.9 > at_margin["reproduced"]
+    assert "power" not in c["C4"].details or c["C4"].verdict != REPRODUCED

@@ -8,9 +8,8 @@ import pytest
 
 from components.errors import ParamsError
 from components.evaluation import claims as CL
-from components.evaluation.power import (attach_shifted_power, planted_power, power_table, shifted_power,
-                                         simulated_units)
-from components.evaluation.stats import percentile_ci, two_stage_means
+from components.evaluation.power import (attach_shifted_power, mean_simulator, planted_power, power_table,
+                                         shifted_power)
 
 DELTA = 0.1
 
@@ -31,15 +30,9 @@ def run_units(mean: float, rng: np.random.Generator, n_seeds: int = 4, n_items: 
     return np.concatenate([e + rng.normal(0.0, 1.0, n_items) for e in effects]), np.repeat(np.arange(n_seeds), n_items)
 
 
-def mean_simulator(values, seeds):
-    """One run redrawn as the two-stage bootstrap does, its mean and percentile CI: the mean's special case."""
-    strata = np.zeros(values.size, dtype=int)
-
-    def simulate(rng):
-        v, c, _ = simulated_units(values, seeds, strata, rng)
-        lo, hi = percentile_ci(two_stage_means(v, clusters=c, n_resamples=300, seed=int(rng.integers(1 << 30))), 0.95)
-        return float(v.mean()), lo, hi
-    return simulate
+def simulator(values, seeds):
+    """One run redrawn as the two-stage bootstrap does, its mean and percentile CI (the component's simulator)."""
+    return mean_simulator(values, clusters=seeds, n_resamples=300, level=0.95)
 
 
 def test_for_a_mean_it_agrees_with_planting_in_every_unit():
@@ -47,7 +40,7 @@ def test_for_a_mean_it_agrees_with_planting_in_every_unit():
     give the same power curve, within simulation noise."""
     values, seeds = run_units(0.3, np.random.default_rng(0))
     planted = [0.0, 0.15, 0.25, 0.6]
-    shifted = shifted_power(mean_simulator(values, seeds), observed=float(values.mean()), planted=planted,
+    shifted = shifted_power(simulator(values, seeds), observed=float(values.mean()), planted=planted,
                             decide=decide_ci, n_sim=80, seed=1)
     units = planted_power(values, clusters=seeds, planted=planted, decide=standard_rule, n_sim=80, seed=1)
     for a, b in zip(shifted, units):
@@ -60,7 +53,7 @@ def test_the_observed_effect_is_removed_before_the_planted_one_is_added():
     """Sabotage guard: a run with a large effect of its own shows no false positives at a planted 0 (moving the
     runs by +planted instead of planted - observed would pass every time)."""
     values, seeds = run_units(1.0, np.random.default_rng(2))
-    (null,) = shifted_power(mean_simulator(values, seeds), observed=float(values.mean()), planted=[0.0],
+    (null,) = shifted_power(simulator(values, seeds), observed=float(values.mean()), planted=[0.0],
                             decide=decide_ci, n_sim=40, seed=3)
     assert null.reproduced <= 0.1 and null.not_reproduced + null.inconclusive >= 0.9
 
@@ -77,7 +70,7 @@ def test_a_part_s_power_goes_on_its_composite_named_and_the_table_reads_it():
     values, seeds = run_units(-0.3, np.random.default_rng(4))
     part, whole = part_and_composite(-0.3, -0.4, -0.2)
     assert whole.verdict == CL.NOT_REPRODUCED
-    out = attach_shifted_power(part, simulate=mean_simulator(values, seeds), delta=DELTA, deltas=[0, 5],
+    out = attach_shifted_power(part, simulate=simulator(values, seeds), delta=DELTA, deltas=[0, 5],
                                n_sim=30, n_resamples=300, seed=5, carrier=whole)
     assert out.id == "C1" and out.details["power"]["part"] == "C1/MU"
     rows = out.details["power"]["rows"]
@@ -90,7 +83,7 @@ def test_no_check_on_a_reproduced_claim_or_when_switched_off():
     values, seeds = run_units(0.5, np.random.default_rng(6))
     part, _ = part_and_composite(0.5, 0.4, 0.6)
     assert part.verdict == CL.REPRODUCED
-    kw = dict(simulate=mean_simulator(values, seeds), delta=DELTA, deltas=[0, 5], n_resamples=300, seed=0)
+    kw = dict(simulate=simulator(values, seeds), delta=DELTA, deltas=[0, 5], n_resamples=300, seed=0)
     assert "power" not in attach_shifted_power(part, n_sim=30, **kw).details
     weak, _ = part_and_composite(0.05, -0.1, 0.2)
     assert "power" not in attach_shifted_power(weak, n_sim=0, **kw).details
