@@ -14,12 +14,12 @@ from typing import Any
 
 import numpy as np
 
+from components.scaling.bootstrap import PARAM_NAMES
 from components.scaling.joint import bootstrap_joint, e_state
-from components.scaling.sanity import sane_samples, usable
+from components.scaling.sanity import MIN_USABLE_REFITS, sane_samples, usable
 from components.scaling.simulate import grid_arrays, grid_runs, run_noise, simulate_rows
 
-BETA, E = 4, 2  # columns of a refit row (components.scaling.bootstrap.PARAM_NAMES)
-MIN_REFITS = 10  # usable refits needed to place a CI's tails
+BETA, E = PARAM_NAMES.index("beta"), PARAM_NAMES.index("E")  # columns of a refit row
 
 
 def simulated_law(template: Sequence[Mapping], fitted: Mapping[str, float] | None = None) -> dict[str, float]:
@@ -36,7 +36,7 @@ def simulated_law(template: Sequence[Mapping], fitted: Mapping[str, float] | Non
 
 def _ci(x: np.ndarray, level: float) -> list[float]:
     tail = (1 - level) / 2
-    return np.quantile(x, [tail, 1 - tail]).tolist() if x.size >= MIN_REFITS else [float("nan")] * 2
+    return np.quantile(x, [tail, 1 - tail]).tolist() if x.size >= MIN_USABLE_REFITS else [float("nan")] * 2
 
 
 def fitter_power(template: Sequence[Mapping], noise_rows: Sequence[Mapping], fitted: Mapping[str, float] | None, *,

@@ -21,6 +21,7 @@ from components.scaling.bootstrap import PARAM_NAMES
 MAX_EXPONENT = 3.0
 MAX_LOG10_COEFFICIENT = 12.0
 MIN_E = 1e-3
+MIN_USABLE_REFITS = 10  # usable bootstrap refits needed to place a 95% interval's tails
 
 
 def fit_flags(name: str, law: Mapping[str, float], *, check_e: bool = True) -> list[str]:
@@ -68,7 +69,7 @@ def sane_samples(samples: np.ndarray) -> tuple[np.ndarray, int]:
     return out, int(bad.sum())
 
 
-def param_cis(samples: np.ndarray, level: float, *, min_usable: int = 10) -> dict[str, list[float]]:
+def param_cis(samples: np.ndarray, level: float, *, min_usable: int = MIN_USABLE_REFITS) -> dict[str, list[float]]:
     """Per-parameter percentile CIs over the usable (all-finite) refit rows; NaN CIs with fewer than
     ``min_usable`` of them (too few refits to place a 95% interval's tails)."""
     tail = (1 - level) / 2
