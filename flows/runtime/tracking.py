@@ -87,6 +87,9 @@ class Tracker:
 
         from flows.runtime.stale_runs import CHECKOUT, mark_stale_runs, owner_tags
 
+        from flows.runtime.db_templates import seed_mlflow
+
+        seed_mlflow()  # a new SQLite store starts from the migrated template
         self._mlflow = mlflow
         self.client = MlflowClient()
         self.experiment_id = experiment_id(self.client, experiment)
