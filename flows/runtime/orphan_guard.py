@@ -30,12 +30,15 @@ GRACE = 5.0
 
 
 def _stat(pid: int) -> tuple[int, str] | None:
-    """(parent PID, start time) of ``pid`` from /proc, or None if it is gone."""
+    """(parent PID, start time) of ``pid`` from /proc, or None if it is gone (a zombie has exited: it only
+    waits to be reaped, so counting it alive made every stop wait out both grace periods, 10 s)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
     fields = stat[stat.rindex(")") + 2:].split()
+    if fields[0] == "Z":
+        return None
     return int(fields[1]), fields[19]
 
 

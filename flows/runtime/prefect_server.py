@@ -98,34 +98,48 @@ def use_running(paths: Paths) -> str | None:
     return url
 
 
-@dataclass(frozen=True)
+@dataclass
 class Server:
     url: str
     temporary: bool  # started for this command only, stopped when it ends
+    proc: subprocess.Popen | None = None  # the temporary server's process (None: someone else's server)
+    log_path: Path | None = None
+
+    def ready(self, timeout: float = 120.0) -> str:
+        """Wait until the server answers (at once for a running one); its URL."""
+        if self.proc is not None:
+            _wait_healthy(self.url, self.proc, self.log_path, timeout)
+        return self.url
 
 
 @contextmanager
-def connected(paths: Paths) -> Iterator[Server]:
-    """The server for a command that only talks to the API (``schedule``, ``deployments``), as ``choose``
-    picks it; with none, a temporary server on this checkout's Prefect database for the command's duration.
+def connected(paths: Paths, *, wait: bool = True) -> Iterator[Server]:
+    """The server a command talks to, as ``choose`` picks it; with none, a temporary server on this checkout's
+    Prefect database for the command's duration (``run``, ``stage``, ``report``, ``schedule``, ``deployments``).
 
     The temporary server is one of ours (``prefect server start`` under the orphan guard, its output in
-    ``.paperline/prefect-temporary-server.log``, not recorded), stopped once the command's clients are closed,
-    rather than Prefect's own temporary server, which writes its shutdown errors to this process's stderr.
-    It serves the API only (no UI, no services such as the scheduler): the next full server schedules runs.
+    ``.paperline/prefect-temporary-server.log``, not recorded), stopped when the command ends, killed or not,
+    rather than Prefect's own temporary server, which writes its shutdown errors to this process's stderr and
+    makes this process import Prefect's server code (5 s). It serves the API only (no UI, no services such as the
+    scheduler): the next full server schedules runs. ``PREFECT_API_URL`` is set at once (the port is chosen
+    before the server starts), so Prefect, imported later, reads it. With ``wait=False`` the server starts in
+    the background while the command does its own work (validating params, imports): call ``ready()`` before
+    the first Prefect call.
     """
     url = choose(paths)
     if url:
         os.environ["PREFECT_API_URL"] = url
         yield Server(url, temporary=False)
         return
-    url, proc = _start(paths, port=None, timeout=120.0, owned=True, recorded=False)
-    os.environ["PREFECT_API_URL"] = url
+    server = _spawn(paths, port=None, owned=True, recorded=False)
+    os.environ["PREFECT_API_URL"] = server.url
     try:
-        yield Server(url, temporary=True)
+        if wait:
+            server.ready()
+        yield server
     finally:
         os.environ.pop("PREFECT_API_URL", None)
-        _terminate(proc.pid)
+        _terminate(server.proc.pid)
 
 
 def watch_temporary(parent: int | None = None) -> subprocess.Popen | None:
@@ -169,6 +183,15 @@ def start(paths: Paths, *, port: int | None = None, timeout: float = 120.0, owne
 
 
 def _start(paths: Paths, *, port: int | None, timeout: float, owned: bool, recorded: bool) -> tuple[str, subprocess.Popen]:
+    server = _spawn(paths, port=port, owned=owned, recorded=recorded)
+    server.ready(timeout)
+    if recorded:
+        record(paths, server.url, pid=server.proc.pid, owner_pid=os.getpid() if owned else None)
+    return server.url, server.proc
+
+
+def _spawn(paths: Paths, *, port: int | None, owned: bool, recorded: bool) -> Server:
+    """Start ``prefect server start`` on 127.0.0.1 without waiting for it (``Server.ready`` waits)."""
     if port is not None and not _port_free(port):
         raise PaperlineError(f"port {port} on 127.0.0.1 is already taken; choose another or stop what uses it")
     port = port or _free_port()
@@ -184,15 +207,17 @@ def _start(paths: Paths, *, port: int | None, timeout: float, owned: bool, recor
     with open(log_path, "ab") as log:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
                                 start_new_session=True)
+    return Server(url, temporary=not recorded, proc=proc, log_path=log_path)
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen, log_path: Path | None, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if healthy(url):
-            if recorded:
-                record(paths, url, pid=proc.pid, owner_pid=os.getpid() if owned else None)
-            return url, proc
+            return
         if proc.poll() is not None:
             raise PaperlineError(f"prefect server exited with code {proc.returncode}; see {log_path}")
-        time.sleep(0.5)
+        time.sleep(0.25)
     _terminate(proc.pid)
     raise PaperlineError(f"prefect server did not answer within {timeout:.0f} s; see {log_path}")
 
