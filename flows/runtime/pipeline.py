@@ -94,6 +94,10 @@ def run(
     }
     from flows.runtime.lock import hold
 
+    if not os.environ.get("PREFECT_API_URL"):  # called from Python with no server: Prefect starts a temporary one
+        from flows.runtime.prefect_server import prepare_temporary
+
+        prepare_temporary()
     with hold(paths, owners, wait=wait):
         return _run_flow(get_paper(slug).slug, order, resolved, paths, profile, force=force, track=track,
                          verdicts=verdicts)

@@ -1,18 +1,20 @@
 """One local Prefect server shared by every stage process of a reproduction.
 
-Without ``PREFECT_API_URL`` every process that runs a flow starts a temporary
-server (17-29 s here). ``paperline repro`` (and ``paperline server start``) starts
+Without ``PREFECT_API_URL`` every process that runs a flow needs a temporary
+server (5 s here on a migrated database, 15 s on a new one; ``db_templates``).
+``paperline repro`` (and ``paperline server start``) starts
 one server on 127.0.0.1 instead and records it in ``.paperline/prefect-server.json``;
 stage processes find it there, which brings a stage's orchestration overhead to a
 few seconds (see ``benchmarks/orchestration.py``).
 
 Which server a command talks to (``run``, ``stage``, ``report``, ``repro``, ``schedule``,
 ``deployments``): the user's ``PREFECT_API_URL`` when set (it must answer), else the recorded
-local server when it answers, else a temporary one for that command (``choose``).
+local server when it answers, else a temporary one of ours for that command (``connected``).
 
 No server outlives a killed parent that owns it: a server started ``owned`` runs
-under ``orphan_guard.py run`` and ends when that process dies, and a process left to Prefect's
-own temporary server gets an ``orphan_guard.py watch`` that ends it if the process is killed.
+under ``orphan_guard.py run`` and ends when that process dies, and a Python caller left to
+Prefect's own temporary server gets an ``orphan_guard.py watch`` that ends it if the process is
+killed (``prepare_temporary``).
 """
 
 from __future__ import annotations
@@ -82,20 +84,13 @@ def choose(paths: Paths) -> str | None:
     return running(paths)
 
 
-def use_running(paths: Paths) -> str | None:
-    """Point this process at a server: the user's PREFECT_API_URL, or the recorded local one.
-
-    With neither, Prefect starts a temporary server for this process when the flow runs; a
-    watchdog is started so that server ends if this process is killed (see ``watch_temporary``).
-    Call it before Prefect is imported: Prefect reads PREFECT_API_URL once, at import.
-    """
-    url = choose(paths)
-    if url:
-        os.environ["PREFECT_API_URL"] = url
-    else:
-        db_templates.seed_prefect()  # a new database starts from the migrated template (10 s less)
-        watch_temporary()
-    return url
+def prepare_temporary() -> None:
+    """For a Python caller that runs a flow with no server (``PREFECT_API_URL`` unset), so Prefect starts its own
+    temporary server inside the flow call: give that server the migrated database template (10 s less) and a
+    watchdog that ends it if this process is killed (see ``watch_temporary``). The CLI never gets here: its
+    commands start their temporary server themselves (``connected``)."""
+    db_templates.seed_prefect()
+    watch_temporary()
 
 
 @dataclass
