@@ -102,6 +102,16 @@ def _build_mlflow() -> Path | None:
         return _keep(db, "mlflow")
 
 
+def _seed(db: Path, kind: str, build) -> bool:
+    """Place ``kind``'s template (built first if missing or broken) at ``db`` unless ``db`` exists."""
+    if db.exists():
+        return False
+    template = _template(kind)
+    if not _migrated(template):
+        template = build()
+    return bool(template) and _place(template, db)
+
+
 def seed_prefect(home: str | os.PathLike | None = None) -> bool:
     """Give ``home`` (default ``$PREFECT_HOME``) a migrated empty Prefect database if it has none.
 
@@ -110,14 +120,8 @@ def seed_prefect(home: str | os.PathLike | None = None) -> bool:
     home = home or os.environ.get("PREFECT_HOME")
     if not home or os.environ.get("PREFECT_API_DATABASE_CONNECTION_URL"):
         return False
-    db = Path(home) / PREFECT_DB
     try:
-        if db.exists():
-            return False
-        template = _template("prefect")
-        if not _migrated(template):
-            template = _build_prefect()
-        return bool(template) and _place(template, db)
+        return _seed(Path(home) / PREFECT_DB, "prefect", _build_prefect)
     except (OSError, sqlite3.Error, subprocess.SubprocessError, importlib.metadata.PackageNotFoundError):
         return False
 
@@ -128,13 +132,7 @@ def seed_mlflow(uri: str | None = None) -> bool:
     uri = uri or os.environ.get("MLFLOW_TRACKING_URI", "")
     if not uri.startswith("sqlite:///"):
         return False
-    db = Path(uri[len("sqlite:///"):])
     try:
-        if db.exists():
-            return False
-        template = _template("mlflow")
-        if not _migrated(template):
-            template = _build_mlflow()
-        return bool(template) and _place(template, db)
+        return _seed(Path(uri[len("sqlite:///"):]), "mlflow", _build_mlflow)
     except Exception:  # noqa: BLE001  (MLflow raises its own error types; any failure falls back to migrating)
         return False
