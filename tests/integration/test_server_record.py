@@ -5,6 +5,8 @@ when none is up; no command prints a traceback on its way out."""
 from __future__ import annotations
 
 import json
+import os
+import re
 
 import pytest
 
@@ -71,3 +73,39 @@ def test_with_no_server_a_temporary_one_keeps_the_deployment_in_the_checkout(as_
     assert rows["paperline-run/ofmu"]["schedules"] == ["0 4 * * *"]
     assert rows["paperline-run/ofmu"]["parameters"]["root"] == str(root)
     assert paperline("server", "status", cwd=root).stdout.strip() == "not running"  # nothing left recorded
+
+
+def _servers_of(root) -> list[int]:
+    """PIDs of Prefect servers running on this checkout's database (their PREFECT_HOME is in the checkout)."""
+    home = f"PREFECT_HOME={root}/.paperline/prefect".encode()
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmd = open(f"/proc/{entry.name}/cmdline", "rb").read()
+            env = open(f"/proc/{entry.name}/environ", "rb").read()
+        except OSError:
+            continue
+        if b"prefect\0server\0start" in cmd and home in env.split(b"\0"):
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads /proc (Linux)")
+def test_run_with_no_server_starts_its_own_and_leaves_none_even_on_bad_input(as_user):
+    """`paperline run` with no server starts its own temporary one (API only, its log in the checkout) beside
+    the params check, and stops it when the command ends, successful or refused."""
+    root = as_user
+    bad = paperline("run", "optimistic-o2nc", "--profile", "smoke", "--set", "nonsense.key=1", cwd=root)
+    assert bad.returncode == 2 and bad.stderr.strip().splitlines()[-1].startswith("error: ")
+    assert not _servers_of(root)
+
+    good = paperline("run", "optimistic-o2nc", "--profile", "smoke", "--no-track", cwd=root)
+    _clean(good)
+    assert "starting a temporary Prefect server" in good.stderr
+    log = (root / ".paperline" / "prefect-temporary-server.log").read_text()
+    port = re.findall(r"127\.0\.0\.1:(\d+)/api", log)[-1]
+    assert not prefect_server.healthy(f"http://127.0.0.1:{port}/api")
+    assert not _servers_of(root)
+    assert paperline("server", "status", cwd=root).stdout.strip() == "not running"  # nothing recorded

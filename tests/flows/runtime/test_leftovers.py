@@ -169,3 +169,19 @@ def test_an_owned_server_runs_under_the_guard_and_ends_with_its_owner(tmp_path):
 def test_the_guard_refuses_a_bad_command_line():
     proc = subprocess.run([sys.executable, str(GUARD), "run", "--parent"], capture_output=True, text=True)
     assert proc.returncode == 2 and "orphan_guard.py run" in proc.stderr
+
+
+@LINUX
+def test_an_exited_child_not_yet_reaped_counts_as_gone():
+    """A zombie has exited; counting it alive made every stop of an owned server wait out both grace periods."""
+    sys.path.insert(0, str(GUARD.parent))
+    import orphan_guard
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    deadline = time.monotonic() + 30
+    while Path(f"/proc/{child.pid}/stat").read_text().split(")")[-1].split()[0] != "Z":
+        assert time.monotonic() < deadline, "the child did not exit"
+        time.sleep(0.05)
+    assert orphan_guard._stat(child.pid) is None
+    assert not orphan_guard._alive(child.pid, None)
+    child.wait()
