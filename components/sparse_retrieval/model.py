@@ -86,10 +86,16 @@ class MilcoEncoder(nn.Module):
         teacher term the student had not yet switched on (SAP stalled). Padding is therefore left out of the max
         (filled with -1e4). The pivot log1p(ReLU(max)) is the same either way; only SAP's raw logits differ.
 
-        (A gather-the-arg-max variant that backpropagates through B x V logits only was tried: slower on CPU than
-        the two BLAS matmuls of this form.)"""
-        logits = self.mlm_head(F.gelu(self.connector(h)))
-        logits.masked_fill_(mask.unsqueeze(-1) == 0, -1e4)  # in place: the B x L x V logits are the big tensor
+        The head runs on the real tokens only (about 60% of the padded positions of LibreOffice paragraphs), and
+        their logits are put back into a -1e4-filled B x L x V block for the max: the same values and gradients as
+        running it on every position and masking after (checked bit for bit in the tests), with the head's GEMMs
+        and their backward on the real rows only, which halved forward + backward on CPU (64 x 32 texts, 4,000
+        terms, 1 thread: 0.20 -> 0.10 s). A gather-the-arg-max variant that backpropagates through B x V logits
+        only was tried earlier: slower on CPU than the BLAS matmuls of this form."""
+        keep = mask != 0
+        real = self.mlm_head(F.gelu(self.connector(h[keep])))  # (real tokens, V)
+        logits = real.new_full((*mask.shape, real.shape[-1]), -1e4)
+        logits[keep] = real
         if not torch.is_grad_enabled():
             return logits.amax(dim=1)  # the same values, without the arg-max indices only backward needs
         return logits.max(dim=1).values  # the gradient goes to one arg-max (amax would split it between ties)

@@ -128,6 +128,32 @@ def test_raw_max_is_over_real_tokens_and_the_pivot_matches_the_official_masked_f
     assert torch.allclose(out["pivot"], official)
 
 
+def test_head_on_real_tokens_only_equals_the_masked_dense_form_in_value_and_gradient():
+    """max_logits runs the head on the real tokens only (a speed-up); values and every parameter's gradient must be
+    those of the head on every position with padding masked to -1e4 before the max."""
+    torch.manual_seed(1)
+    model = MilcoEncoder(EncoderConfig(vocab_in=30, vocab_en=40, echo=False, d_model=16, n_heads=2, d_ff=16, d_en=8,
+                                       max_len=8))
+    ids = torch.tensor([[2, 5, 6, 0, 0, 0], [2, 7, 8, 9, 4, 3], [2, 11, 0, 0, 0, 0]])
+    mask = (ids != 0).long()
+    weights = torch.randn(3, 40)
+
+    def grads(raw):
+        model.zero_grad()
+        (raw * weights).sum().backward()
+        return {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+
+    fast = model(ids, mask)["raw"]
+    g_fast = grads(fast)
+    full = model.mlm_head(torch.nn.functional.gelu(model.connector(model.hidden(ids, mask))))
+    dense = full.masked_fill(mask.unsqueeze(-1) == 0, -1e4).max(dim=1).values
+    g_dense = grads(dense)
+    assert torch.allclose(fast, dense, atol=1e-6)
+    assert g_fast.keys() == g_dense.keys() and "mlm_head.decoder.weight" in g_fast
+    for name in g_dense:
+        assert torch.allclose(g_fast[name], g_dense[name], atol=1e-5), name
+
+
 def test_teacher_floor_fills_absent_terms_and_the_sap_mask_follows():
     from components.sparse_retrieval.training import teacher_rows
 
