@@ -64,20 +64,37 @@ def _words(n: int, rng: np.random.Generator, syllables: int) -> list[str]:
     return list(words)
 
 
-def make_subjects(n: int, seed: int) -> list[str]:
+def make_subjects(n: int, seed: int, last_names: int | None = None) -> list[str]:
     """``n`` distinct invented "First Last" names, repeatable for a seed.
 
-    Names combine a pool of about sqrt(2n) first and last names, so each part recurs across subjects (and
-    becomes one or two BPE tokens): the model must combine both parts at the last subject token, the
-    position where locate-and-edit methods read the key.
+    By default names combine a pool of about sqrt(2n) first and last names, so each part recurs across subjects
+    (and becomes one or two BPE tokens): the model must combine both parts at the last subject token, the
+    position where locate-and-edit methods read the key. ``last_names`` = L draws L distinct last names instead
+    (first names: enough to fill n pairs), each shared by about n / L subjects; L = n gives every subject a last
+    name of its own, so the last subject token alone tells subjects apart.
     """
     if n < 1:
         raise ParamsError(f"n_subjects must be >= 1, got {n}")
     rng = np.random.default_rng(seed)
-    k = max(2, int(np.ceil(np.sqrt(2 * n))))
-    first, last = _words(k, rng, 2), _words(k, rng, 2)
-    pairs = rng.permutation(k * k)[:n]
-    return [f"{first[i // k]} {last[i % k]}" for i in pairs]
+    if last_names is None:
+        k = max(2, int(np.ceil(np.sqrt(2 * n))))
+        first, last = _words(k, rng, 2), _words(k, rng, 2)
+        pairs = rng.permutation(k * k)[:n]
+        return [f"{first[i // k]} {last[i % k]}" for i in pairs]
+    if not 1 <= last_names <= n:
+        raise ParamsError(f"last_names must lie in [1, n_subjects = {n}], got {last_names}")
+    k_first = max(2, int(np.ceil(np.sqrt(2 * n))), int(np.ceil(n / last_names)))
+    first, last = _words(k_first, rng, 2), _words(last_names, rng, 3 if last_names > 1_000 else 2)
+    # every last name used about n / L times, each with distinct first names
+    rows = [(i % last_names, f) for i, f in enumerate(rng.permutation(max(n, k_first * last_names)))][:n]
+    seen, out = set(), []
+    for li, code in rows:
+        fi = code % k_first
+        while (fi, li) in seen:
+            fi = (fi + 1) % k_first
+        seen.add((fi, li))
+        out.append(f"{first[fi]} {last[li]}")
+    return out
 
 
 def crossed_neighbours(subjects: Sequence[str], n: int, seed: int) -> list[str]:
@@ -126,7 +143,8 @@ def disjoint_orders(n: int, seeds: Sequence, k: int, seed: int) -> dict[str, lis
     return out
 
 
-def generate_facts(n_subjects: int, seed: int, relations: Sequence[str] | None = None) -> list[dict]:
+def generate_facts(n_subjects: int, seed: int, relations: Sequence[str] | None = None,
+                   last_names: int | None = None) -> list[dict]:
     """Every subject gets one random object per relation: rows {id, subject, relation, object}."""
     rels = list(relations or RELATIONS)
     unknown = [r for r in rels if r not in RELATIONS]
@@ -134,7 +152,7 @@ def generate_facts(n_subjects: int, seed: int, relations: Sequence[str] | None =
         raise ParamsError(f"relations: unknown {unknown}; use {list(RELATIONS)}")
     rng = np.random.default_rng([seed, 1])
     facts = []
-    for subj in make_subjects(n_subjects, seed):
+    for subj in make_subjects(n_subjects, seed, last_names):
         for rel in rels:
             obj = RELATIONS[rel]["objects"][int(rng.integers(len(RELATIONS[rel]["objects"])))]
             facts.append({"id": f"{subj}|{rel}", "subject": subj, "relation": rel, "object": obj})

@@ -70,7 +70,7 @@ def check_requests_gx(requests: list[dict], name: str, result_path) -> None:
 
 def _synthetic(p, out) -> dict[str, list[dict]]:
     d, e = p.data, p.editing
-    facts = generate_facts(d.n_subjects, p.seed, d.relations)
+    facts = generate_facts(d.n_subjects, p.seed, d.relations, d.last_names)
     V.validate(pd.DataFrame(facts), [V.unique("id"), V.non_empty_text("subject"), V.non_empty_text("object"),
                                      V.in_set("relation", d.relations)], name="neuraldb/facts",
                result_path=out / "_checks" / "facts.json")

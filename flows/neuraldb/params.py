@@ -21,6 +21,9 @@ class DataParams(Section):
                                 "token each (two tokens, composed at the last one, where the edit reads its key); "
                                 "whole = one token per subject (the facts then live in its embedding, out of reach "
                                 "of an MLP edit); bpe = plain BPE pieces")
+    last_names: Count | None = Field(None, ge=1, description="distinct last names of the synthetic subjects; null = "
+                                     "about sqrt(2 n_subjects), each shared by ~32 subjects (their keys collide at "
+                                     "the last token); n_subjects = one per subject")
     neighbour_repeat: int = Field(24, ge=1, le=100, description="copies of the never-edited subjects' facts in LM "
                                   "training (every subject's facts appear once), so the LM memorises the neighbours "
                                   "and forms the recall circuit that edits act on")
@@ -180,6 +183,8 @@ class Params(PaperParams):
         d, e = self.data, self.editing
         if d.neighbour_pool >= d.n_subjects:
             raise ValueError(f"data.neighbour_pool ({d.neighbour_pool}) must be < data.n_subjects ({d.n_subjects})")
+        if d.last_names is not None and d.last_names > d.n_subjects:
+            raise ValueError(f"data.last_names ({d.last_names}) must be <= data.n_subjects ({d.n_subjects})")
         pool = d.n_subjects - d.neighbour_pool
         if max(e.m) > pool:
             raise ValueError(f"editing.m: largest m {max(e.m)} exceeds the editable subjects ({pool} = "
@@ -197,7 +202,8 @@ _GRID = [0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95]
 
 PRESETS = presets(
     default={
-        "data": {"n_subjects": 2060, "neighbour_pool": 60, "filler_chars": 400_000, "heldout_chars": 200_000},
+        "data": {"n_subjects": 2060, "last_names": 2060, "neighbour_pool": 60, "filler_chars": 400_000,
+                 "heldout_chars": 200_000},
         "model": {"seq_len": 32},
         "training": {"steps": 3000, "batch_size": 32, "lr": 5e-3, "fact_frac": 0.9},
         "editing": {"m": [10, 100, 500, 2000], "seeds": [0, 1, 2], "gamma_grid": _GRID, "dev_edits": 200,
@@ -209,7 +215,7 @@ PRESETS = presets(
         "seed": 0,
     },
     smoke={
-        "data": {"n_subjects": 200, "filler_chars": 60_000, "heldout_chars": 40_000, "vocab_size": 1024},
+        "data": {"n_subjects": 200, "last_names": 200, "filler_chars": 60_000, "heldout_chars": 40_000, "vocab_size": 1024},
         "model": {"d_model": 64, "n_layers": 3, "d_ff": 256, "seq_len": 48},
         "training": {"steps": 100, "fact_frac": 0.8},  # wiring only (P0 is not met at smoke scale either way)
         "editing": {"m": [10, 100], "seeds": [0, 1], "v_steps": 10, "v_chunk": 128, "k0_tokens": 5000,
@@ -220,7 +226,7 @@ PRESETS = presets(
         "claims": {"n_resamples": 1000, "power_sims": 10, "power_resamples": 200},
     },
     full={
-        "data": {"n_subjects": 12_000, "neighbour_pool": 2000, "filler_chars": 4_000_000, "heldout_chars": 1_000_000,
+        "data": {"n_subjects": 12_000, "last_names": 12_000, "neighbour_pool": 2000, "filler_chars": 4_000_000, "heldout_chars": 1_000_000,
                  "vocab_size": 4096, "dataset": "counterfact", "dataset_path": "data/neuraldb/external/counterfact.json"},
         "model": {"base": "openai-community/gpt2-xl", "seq_len": 64},
         "training": {"steps": 20_000, "batch_size": 64, "lr": 3e-3, "fact_frac": 0.8},

@@ -29,6 +29,25 @@ def test_generator_is_repeatable_and_complete():
     assert len(fact_sentences(facts)) == len(facts) * n_templates
 
 
+@pytest.mark.parametrize("last_names", [1, 7, 100, 300])
+def test_last_names_sets_how_many_subjects_share_a_last_name(last_names):
+    subjects = make_subjects(300, 2, last_names)
+    assert subjects == make_subjects(300, 2, last_names) and len(set(subjects)) == 300
+    counts = {}
+    for s in subjects:
+        first, last = s.split(" ")
+        counts[last] = counts.get(last, 0) + 1
+    assert len(counts) == last_names
+    assert max(counts.values()) - min(counts.values()) <= 1  # spread evenly: about 300 / L subjects per last name
+    with pytest.raises(ParamsError, match="last_names"):
+        make_subjects(300, 2, 301)
+
+
+def test_default_subjects_share_last_names_from_a_small_pool():
+    subjects = make_subjects(2060, 0)
+    assert len({s.split(" ")[1] for s in subjects}) <= 65 and len(set(subjects)) == 2060
+
+
 def test_requests_are_counterfactual_and_neighbours_disjoint():
     reqs = _requests()
     edited = {r["subject"] for r in reqs}
