@@ -43,3 +43,21 @@ def test_unknown_neighbour_choice_is_refused():
     raw["data"]["neighbours"] = "nearest"
     with pytest.raises(ValidationError, match="neighbours"):
         Params(**raw)
+
+
+@pytest.mark.parametrize("profile", ["smoke", "default"])
+def test_every_synthetic_subject_has_a_last_name_of_its_own(profile):
+    """Issue 16: pooled last names (~32 subjects each at default) made the subjects' keys collide at the last token;
+    each profile's facts must give every subject a distinct last name."""
+    from components.editing.facts import generate_facts
+
+    p = Params(**copy.deepcopy(PRESETS[profile]))
+    subjects = {f["subject"] for f in generate_facts(p.data.n_subjects, p.seed, p.data.relations, p.data.last_names)}
+    assert len({s.split(" ")[1] for s in subjects}) == len(subjects) == p.data.n_subjects
+
+
+def test_last_names_beyond_the_subjects_are_refused():
+    raw = copy.deepcopy(PRESETS["smoke"])
+    raw["data"]["last_names"] = raw["data"]["n_subjects"] + 1
+    with pytest.raises(ValidationError, match="last_names"):
+        Params(**raw)
