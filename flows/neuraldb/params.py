@@ -215,7 +215,7 @@ PRESETS = presets(
         "seed": 0,
     },
     smoke={
-        "data": {"n_subjects": 200, "last_names": 200, "filler_chars": 60_000, "heldout_chars": 40_000, "vocab_size": 1024},
+        "data": {"n_subjects": 200, "last_names": 20, "filler_chars": 60_000, "heldout_chars": 40_000, "vocab_size": 1024},
         "model": {"d_model": 64, "n_layers": 3, "d_ff": 256, "seq_len": 48},
         "training": {"steps": 100, "fact_frac": 0.8},  # wiring only (P0 is not met at smoke scale either way)
         "editing": {"m": [10, 100], "seeds": [0, 1], "v_steps": 10, "v_chunk": 128, "k0_tokens": 5000,

@@ -45,13 +45,12 @@ def test_unknown_neighbour_choice_is_refused():
         Params(**raw)
 
 
-@pytest.mark.parametrize("profile", ["smoke", "default"])
-def test_every_synthetic_subject_has_a_last_name_of_its_own(profile):
-    """Issue 16: pooled last names (~32 subjects each at default) made the subjects' keys collide at the last token;
-    each profile's facts must give every subject a distinct last name."""
+def test_every_default_subject_has_a_last_name_of_its_own():
+    """Issue 16: pooled last names (~32 subjects each) made the subjects' keys collide at the last token; the
+    default profile's facts must give every subject a distinct last name (the smoke keeps pools: wiring only)."""
     from components.editing.facts import generate_facts
 
-    p = Params(**copy.deepcopy(PRESETS[profile]))
+    p = Params(**copy.deepcopy(PRESETS["default"]))
     subjects = {f["subject"] for f in generate_facts(p.data.n_subjects, p.seed, p.data.relations, p.data.last_names)}
     assert len({s.split(" ")[1] for s in subjects}) == len(subjects) == p.data.n_subjects
 
