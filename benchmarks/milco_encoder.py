@@ -43,7 +43,8 @@ def _time(fn, repeats: int) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--batch", type=int, default=64, help="texts per training step (stage 2's batch)")
     ap.add_argument("--infer-batch", type=int, default=256, help="texts per inference batch (encode_all's)")
     ap.add_argument("--len", type=int, default=32, dest="length", help="padded length (doc_len)")

@@ -124,13 +124,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compare", type=Path, help="an earlier --out file to compare with")
     parser.add_argument("--timeout", type=int, default=3 * 3600, help="seconds per run before it is stopped")
     parser.add_argument("--keep", type=Path, metavar="DIR",
-                        help="make the scratch copies under DIR (new or empty) and keep them: their claims, reports and "
-                             "models stay for a look after the run")
+                        help="make the scratch copies under DIR (new or empty) and keep them: their claims, "
+                             "reports and models stay for a look after the run")
     args = parser.parse_args(argv)
     results = []
     if args.keep:
         args.keep.mkdir(parents=True, exist_ok=True)
-    with (nullcontext(str(args.keep)) if args.keep else tempfile.TemporaryDirectory(prefix="paperline-profiles-")) as tmp:
+    scratch = nullcontext(str(args.keep)) if args.keep else tempfile.TemporaryDirectory(prefix="paperline-profiles-")
+    with scratch as tmp:
         for profile in args.profiles:
             for slug in args.papers:
                 print(f"running {slug} --profile {profile} ...", file=sys.stderr, flush=True)

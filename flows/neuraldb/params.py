@@ -215,7 +215,8 @@ PRESETS = presets(
         "seed": 0,
     },
     smoke={
-        "data": {"n_subjects": 200, "last_names": 20, "filler_chars": 60_000, "heldout_chars": 40_000, "vocab_size": 1024},
+        "data": {"n_subjects": 200, "last_names": 20, "filler_chars": 60_000, "heldout_chars": 40_000,
+                 "vocab_size": 1024},
         "model": {"d_model": 64, "n_layers": 3, "d_ff": 256, "seq_len": 48},
         "training": {"steps": 100, "fact_frac": 0.8},  # wiring only (P0 is not met at smoke scale either way)
         "editing": {"m": [10, 100], "seeds": [0, 1], "v_steps": 10, "v_chunk": 128, "k0_tokens": 5000,
@@ -226,7 +227,8 @@ PRESETS = presets(
         "claims": {"n_resamples": 1000, "power_sims": 10, "power_resamples": 200},
     },
     full={
-        "data": {"n_subjects": 12_000, "last_names": 12_000, "neighbour_pool": 2000, "filler_chars": 4_000_000, "heldout_chars": 1_000_000,
+        "data": {"n_subjects": 12_000, "last_names": 12_000, "neighbour_pool": 2000, "filler_chars": 4_000_000,
+                 "heldout_chars": 1_000_000,
                  "vocab_size": 4096, "dataset": "counterfact", "dataset_path": "data/neuraldb/external/counterfact.json"},
         "model": {"base": "openai-community/gpt2-xl", "seq_len": 64},
         "training": {"steps": 20_000, "batch_size": 64, "lr": 3e-3, "fact_frac": 0.8},
