@@ -89,10 +89,9 @@ class MilcoEncoder(nn.Module):
         The head runs on the real tokens only (about 60% of the padded positions of LibreOffice paragraphs), and
         the max is taken over each text's own rows: the same values and gradients as running the head on every
         position and masking padding to -1e4 before the max (checked in the tests), with the head's GEMMs and
-        their backward on the real rows only and no B x L x V block at all. On CPU (1 thread, 64 x 32 texts,
-        4,000 terms) forward + backward fell from 0.20 to 0.10 s; an inference batch of 256 texts' max from
-        0.117 s (a -1e4-filled block) to 0.017 s. A gather-the-arg-max variant that backpropagates through B x V
-        logits only was tried earlier: slower on CPU than the BLAS matmuls of this form."""
+        their backward on the real rows only and no B x L x V block at all (`benchmarks/milco_encoder.py` times it
+        against the masked form). A gather-the-arg-max variant that backpropagates through B x V logits only was
+        tried earlier: slower on CPU than the BLAS matmuls of this form."""
         keep = mask != 0
         real = self.mlm_head(F.gelu(self.connector(h[keep])))  # (real tokens, V), text after text
         grad = torch.is_grad_enabled()

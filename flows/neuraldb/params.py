@@ -22,8 +22,8 @@ class DataParams(Section):
                                 "whole = one token per subject (the facts then live in its embedding, out of reach "
                                 "of an MLP edit); bpe = plain BPE pieces")
     last_names: Count | None = Field(None, ge=1, description="distinct last names of the synthetic subjects; null = "
-                                     "about sqrt(2 n_subjects), each shared by ~32 subjects (their keys collide at "
-                                     "the last token); n_subjects = one per subject")
+                                     "about sqrt(2 n_subjects), each shared by about sqrt(n_subjects / 2) subjects "
+                                     "(their keys collide at the last token); n_subjects = one per subject")
     neighbour_repeat: int = Field(24, ge=1, le=100, description="copies of the never-edited subjects' facts in LM "
                                   "training (every subject's facts appear once), so the LM memorises the neighbours "
                                   "and forms the recall circuit that edits act on")

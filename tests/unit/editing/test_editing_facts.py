@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -33,10 +34,7 @@ def test_generator_is_repeatable_and_complete():
 def test_last_names_sets_how_many_subjects_share_a_last_name(last_names):
     subjects = make_subjects(300, 2, last_names)
     assert subjects == make_subjects(300, 2, last_names) and len(set(subjects)) == 300
-    counts = {}
-    for s in subjects:
-        first, last = s.split(" ")
-        counts[last] = counts.get(last, 0) + 1
+    counts = Counter(s.split(" ")[1] for s in subjects)
     assert len(counts) == last_names
     assert max(counts.values()) - min(counts.values()) <= 1  # spread evenly: about 300 / L subjects per last name
     with pytest.raises(ParamsError, match="last_names"):
