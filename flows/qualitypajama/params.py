@@ -171,7 +171,8 @@ PRESETS = presets(
         "resources": {"threads": 1, "workers": 2},
     },
     smoke={
-        "corpus": {"sources": ["wordnet", "austen", "shakespeare", "linux_docs"], "pool_mb": 0.4, "heldout_max_docs": 8},
+        "corpus": {"sources": ["wordnet", "austen", "shakespeare", "linux_docs"], "pool_mb": 0.4, "heldout_max_docs": 8,
+                   "heldout": ["austen", "shakespeare"]},
         "rewrite": {"llm_docs": 0},
         "tokenizer": {"vocab_size": 512},
         "grid": {"sizes": [5_000, 10_000, 20_000], "budgets": [8_192, 16_384, 32_768]},
