@@ -14,6 +14,7 @@ MHSA and MLP (Convpass: ``x + attn(n1(x)) + s * side(n1(x))``).
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -107,6 +108,13 @@ class TinyViT(nn.Module):
         self.config = cfg
         g = torch.Generator().manual_seed(seed)
         self.patch_embed = nn.Conv2d(cfg.in_chans, cfg.dim, cfg.patch, stride=cfg.patch)
+        with torch.no_grad():  # Conv2d's own initialisation (Kaiming-uniform, a = sqrt(5)), from ``g``: the
+            # default draws from torch's global generator, whose state at this point differs between processes, so
+            # the same seed gave a different backbone in every run (DKA's verdicts changed between fresh clones)
+            w, bias = self.patch_embed.weight, self.patch_embed.bias
+            nn.init.kaiming_uniform_(w, a=math.sqrt(5), generator=g)
+            bound = 1 / math.sqrt(w[0].numel())
+            nn.init.uniform_(bias, -bound, bound, generator=g)
         self.cls_token = nn.Parameter(torch.randn(1, 1, cfg.dim, generator=g) * 0.02)
         self.pos_embed = nn.Parameter(torch.randn(1, cfg.grid ** 2 + 1, cfg.dim, generator=g) * 0.02)
         self.blocks = nn.ModuleList(Block(cfg.dim, cfg.heads, cfg.mlp_ratio) for _ in range(cfg.depth))
