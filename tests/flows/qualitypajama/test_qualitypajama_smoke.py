@@ -74,7 +74,8 @@ def test_mlflow_parent_and_child_runs_with_tags(smoke_run):
     tags = {}
     for run_id, key, value in _mlflow(root, "select run_uuid, key, value from tags"):
         tags.setdefault(run_id, {})[key] = value
-    parents = [r for r in runs if "mlflow.parentRunId" not in tags.get(r[0], {})]
+    # the champion test of this module may have added its "promote-by-hand" run (tests/champion_checks.py)
+    parents = [r for r in runs if "mlflow.parentRunId" not in tags.get(r[0], {}) and r[1] != "promote-by-hand"]
     children = [r for r in runs if "mlflow.parentRunId" in tags.get(r[0], {})]
     assert len(parents) == 1 and parents[0][2] == "FINISHED"
     parent_tags = tags[parents[0][0]]
