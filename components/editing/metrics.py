@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from components.editing.model import Encoder, encode_batch, logits_of, target_scores
+from components.editing.model import Encoder, encode_batch, inverse, length_order, logits_of, target_scores
 
 _WORD = re.compile(r"\w+|[^\w\s]")
 
@@ -48,6 +48,8 @@ def score_pair(model: nn.Module, encode: Encoder, prompts: Sequence[str], new: S
     if not single:
         lp_new, acc = score(model, encode, prompts, new, batch_size)
         return lp_new, score(model, encode, prompts, true, batch_size)[0], acc
+    order = length_order(encode, prompts)  # batches of similar length pad less; scattered back below
+    prompts, new, true = ([xs[j] for j in order] for xs in (prompts, new, true))
     ln, lt, acc = [], [], []
     for i in range(0, len(prompts), batch_size):
         chunk = prompts[i : i + batch_size]
@@ -58,7 +60,8 @@ def score_pair(model: nn.Module, encode: Encoder, prompts: Sequence[str], new: S
         r = torch.arange(len(chunk))
         ln.append(logp[r, tn].numpy()); lt.append(logp[r, tt].numpy())
         acc.append((logp.argmax(-1) == tn).float().numpy())
-    return np.concatenate(ln), np.concatenate(lt), np.concatenate(acc)
+    back = inverse(order)
+    return np.concatenate(ln)[back], np.concatenate(lt)[back], np.concatenate(acc)[back]
 
 
 def _last_logits(model: nn.Module, enc) -> torch.Tensor:

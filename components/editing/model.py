@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -166,20 +167,42 @@ class KeyCapture:
         self.handle.remove()
 
 
+def length_order(encode: Encoder, prompts: Sequence[str]) -> np.ndarray:
+    """Indices of ``prompts`` sorted by token length (stable): batches of similar length pad less.
+
+    A right-padded causal LM's outputs at a row's own positions do not depend on the padding after them, so
+    scoring in this order and scattering back gives the same values (up to float rounding) for about 3/4 of
+    the compute on prompts whose lengths differ (measured on NeuralDB's default prompts: 76% of the padded
+    positions are real tokens in prompt order, 99% in this order).
+    """
+    return np.argsort([len(encode(p)) for p in prompts], kind="stable")
+
+
+def inverse(order: np.ndarray) -> np.ndarray:
+    """The permutation that undoes ``order``: ``values_in_order[inverse(order)]`` is in the original order."""
+    inv = np.empty_like(order)
+    inv[order] = np.arange(len(order))
+    return inv
+
+
 @torch.no_grad()
 def compute_keys(model: nn.Module, site: EditSite, encode: Encoder, prompts: Sequence[str],
                  subjects: Sequence[str], batch_size: int = 256) -> torch.Tensor:
-    """Keys (N, d_in) at the subject's last token of each prompt."""
+    """Keys (N, d_in) at the subject's last token of each prompt (batched by prompt length, returned in order)."""
+    order = length_order(encode, prompts)
     out = []
     for i in range(0, len(prompts), batch_size):
-        enc = encode_batch(encode, prompts[i : i + batch_size], subjects[i : i + batch_size])
+        rows = order[i : i + batch_size]
+        enc = encode_batch(encode, [prompts[j] for j in rows], [subjects[j] for j in rows])
         cap = KeyCapture(site, enc.subject_pos)
         try:
             logits_of(model, enc.ids)
         finally:
             cap.remove()
         out.append(cap.keys.float())
-    return torch.cat(out) if out else torch.zeros(0, site.weight.shape[1])
+    if not out:
+        return torch.zeros(0, site.weight.shape[1])
+    return torch.cat(out)[torch.from_numpy(inverse(order))]
 
 
 @torch.no_grad()

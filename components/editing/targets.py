@@ -18,13 +18,14 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 from tqdm.auto import tqdm
 
-from components.editing.model import (Encoder, EditSite, compute_keys, encode_batch, hidden_norms, logits_of,
-                                     scores_at_targets)
+from components.editing.model import (Encoder, EditSite, compute_keys, encode_batch, hidden_norms, length_order,
+                                     logits_of, scores_at_targets)
 from components.errors import ParamsError
 
 log = logging.getLogger(__name__)
@@ -68,6 +69,28 @@ def _kl_log_probs(model: nn.Module, enc, last: torch.Tensor) -> torch.Tensor:
     return torch.log_softmax(logits[torch.arange(len(last)), last].float(), dim=-1)
 
 
+LENGTH_BUCKETS = 4  # a chunk's rows run as this many batches of similar length (less padding, same loss)
+
+
+def _buckets(encode: Encoder, prompts: list[str], subjects: list[str], targets: list[str],
+             row_fact: list[int]) -> list[tuple]:
+    """The chunk's rows sorted by length and cut into :data:`LENGTH_BUCKETS` padded batches: (Encoded, row_fact)."""
+    order = length_order(encode, [f"{p} {t}" for p, t in zip(prompts, targets)])
+    out = []
+    for part in np.array_split(order, max(1, min(LENGTH_BUCKETS, len(order)))):
+        enc = encode_batch(encode, [prompts[i] for i in part], [subjects[i] for i in part], [targets[i] for i in part])
+        out.append((enc, torch.tensor([row_fact[i] for i in part])))
+    return out
+
+
+def _per_fact(values: list[torch.Tensor], facts: list[torch.Tensor], n: int) -> torch.Tensor:
+    """Mean over each fact's rows of per-row values given bucket by bucket."""
+    rf, v = torch.cat(facts), torch.cat(values)
+    total = torch.zeros(n, *v.shape[1:]).index_add_(0, rf, v)
+    count = torch.bincount(rf, minlength=n).clamp(min=1).float()
+    return total / count.reshape(n, *[1] * (v.dim() - 1))
+
+
 def _optimise_chunk(model: nn.Module, site: EditSite, encode: Encoder, reqs: Sequence[dict], *, steps: int,
                     lr: float, weight_decay: float, clamp: float,
                     kl_factor: float = 0.0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -75,32 +98,34 @@ def _optimise_chunk(model: nn.Module, site: EditSite, encode: Encoder, reqs: Seq
     for j, r in enumerate(reqs):
         for p in r["prompts"]:
             prompts.append(p); subjects.append(r["subject"]); targets.append(r["target_new"]); row_fact.append(j)
-    enc = encode_batch(encode, prompts, subjects, targets)
-    rf = torch.tensor(row_fact)
+    buckets = _buckets(encode, prompts, subjects, targets, row_fact)
+    facts = [rf for _, rf in buckets]
     if kl_factor > 0:
         kl_enc, kl_last = _kl_batch(encode, reqs)
         with torch.no_grad():
             kl_init = _kl_log_probs(model, kl_enc, kl_last)
     keys_rows = compute_keys(model, site, encode, prompts, subjects, batch_size=len(prompts))
-    keys = torch.zeros(len(reqs), keys_rows.shape[1]).index_add_(0, rf, keys_rows)
-    keys /= torch.bincount(rf, minlength=len(reqs)).clamp(min=1)[:, None].float()
+    keys = _per_fact([keys_rows], [torch.tensor(row_fact)], len(reqs))
     # MEMIT's scale: the residual stream at the subject's last token (the block output the residual shifts)
-    h_norm = hidden_norms(model, site, enc.ids, enc.subject_pos)
-    v_norm = torch.zeros(len(reqs)).index_add_(0, rf, h_norm)
-    v_norm = (v_norm / torch.bincount(rf, minlength=len(reqs)).clamp(min=1).float()).clamp(min=1e-6)
+    h_norm = [hidden_norms(model, site, enc.ids, enc.subject_pos) for enc, _ in buckets]
+    v_norm = _per_fact(h_norm, facts, len(reqs)).clamp(min=1e-6)
     delta = torch.zeros(len(reqs), site.weight.shape[0], requires_grad=True)
     opt = torch.optim.Adam([delta], lr=lr)
-    hook = _AddResidual(site, delta, rf, enc.subject_pos)
+    hook = _AddResidual(site, delta, facts[0], buckets[0][0].subject_pos)
+
+    def bucket_nll(enc, rf) -> torch.Tensor:
+        hook.row_fact, hook.positions = rf, enc.subject_pos
+        lp, _ = scores_at_targets(model, enc)
+        return -(lp / enc.target_len.clamp(min=1))
+
     try:
         for _ in range(steps):
-            lp, _ = scores_at_targets(model, enc)
-            nll = -(lp / enc.target_len.clamp(min=1))
+            nll = sum(bucket_nll(enc, rf).sum() for enc, rf in buckets) / len(prompts)  # the mean over rows
             # MEMIT's regulariser, as in its compute_z: wd * ||delta|| / ||h||^2 (not a squared ratio)
-            loss = nll.mean() + weight_decay * (delta.norm(dim=1) / v_norm**2).mean()
+            loss = nll + weight_decay * (delta.norm(dim=1) / v_norm**2).mean()
             if kl_factor > 0:
                 hook.row_fact, hook.positions = torch.arange(len(reqs)), kl_enc.subject_pos
                 kl = F.kl_div(kl_init, _kl_log_probs(model, kl_enc, kl_last), log_target=True, reduction="batchmean")
-                hook.row_fact, hook.positions = rf, enc.subject_pos
                 loss = loss + kl_factor * kl
             opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -109,9 +134,7 @@ def _optimise_chunk(model: nn.Module, site: EditSite, encode: Encoder, reqs: Seq
                 scale = (clamp * v_norm / delta.norm(dim=1).clamp(min=1e-12)).clamp(max=1.0)
                 delta.mul_(scale[:, None])
         with torch.no_grad():
-            lp, _ = scores_at_targets(model, enc)
-            nll = torch.zeros(len(reqs)).index_add_(0, rf, -(lp / enc.target_len.clamp(min=1)))
-            nll /= torch.bincount(rf, minlength=len(reqs)).float()
+            nll = _per_fact([bucket_nll(enc, rf) for enc, rf in buckets], facts, len(reqs))
     finally:
         hook.handle.remove()
     return keys, delta.detach(), nll
