@@ -151,17 +151,32 @@ def scores_at_targets(model: nn.Module, enc: Encoded) -> tuple[torch.Tensor, tor
     return (lp * mask).sum(1), (hit * mask).sum(1) / mask.sum(1).clamp(min=1)
 
 
-class KeyCapture:
-    """Forward pre-hook on the edited projection that records its input at given positions."""
+class StopForward(Exception):
+    """Raised by a capture hook that has what it needs: the layers after it (and the LM head) are skipped."""
 
-    def __init__(self, site: EditSite, positions: torch.Tensor) -> None:
-        self.positions = positions
+
+def run_until_stopped(model: nn.Module, ids: torch.Tensor) -> None:
+    """Run ``model`` on ``ids`` until a hook raises :class:`StopForward` (or to the end)."""
+    try:
+        logits_of(model, ids)
+    except StopForward:
+        pass
+
+
+class KeyCapture:
+    """Forward pre-hook on the edited projection that records its input at given positions; with ``stop`` the
+    forward ends there (the key does not depend on anything after it)."""
+
+    def __init__(self, site: EditSite, positions: torch.Tensor, stop: bool = False) -> None:
+        self.positions, self.stop = positions, stop
         self.keys: torch.Tensor | None = None
         self.handle = site.module.register_forward_pre_hook(self._hook)
 
     def _hook(self, module: nn.Module, args: tuple) -> None:
         x = args[0]
         self.keys = x[torch.arange(x.shape[0]), self.positions].detach()
+        if self.stop:
+            raise StopForward
 
     def remove(self) -> None:
         self.handle.remove()
@@ -194,9 +209,9 @@ def compute_keys(model: nn.Module, site: EditSite, encode: Encoder, prompts: Seq
     for i in range(0, len(prompts), batch_size):
         rows = order[i : i + batch_size]
         enc = encode_batch(encode, [prompts[j] for j in rows], [subjects[j] for j in rows])
-        cap = KeyCapture(site, enc.subject_pos)
+        cap = KeyCapture(site, enc.subject_pos, stop=True)
         try:
-            logits_of(model, enc.ids)
+            run_until_stopped(model, enc.ids)
         finally:
             cap.remove()
         out.append(cap.keys.float())
@@ -213,10 +228,11 @@ def hidden_norms(model: nn.Module, site: EditSite, ids: torch.Tensor, positions:
     def grab(m, a, o):
         h = o[0] if isinstance(o, tuple) else o
         store.append(h[torch.arange(h.shape[0]), positions].norm(dim=-1))
+        raise StopForward
 
     handle = site.block.register_forward_hook(grab)
     try:
-        logits_of(model, ids)
+        run_until_stopped(model, ids)
     finally:
         handle.remove()
     return store[0].float()
@@ -231,10 +247,14 @@ def generic_keys(model: nn.Module, site: EditSite, tokens: torch.Tensor, *, n_ke
         raise DataError(f"generic text has {len(tokens)} tokens; need at least seq_len={seq_len}")
     wins = tokens[: n_win * seq_len].view(n_win, seq_len).long()
     store: list[torch.Tensor] = []
-    handle = site.module.register_forward_pre_hook(lambda m, a: store.append(a[0].detach().reshape(-1, a[0].shape[-1])))
+    def grab(m, a):
+        store.append(a[0].detach().reshape(-1, a[0].shape[-1]))
+        raise StopForward
+
+    handle = site.module.register_forward_pre_hook(grab)
     try:
         for i in range(0, n_win, batch_size):
-            logits_of(model, wins[i : i + batch_size])
+            run_until_stopped(model, wins[i : i + batch_size])
     finally:
         handle.remove()
     return torch.cat(store)[:n_keys].float()

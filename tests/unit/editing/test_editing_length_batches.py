@@ -7,7 +7,7 @@ import torch
 
 from components.editing import targets as T
 from components.editing.metrics import score_pair
-from components.editing.model import compute_keys, edit_site, inverse, length_order
+from components.editing.model import compute_keys, edit_site, encode_batch, inverse, length_order
 
 # Lengths out of order, so batches of two cut across them; one character per token (the char encoder).
 PROMPTS = ["A much longer prompt about Zed Quill", "Bo Tarn", "Home of Cy Fenn", "Amy Rook",
@@ -47,3 +47,20 @@ def test_target_values_in_length_buckets_equal_one_padded_batch(confident_model,
     assert torch.allclose(bucketed.residuals, one.residuals, atol=1e-3, rtol=1e-3)
     assert torch.allclose(bucketed.final_nll, one.final_nll, atol=1e-4)
     assert (one.final_nll < 3.0).all()  # the targets moved (so equal residuals are not two zero vectors)
+
+
+def test_keys_stop_the_forward_at_the_edited_layer_with_the_full_forward_s_values(tiny_model, encode):
+    site = edit_site(tiny_model, 0)
+    full: list[torch.Tensor] = []
+    ref = site.module.register_forward_pre_hook(lambda m, a: full.append(a[0].detach()))
+    later = []
+    spy = tiny_model.blocks[1].register_forward_hook(lambda m, a, o: later.append(1))
+    try:
+        tiny_model(encode_batch(encode, PROMPTS[:1], SUBJECTS[:1]).ids)  # a full forward: every block runs
+        assert later == [1]
+        keys = compute_keys(tiny_model, site, encode, PROMPTS[:1], SUBJECTS[:1])
+    finally:
+        ref.remove(); spy.remove()
+    assert later == [1]  # compute_keys never ran the block after the edited layer
+    pos = encode_batch(encode, PROMPTS[:1], SUBJECTS[:1]).subject_pos
+    assert torch.equal(keys, full[0][0, pos].float())
