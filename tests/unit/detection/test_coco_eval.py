@@ -67,6 +67,25 @@ def test_equals_pycocotools_on_random_boxes(seed):
     assert 0 < ours["ap"] < 1
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_equals_pycocotools_when_recalls_land_exactly_on_the_recall_thresholds(seed):
+    """200 ground-truth boxes: every recall k/200 with even k equals one of COCOeval's 101 thresholds, where a
+    search that rounds (recall + offset) lands on the wrong side (it did: AP off by ~1e-6)."""
+    rng = np.random.default_rng(seed)
+    gts = [np.c_[rng.uniform(0, 150, (2, 2)), rng.uniform(10, 50, (2, 2))] for _ in range(100)]
+    dets = []
+    for g in gts:
+        clutter = np.c_[rng.uniform(0, 150, (2, 2)), rng.uniform(10, 50, (2, 2))]
+        d = np.r_[g[rng.random(2) < 0.7], clutter]
+        d = d + rng.normal(0, 2, d.shape)  # near the truth: matched at some IoU thresholds, not at others
+        d[:, 2:] = np.abs(d[:, 2:]) + 1
+        dets.append((d, rng.random(len(d))))
+    stats = _cocoeval(gts, dets)
+    ours = C.evaluate(dets, [(g, np.zeros(len(g), bool)) for g in gts])
+    for k, i in (("ap", 0), ("ap50", 1), ("ap75", 2), ("ar", 8)):
+        assert ours[k] == pytest.approx(stats[i], abs=1e-12), k
+
+
 def test_ignore_flags_equal_pycocotools_area_range_on_a_hand_built_case():
     """Subset = boxes with area in [400, 2500]: our ignore flags give what COCOeval's area range gives (it ignores
     out-of-range ground truth and unmatched out-of-range detections)."""
