@@ -53,22 +53,25 @@ def _resampled_difference(dm: Splits, db: Splits, sizes: Mapping[str, int], rows
 
 
 def utility_difference_ci(method: Sequence[Splits], baseline: Sequence[Splits], *, n_resamples: int, level: float,
-                          seed: int, clusters: Sequence[Any] | None = None) -> tuple[float, float, float, list[float]]:
+                          seed: int, clusters: Sequence[Any] | None = None,
+                          offsets: Sequence[float] | None = None) -> tuple[float, float, float, list[float]]:
     """Mean over seeds of MU(method) - MU(baseline) and its bootstrap CI (paired: one question draw for both models).
 
     ``method[i]`` and ``baseline[i]`` are the two models' splits for seed i, over the same questions.
     ``clusters[i]`` labels entry i's top-level independent unit (its seed): given, each resample draws clusters
     with replacement, then questions within every drawn entry (two-stage). None: seeds fixed, questions resampled
-    within each (the older behaviour, kept number for number).
+    within each (the older behaviour, kept number for number). ``offsets[i]`` is added to entry i's difference
+    (the power check's new seed effects, :func:`utility_difference_simulator`); None: no offsets.
     Returns (point estimate, CI low, CI high, per-seed differences).
     """
     sizes = _check_pairs(method, baseline)
     rng = np.random.default_rng(seed)
-    per_seed = [model_utility(dm) - model_utility(db) for dm, db in zip(method, baseline)]
+    shift = np.zeros(len(method)) if offsets is None else np.asarray(offsets, float).reshape(len(method))
+    per_seed = [model_utility(dm) - model_utility(db) + float(o) for dm, db, o in zip(method, baseline, shift)]
     if clusters is None:
         boots = np.zeros(n_resamples)
-        for dm, db, sz in zip(method, baseline, sizes):
-            boots += _resampled_difference(dm, db, sz, n_resamples, rng)
+        for dm, db, sz, o in zip(method, baseline, sizes, shift):
+            boots += _resampled_difference(dm, db, sz, n_resamples, rng) + o
         boots /= len(method)
     else:
         labels = np.asarray(clusters)
@@ -84,28 +87,58 @@ def utility_difference_ci(method: Sequence[Splits], baseline: Sequence[Splits], 
             if not rows.size:
                 continue
             for i in np.flatnonzero(inverse == k):
-                np.add.at(total, rows, _resampled_difference(method[i], baseline[i], sizes[i], rows.size, rng))
+                np.add.at(total, rows, _resampled_difference(method[i], baseline[i], sizes[i], rows.size, rng)
+                          + shift[i])
                 np.add.at(count, rows, 1)
         boots = total / count
     lo, hi = np.quantile(boots, [(1 - level) / 2, (1 + level) / 2])
     return float(np.mean(per_seed)), float(lo), float(hi), per_seed
 
 
+def between_seed_variance(method: Sequence[Splits], baseline: Sequence[Splits], *, n_resamples: int = 200,
+                          seed: int = 0) -> float:
+    """The spread of the seeds' true MU differences: the variance of the per-seed differences less the mean of
+    their question-resampling variances (ANOVA's method of moments, as ``power.simulated_units``; 0 with one seed
+    or when the questions explain the whole spread)."""
+    sizes = _check_pairs(method, baseline)
+    if len(method) < 2:
+        return 0.0
+    rng = np.random.default_rng(seed)
+    diffs = [model_utility(dm) - model_utility(db) for dm, db in zip(method, baseline)]
+    within = [_resampled_difference(dm, db, sz, n_resamples, rng).var(ddof=1)
+              for dm, db, sz in zip(method, baseline, sizes)]
+    return max(0.0, float(np.var(diffs, ddof=1) - np.mean(within)))
+
+
+def simulated_seeds(method: Sequence[Splits], baseline: Sequence[Splits], rng: np.random.Generator, *,
+                    seed_sd: float) -> tuple[list[dict], list[dict], np.ndarray]:
+    """One simulated run of the design for a statistic that is not a mean of units: the run's seeds, each with
+    its own questions resampled (one draw for both models: paired), and per-seed offsets that move seed i from
+    its own difference to the seeds' mean plus a new seed effect ~ N(0, ``seed_sd``^2). As in
+    ``components.evaluation.power.simulated_units``: a rerun has as many distinct seeds as the run, so seeds are
+    not redrawn with replacement (3 seeds redrawn keep 1 distinct seed in 1/9 of the runs)."""
+    sizes = _check_pairs(method, baseline)
+    diffs = np.array([model_utility(dm) - model_utility(db) for dm, db in zip(method, baseline)])
+    dm, db = [], []
+    for i, sz in enumerate(sizes):
+        picks = {s: rng.integers(0, n, size=n) for s, n in sz.items()}
+        dm.append({s: {k: np.asarray(v)[picks[s]] for k, v in method[i][s].items()} for s in picks})
+        db.append({s: {k: np.asarray(v)[picks[s]] for k, v in baseline[i][s].items()} for s in picks})
+    offsets = diffs.mean() - diffs + seed_sd * rng.standard_normal(len(diffs))
+    return dm, db, offsets
+
+
 def utility_difference_simulator(method: Sequence[Splits], baseline: Sequence[Splits], *, n_resamples: int,
                                  level: float) -> Callable[[np.random.Generator], tuple[float, float, float]]:
-    """One simulated run per call, for the power check (``components.evaluation.power.shifted_power``): seeds
-    drawn with replacement, then the questions of every drawn seed (one draw for both models: paired), and the
-    simulated run's MU difference with its own two-stage CI (``n_resamples`` resamples)."""
-    sizes = _check_pairs(method, baseline)
+    """One simulated run per call, for the power check (``components.evaluation.power.shifted_power``): the run's
+    seeds with new seed effects and their questions resampled (:func:`simulated_seeds`), and the simulated run's
+    MU difference with its own two-stage CI (``n_resamples`` resamples)."""
+    seed_sd = float(np.sqrt(between_seed_variance(method, baseline)))
 
     def simulate(rng: np.random.Generator) -> tuple[float, float, float]:
-        drawn = rng.integers(0, len(method), size=len(method))
-        dm, db = [], []
-        for i in drawn.tolist():
-            picks = {s: rng.integers(0, n, size=n) for s, n in sizes[i].items()}
-            dm.append({s: {k: np.asarray(v)[picks[s]] for k, v in method[i][s].items()} for s in picks})
-            db.append({s: {k: np.asarray(v)[picks[s]] for k, v in baseline[i][s].items()} for s in picks})
+        dm, db, offsets = simulated_seeds(method, baseline, rng, seed_sd=seed_sd)
         pt, lo, hi, _ = utility_difference_ci(dm, db, n_resamples=n_resamples, level=level,
-                                              seed=int(rng.integers(1 << 31)), clusters=list(range(len(dm))))
+                                              seed=int(rng.integers(1 << 31)), clusters=list(range(len(dm))),
+                                              offsets=offsets)
         return pt, lo, hi
     return simulate

@@ -59,3 +59,39 @@ def test_one_label_per_seed_is_required():
     d = _splits(np.random.default_rng(5))
     with pytest.raises(DataError, match="clusters"):
         utility_difference_ci([d, d], [d, d], n_resamples=10, level=0.95, seed=0, clusters=[0])
+
+
+def test_a_simulated_run_keeps_the_run_s_seeds_with_new_seed_effects():
+    """The power check's MU simulator: every seed of the run once (its own questions resampled, paired), moved
+    to the seeds' mean plus a new seed effect; seeds are not redrawn with replacement."""
+    from components.unlearning.utility_ci import simulated_seeds
+
+    rng = np.random.default_rng(6)
+    base = [_splits(rng) for _ in range(3)]
+    method = [{s: {**v, "prob": np.clip(v["prob"] + d, 0.01, 1)} for s, v in b.items()}
+              for b, d in zip(base, (0.0, 0.1, 0.2))]
+    diffs = np.array([model_utility(m) - model_utility(b) for m, b in zip(method, base)])
+    offs = []
+    for _ in range(400):
+        dm, db, off = simulated_seeds(method, base, rng, seed_sd=0.05)
+        assert len(dm) == 3
+        for i in range(3):  # seed i's rows come from seed i, the same rows for both models
+            assert set(dm[i]["retain"]["rouge"]) <= set(method[i]["retain"]["rouge"])
+            assert np.array_equal(dm[i]["retain"]["rouge"], db[i]["retain"]["rouge"])  # paired
+        offs.append(off)
+    effects = np.array(offs) + diffs - diffs.mean()  # each seed's new effect around the seeds' mean
+    assert abs(effects.mean()) < 0.01 and effects.std() == pytest.approx(0.05, rel=0.1)
+    _, _, off0 = simulated_seeds(method, base, rng, seed_sd=0.0)
+    assert np.allclose(off0, diffs.mean() - diffs)
+
+
+def test_between_seed_variance_is_zero_for_copies_and_the_spread_of_planted_seed_effects():
+    from components.unlearning.utility_ci import between_seed_variance
+
+    rng = np.random.default_rng(7)
+    b = _splits(rng, n=400)
+    same = [b, b, b]
+    assert between_seed_variance(same, same) == 0.0
+    moved = [{s: {**v, "prob": np.clip(v["prob"] + d, 0.01, 1)} for s, v in b.items()} for d in (0.0, 0.1, 0.2)]
+    diffs = [model_utility(m) - model_utility(b) for m in moved]
+    assert between_seed_variance(moved, same) == pytest.approx(np.var(diffs, ddof=1), rel=0.05)
