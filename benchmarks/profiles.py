@@ -49,6 +49,7 @@ def _children_cpu() -> float:
 
 def run_profile(slug: str, profile: str, workdir: Path, timeout: int) -> dict:
     """One ``paperline run`` in a fresh copy: totals, per-stage wall/CPU from the stage markers, and the load."""
+    commit = git_state(ROOT)["git_commit"]  # what is copied (the checkout may move on while a run goes)
     root = copy_project(ROOT, workdir / f"{slug}-{profile}")
     env = {**os.environ, "PYTHONPATH": str(root), "TQDM_DISABLE": "1", "PAPERLINE_ROOT": str(root)}
     load_start = os.getloadavg()[0]
@@ -71,7 +72,7 @@ def run_profile(slug: str, profile: str, workdir: Path, timeout: int) -> dict:
     claims = root / "reports" / slug / "claims.json"
     verdicts = ({str(c["id"]): c["verdict"] for c in json.loads(claims.read_text()).get("claims", [])}
                 if rc == 0 and claims.is_file() else {})
-    return {"paper": slug, "profile": profile, "rc": rc, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
+    return {"paper": slug, "profile": profile, "commit": commit, "rc": rc, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
             "load_start": round(load_start, 2), "load_end": round(os.getloadavg()[0], 2), "stages": stages,
             "verdicts": verdicts, "last_line": tail[0] if tail else ""}
 
@@ -127,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="make the scratch copies under DIR (new or empty) and keep them: their claims, "
                              "reports and models stay for a look after the run")
     args = parser.parse_args(argv)
-    results = []
+    results, commit = [], git_state(ROOT)["git_commit"]
     if args.keep:
         args.keep.mkdir(parents=True, exist_ok=True)
     scratch = nullcontext(str(args.keep)) if args.keep else tempfile.TemporaryDirectory(prefix="paperline-profiles-")
@@ -136,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
             for slug in args.papers:
                 print(f"running {slug} --profile {profile} ...", file=sys.stderr, flush=True)
                 results.append(run_profile(slug, profile, Path(tmp), args.timeout))
-    doc = {"commit": git_state(ROOT)["git_commit"], "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+    doc = {"commit": commit, "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
            "cpus": os.cpu_count(), "results": results}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     tmp_out = args.out.with_name(args.out.name + ".tmp")
