@@ -99,11 +99,24 @@ def pool(matches: list[ImageMatch]) -> Pooled:
                   n_gt=np.array([m.n_gt for m in matches], float))
 
 
+def masked_cumsum(w: np.ndarray, flags: np.ndarray) -> np.ndarray:
+    """``np.cumsum(w[:, None, :] * flags[None], axis=2)`` for weights (B, n) and boolean flags (T, n), bit for bit:
+    per threshold, the cumulative sum runs over the flagged detections only (the unflagged add exact zeros) and
+    is spread back by each position's count of flagged detections so far. Half the memory traffic or less."""
+    B, (T, n) = w.shape[0], flags.shape
+    out = np.empty((B, T, n))
+    for t in range(T):
+        pos = np.flatnonzero(flags[t])
+        sums = np.zeros((B, pos.size + 1))
+        np.cumsum(w[:, pos], axis=1, out=sums[:, 1:])
+        out[:, t, :] = sums[:, np.cumsum(flags[t])]
+    return out
+
+
 def _curves(p: Pooled, weights: np.ndarray):
     """Weighted cumulative TP/FP per threshold: (B, T, n) each, and the weighted ground-truth count (B,)."""
     w = weights[:, p.image]  # (B, n)
-    tp = np.cumsum(w[:, None, :] * p.tp[None], axis=2)
-    fp = np.cumsum(w[:, None, :] * p.fp[None], axis=2)
+    tp, fp = masked_cumsum(w, p.tp), masked_cumsum(w, p.fp)
     return tp, fp, weights @ p.n_gt
 
 

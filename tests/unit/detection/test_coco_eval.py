@@ -139,3 +139,14 @@ def test_weights_equal_duplicated_images():
     a = C.average_precision(C.pool(matches), w)["ap"][0]
     b = C.average_precision(C.pool(dup))["ap"][0]
     assert a == pytest.approx(b, abs=1e-12)
+
+
+def test_masked_cumsum_equals_the_dense_weighted_cumsum_bit_for_bit():
+    rng = np.random.default_rng(0)
+    w = rng.multinomial(50, np.full(50, 1 / 50), size=4).astype(float)[:, rng.integers(0, 50, 300)]
+    flags = rng.random((10, 300)) < 0.3
+    flags[0] = False  # a threshold with no true positive
+    flags[1] = True
+    dense = np.cumsum(w[:, None, :] * flags[None], axis=2)
+    assert np.array_equal(C.masked_cumsum(w, flags), dense)
+    assert C.masked_cumsum(w[:, :0], flags[:, :0]).shape == (4, 10, 0)
