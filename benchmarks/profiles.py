@@ -72,8 +72,8 @@ def run_profile(slug: str, profile: str, workdir: Path, timeout: int) -> dict:
     claims = root / "reports" / slug / "claims.json"
     verdicts = ({str(c["id"]): c["verdict"] for c in json.loads(claims.read_text()).get("claims", [])}
                 if rc == 0 and claims.is_file() else {})
-    return {"paper": slug, "profile": profile, "commit": commit, "rc": rc, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
-            "load_start": round(load_start, 2), "load_end": round(os.getloadavg()[0], 2), "stages": stages,
+    return {"paper": slug, "profile": profile, "commit": commit, "rc": rc, "wall_s": round(wall, 1),
+            "cpu_s": round(cpu, 1), "load_start": round(load_start, 2), "load_end": round(os.getloadavg()[0], 2), "stages": stages,
             "verdicts": verdicts, "last_line": tail[0] if tail else ""}
 
 

@@ -247,6 +247,7 @@ def generic_keys(model: nn.Module, site: EditSite, tokens: torch.Tensor, *, n_ke
         raise DataError(f"generic text has {len(tokens)} tokens; need at least seq_len={seq_len}")
     wins = tokens[: n_win * seq_len].view(n_win, seq_len).long()
     store: list[torch.Tensor] = []
+
     def grab(m, a):
         store.append(a[0].detach().reshape(-1, a[0].shape[-1]))
         raise StopForward

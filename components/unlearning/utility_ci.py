@@ -66,7 +66,9 @@ def utility_difference_ci(method: Sequence[Splits], baseline: Sequence[Splits], 
     """
     sizes = _check_pairs(method, baseline)
     rng = np.random.default_rng(seed)
-    shift = np.zeros(len(method)) if offsets is None else np.asarray(offsets, float).reshape(len(method))
+    shift = np.zeros(len(method)) if offsets is None else np.asarray(offsets, float).ravel()
+    if shift.shape != (len(method),):
+        raise DataError(f"offsets: {shift.size} values but {len(method)} seeds; give one offset per seed")
     per_seed = [model_utility(dm) - model_utility(db) + float(o) for dm, db, o in zip(method, baseline, shift)]
     if clusters is None:
         boots = np.zeros(n_resamples)

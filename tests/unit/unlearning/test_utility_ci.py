@@ -95,3 +95,9 @@ def test_between_seed_variance_is_zero_for_copies_and_the_spread_of_planted_seed
     moved = [{s: {**v, "prob": np.clip(v["prob"] + d, 0.01, 1)} for s, v in b.items()} for d in (0.0, 0.1, 0.2)]
     diffs = [model_utility(m) - model_utility(b) for m in moved]
     assert between_seed_variance(moved, same) == pytest.approx(np.var(diffs, ddof=1), rel=0.05)
+
+
+def test_offsets_need_one_value_per_seed():
+    d = _splits(np.random.default_rng(8))
+    with pytest.raises(DataError, match="offsets: 1 values but 2 seeds"):
+        utility_difference_ci([d, d], [d, d], n_resamples=10, level=0.95, seed=0, offsets=[0.1])
