@@ -13,7 +13,9 @@ results go to a JSON file (``--out``) so two commits can be compared
     .venv/bin/python benchmarks/profiles.py --profiles smoke --compare before.json
 
 The figures are only comparable on an otherwise idle machine: the load columns say how
-idle it was.
+idle it was. Hosts differ from day to day too, so the host's speed (``benchmarks/hostspeed.py``: three
+fixed single-thread workloads against a reference host) is measured before the runs and stored with them;
+the table's ``ref cpu s`` column is ``cpu s / factor``, an estimate of the CPU time on the reference host.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script from anywhere
 
+from benchmarks import hostspeed  # noqa: E402
 from flows.registry import SHARED, papers  # noqa: E402
 from flows.runtime import publish  # noqa: E402
 from flows.runtime.gitinfo import git_state  # noqa: E402
@@ -97,23 +100,34 @@ def _fmt(x) -> str:
     return "-" if x is None else f"{x:,.1f}"
 
 
-def print_table(results: list[dict]) -> None:
-    print(f"{'paper':<18} {'profile':<8} {'wall s':>8} {'cpu s':>8} {'load':>11}  rc  stages (wall/cpu s)")
+def reference_cpu(cpu_s: float | None, host_factor: float | None) -> float | None:
+    """``cpu_s`` scaled to the reference host of :mod:`benchmarks.hostspeed` (None without both figures)."""
+    return None if cpu_s is None or not host_factor else cpu_s / host_factor
+
+
+def print_table(results: list[dict], host_factor: float | None = None) -> None:
+    print(f"{'paper':<18} {'profile':<8} {'wall s':>8} {'cpu s':>8} {'ref cpu s':>9} {'load':>11}  rc  "
+          "stages (wall/cpu s)")
     for r in results:
         stages = ", ".join(f"{k.split(':', 1)[1]} {_fmt(v['wall_s'])}/{_fmt(v['cpu_s'])}"
                            for k, v in r["stages"].items() if not k.startswith(SHARED))
         print(f"{r['paper']:<18} {r['profile']:<8} {_fmt(r['wall_s']):>8} {_fmt(r['cpu_s']):>8} "
+              f"{_fmt(reference_cpu(r['cpu_s'], host_factor)):>9} "
               f"{r['load_start']:>5.2f}-{r['load_end']:<5.2f} {r['rc']!s:>3}  {stages}")
 
 
-def print_comparison(results: list[dict], old: dict) -> None:
+def print_comparison(results: list[dict], old: dict, host_factor: float | None = None) -> None:
+    """new / old per paper; with both files' host factors also the CPU ratio at reference-host speed."""
     before = {(r["paper"], r["profile"]): r for r in old.get("results", [])}
+    old_factor = (old.get("host") or {}).get("factor")
     print(f"\nagainst {old.get('commit', '?')[:10]} ({old.get('date', '?')}): new / old")
     for r in results:
         o = before.get((r["paper"], r["profile"]))
         if o and o["wall_s"] and o["cpu_s"]:
+            scaled = (f"  cpu at reference speed {(r['cpu_s'] / host_factor) / (o['cpu_s'] / old_factor):.2f}x"
+                      if host_factor and old_factor else "")
             print(f"{r['paper']:<18} {r['profile']:<8} wall {r['wall_s'] / o['wall_s']:.2f}x  "
-                  f"cpu {r['cpu_s'] / o['cpu_s']:.2f}x")
+                  f"cpu {r['cpu_s'] / o['cpu_s']:.2f}x{scaled}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -129,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
                              "reports and models stay for a look after the run")
     args = parser.parse_args(argv)
     results, commit = [], git_state(ROOT)["git_commit"]
+    host = hostspeed.measure()
+    print(f"host speed: {host} (factor > 1: slower than the reference host)", file=sys.stderr, flush=True)
     if args.keep:
         args.keep.mkdir(parents=True, exist_ok=True)
     scratch = nullcontext(str(args.keep)) if args.keep else tempfile.TemporaryDirectory(prefix="paperline-profiles-")
@@ -138,16 +154,16 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"running {slug} --profile {profile} ...", file=sys.stderr, flush=True)
                 results.append(run_profile(slug, profile, Path(tmp), args.timeout))
     doc = {"commit": commit, "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-           "cpus": os.cpu_count(), "results": results}
+           "cpus": os.cpu_count(), "host": host, "results": results}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     tmp_out = args.out.with_name(args.out.name + ".tmp")
     tmp_out.write_text(json.dumps(doc, indent=2))
     tmp_out.replace(args.out)
-    print_table(results)
+    print_table(results, host["factor"])
     for line in verdict_changes(results):
         print(line)
     if args.compare:
-        print_comparison(results, json.loads(args.compare.read_text()))
+        print_comparison(results, json.loads(args.compare.read_text()), host["factor"])
     print(f"\nwrote {args.out}")
     return 0 if all(r["rc"] == 0 for r in results) else 1
 
