@@ -88,6 +88,30 @@ def reward(target: str, completion: str) -> float:
     return float(completion == target + "\n")
 
 
+def corrupt(target: str, rng: np.random.Generator) -> str:
+    """``target`` with one digit replaced by another (a slip in a worked example): same length, never equal to
+    ``target``, no new leading zero in a multi-digit answer."""
+    if not target.isdigit():
+        raise ParamsError(f"corrupt: answer {target!r} is not a non-negative integer")
+    i = int(rng.integers(len(target)))
+    choices = [c for c in "0123456789" if c != target[i] and not (i == 0 and len(target) > 1 and c == "0")]
+    return target[:i] + choices[int(rng.integers(len(choices)))] + target[i + 1:]
+
+
+def noisy_answers(rows: list[dict], share: float, rng: np.random.Generator) -> list[dict]:
+    """SFT rows where each answer is, with probability ``share``, replaced by :func:`corrupt`'s slip; every row
+    gets ``corrupted`` (bool) and keeps the true answer as ``answer``. The policy SFT'd on them samples slips on
+    problems it has learnt, which RL with an exact-match reward can remove (the sharpening headroom RLVR needs)."""
+    if not 0.0 <= share < 1.0:
+        raise ParamsError(f"sft_noise: expected a share in [0, 1), got {share}")
+    out = []
+    for r in rows:
+        hit = bool(rng.random() < share)
+        out.append({**r, "answer": r["target"], "target": corrupt(r["target"], rng) if hit else r["target"],
+                    "corrupted": hit})
+    return out
+
+
 def sft_items(rows: list[dict]) -> list[tuple[list[int], int]]:
     """(prompt + answer + eos ids, answer start) pairs for answer-only SFT."""
     return [(encode(r["prompt"] + r["target"] + "\n"), len(r["prompt"])) for r in rows]

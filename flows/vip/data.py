@@ -15,8 +15,9 @@ from flows.vip.spec import DATA
 
 
 def _suite(rows: list[dict], name: str, n: int, out, tiers) -> None:
+    sft = [V.not_null("answer"), V.in_set("corrupted", [True, False])] if name == "sft" else []
     V.validate(rows, [V.unique("id"), V.non_empty_text("prompt"), V.not_null("target"), V.in_set("tier", tiers),
-                      V.row_count_between(n, n)], name=name, result_path=out / "_checks" / f"{name}.json")
+                      V.row_count_between(n, n), *sft], name=name, result_path=out / "_checks" / f"{name}.json")
 
 
 def _problems(p) -> dict[str, list[dict]]:
@@ -30,8 +31,11 @@ def _problems(p) -> dict[str, list[dict]]:
                               f"{len(rows)} prompts of {d.local_file or d.hf_dataset}")
         return {"train": rows[:d.n_train], "heldout": rows[d.n_train:d.n_train + d.n_heldout], "sft": []}
     make = lambda n, mix, pre: [x.row() for x in task.make_problems(n, mix, rng, pre)]  # noqa: E731
-    return {"sft": make(d.n_sft, d.sft_mix, "s"), "train": make(d.n_train, d.rl_mix, "t"),
+    sets = {"sft": make(d.n_sft, d.sft_mix, "s"), "train": make(d.n_train, d.rl_mix, "t"),
             "heldout": make(d.n_heldout, d.rl_mix, "h")}
+    # the slips draw from their own stream, so sft_noise changes no problem, only which answers slip
+    sets["sft"] = task.noisy_answers(sets["sft"], d.sft_noise, np.random.default_rng([d.seed, 1]))
+    return sets
 
 
 def run(ctx: StageContext[Params]) -> dict:
@@ -57,6 +61,7 @@ def run(ctx: StageContext[Params]) -> dict:
                        *[V.between(f"{k}_norm", 1e-6, None) for k in feats]],
                name="features", result_path=out / "_checks" / "features.json")
     np.savez(out / "features.npz", **feats)
-    summary = {k: len(v) for k, v in sets.items()} | {"features": {k: list(v.shape) for k, v in feats.items()}}
+    summary = {k: len(v) for k, v in sets.items()} | {"features": {k: list(v.shape) for k, v in feats.items()},
+                                                       "sft_corrupted": sum(r["corrupted"] for r in sets["sft"])}
     write_json(out / "summary.json", summary)
     return summary

@@ -21,6 +21,8 @@ class DataParams(Section):
     n_heldout: Count = Field(300, ge=10, description="held-out prompts for mean@k / pass@k")
     n_sft: Count = Field(20000, ge=100, description="SFT worked examples")
     sft_mix: dict[str, float] = Field(default_factory=lambda: dict(SFT_MIX), description="tier -> SFT weight")
+    sft_noise: float = Field(0.3, ge=0.0, lt=1.0, description="share of SFT answers with one digit slipped (gives "
+                             "the SFT policy slips on learnt problems for RL to remove; 0: clean answers)")
     rl_mix: dict[str, float] = Field(default_factory=lambda: dict(RL_MIX), description="tier -> RL/held-out weight")
     features: list[str] = Field(default_factory=lambda: list(FEATURE_SETS), min_length=1,
                                 description="prompt feature sets computed for the GP: minilm, hashed")
@@ -51,7 +53,7 @@ class ModelParams(Section):
     n_layers: Width = Field(4, ge=1)
     n_heads: Width = Field(4, ge=1)
     d_ff: Width = Field(352, ge=8)
-    sft_steps: Steps = Field(600, ge=1)
+    sft_steps: Steps = Field(1200, ge=1)
     batch_size: Width = Field(64, ge=1)
     lr: float = Field(3e-3, gt=0, le=1)
     seed: Seed = 0

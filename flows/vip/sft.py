@@ -64,7 +64,8 @@ def run(ctx: StageContext[Params]) -> dict:
     comp = competence(model, held, p.rl.eval_k, p.rl.max_new, seed=m.seed + 1)
     out = ctx.output(SFT)
     save_model(model, out / "model")
-    info = {"examples": len(items), "final_loss": float(np.mean(losses[-20:])), "competence": comp,
+    info = {"examples": len(items), "slipped_answers": sum(bool(r.get("corrupted")) for r in sft_rows),
+            "final_loss": float(np.mean(losses[-20:])), "competence": comp,
             "config": dataclasses.asdict(cfg)}
     write_json(out / "sft.json", info)
     log.info("vip sft: loss %.3f, held-out success %.3f, tier spread %.3f", info["final_loss"], comp["overall"],
