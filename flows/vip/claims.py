@@ -11,6 +11,7 @@ from scipy.stats import spearmanr
 
 from components.evaluation import claims as CL
 from components.evaluation.claim_spec import ClaimSpec
+from components.evaluation.power import attach_power
 
 NOTE = ("Mini scale: a 4-layer char-level LM on arithmetic tiers, Q=16, C=8Q; the paper uses Qwen2.5-Math 1.5-7B "
         "on DAPO-Math-17k and AIME.")
@@ -54,7 +55,8 @@ def claim1(p, curves, seeds, k) -> CL.ClaimResult:
         m += vm.tolist()
         b += vb.tolist()
         cl += [s] * len(vm)
-    return C1.standard(method_values=m, baseline_values=b, clusters=cl, delta=p.claims.delta, **_kw(p))
+    result = C1.standard(method_values=m, baseline_values=b, clusters=cl, delta=p.claims.delta, **_kw(p))
+    return with_power(p, result, C1, np.subtract(m, b), cl, p.claims.delta)
 
 
 def claim2(p, steps, seeds) -> CL.ClaimResult:
@@ -64,7 +66,16 @@ def claim2(p, steps, seeds) -> CL.ClaimResult:
         vb = [r["zero_var_frac"] for r in steps if r["method"] == "uniform" and r["seed"] == s]
         n = min(len(vm), len(vb))
         m, b, cl = m + vm[:n], b + vb[:n], cl + [s] * n
-    return C2.standard(method_values=m, baseline_values=b, clusters=cl, delta=p.claims.delta_zero_var, **_kw(p))
+    result = C2.standard(method_values=m, baseline_values=b, clusters=cl, delta=p.claims.delta_zero_var, **_kw(p))
+    return with_power(p, result, C2, np.subtract(m, b), cl, p.claims.delta_zero_var)
+
+
+def with_power(p, result: CL.ClaimResult, spec: ClaimSpec, diffs, clusters, delta: float) -> CL.ClaimResult:
+    """``result`` with its design's power unless reproduced: the paired differences with the observed effect
+    removed and a planted one added, new seed effects, units redrawn, each run decided by the claim's rule."""
+    c = p.claims
+    return attach_power(result, spec, values=diffs, clusters=clusters, delta=delta, deltas=c.power_deltas,
+                        n_sim=c.power_sims, n_resamples=c.power_resamples, level=c.level, seed=11)
 
 
 def spearman_ci(p_hat, obs, clusters, n_resamples, level, seed=1):

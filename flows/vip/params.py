@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
-from flows.runtime.params import ClaimsBase, Count, PaperParams, Replace, Section, Seed, Seeds, Steps, Width, presets
+from flows.runtime.params import Count, PaperParams, PowerClaims, Replace, Section, Seed, Seeds, Steps, Width, presets
 
 SFT_MIX = {"add1": 6.0, "add2": 5.0, "add3": 2.0, "add4": 0.7, "sub1": 5.0, "sub2": 3.0, "sub3": 1.0, "sub4": 0.4,
            "mul1": 4.0, "mul2x1": 1.5, "mul2": 0.3}
@@ -114,7 +114,10 @@ class RLParams(Section):
         return self
 
 
-class ClaimsParams(ClaimsBase):
+class ClaimsParams(PowerClaims):
+    power_deltas: list[float] = Field([0.0, 1.0, 2.0, 3.0, 5.0], min_length=1, description=(
+        "planted effects of C1's and C2's power check, in multiples of their bands (1 point of mean@k; 0.01 of "
+        "the zero-variance share): the whole RL gain here is a few points"))
     delta: float = Field(0.01, ge=0, description="C1: no-effect band for mean@k (1 point)")
     delta_zero_var: float = Field(0.01, ge=0, description="C2: no-effect band for the zero-variance fraction")
     delta_brier: float = Field(0.001, ge=0, description="C3: no-effect band for the Brier difference")
@@ -155,7 +158,8 @@ PRESETS = presets(
                   "grad_repeats": 2,
                   "methods": Replace({"uniform": {"allocation": "uniform"},
                                       "vip": {"allocation": "vip", "predictor": "gp", "features": "hashed"}})},
-           "claims": {"n_resamples": 1000}, "resources": {"workers": 1}, "progress": False},
+           "claims": {"n_resamples": 1000, "power_sims": 10, "power_resamples": 200}, "resources": {"workers": 1},
+           "progress": False},
     full={"data": {"source": "dapo", "hf_dataset": "BytedTsinghua-SIA/DAPO-Math-17k",
                    "embedder": "sentence-transformers/all-MiniLM-L6-v2"},
           "model": {"hf_model": "Qwen/Qwen2.5-Math-1.5B"},

@@ -9,7 +9,7 @@ from scipy.stats import spearmanr
 from components.io import read_json, read_jsonl
 from components.reporting import Section
 from components.reporting.plots import new_figure
-from flows.runtime.report_stage import finish_report
+from flows.runtime.report_stage import finish_report, power_section
 from flows.runtime.stages import StageContext
 from flows.vip import claims as K
 from flows.vip.params import Params
@@ -134,6 +134,9 @@ def run(ctx: StageContext[Params]) -> dict:
                 figures=[("allocation", allocation_figure(alloc), "histogram of n_i per method")]),
         Section("Predictors", f"Prompt visits in the VIP runs with at most {p.claims.max_seen} earlier visits: "
                 "Spearman and Brier of each predictor's p against the observed success share.", tables=[pm]),
+        power_section(results, p.claims.power_resamples, units="held-out prompts (C1) or steps (C2)",
+                      note="C3 (a Spearman CI and a Brier difference) and C4 (censored crossings per seed) carry "
+                           "none."),
     ]
     metrics = {"sft": {"overall": comp["overall"], "tier_spread": comp["tier_spread"]},
                "methods": {r["method"]: {kk: v for kk, v in r.items() if kk != "method"} for r in mm},

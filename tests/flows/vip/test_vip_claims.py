@@ -8,7 +8,8 @@ from flows.runtime.params import resolve
 from flows.vip import claims as K
 from flows.vip.params import PRESETS, Params
 
-P = resolve(Params, PRESETS, slug="vip", profile="default", overrides=["claims.n_resamples=500"])
+P = resolve(Params, PRESETS, slug="vip", profile="default",
+            overrides=["claims.n_resamples=500", "claims.power_sims=30", "claims.power_resamples=300"])
 
 
 def _curves(shift_vip: float, n: int = 60, k: int = 8):
@@ -28,6 +29,19 @@ def test_c1_follows_the_accuracy_difference():
     assert K.claim1(P, _curves(+1), [0, 1, 2], 8).verdict == "reproduced"
     assert K.claim1(P, _curves(-1), [0, 1, 2], 8).verdict == "not reproduced"
     assert K.claim1(P, _curves(0), [0, 1, 2], 8).verdict == "not reproduced"  # inside the 1-point band
+
+
+def test_c1_and_c2_not_reproduced_carry_a_power_check_on_their_own_units():
+    """Fair to the paper: a C1 with no effect says how often this design would see 0, 1, ..., 5 points."""
+    r = K.claim1(P, _curves(0), [0, 1, 2], 8)
+    rows = {row["planted"]: row for row in r.details["power"]["rows"]}
+    assert sorted(rows) == [0.0, 0.01, 0.02, 0.03, 0.05]  # planted in points of mean@k (band 0.01)
+    assert rows[0.0]["reproduced"] <= 0.1 and rows[0.05]["reproduced"] >= 0.9
+    assert "power" not in K.claim1(P, _curves(+1), [0, 1, 2], 8).details  # reproduced: no power check
+    steps = [{"method": m, "seed": s, "zero_var_frac": z} for s in (0, 1, 2) for i in range(40)
+             for m, z in (("uniform", 0.5 + 0.02 * np.sin(i)), ("vip", 0.5 + 0.02 * np.cos(i)))]
+    c2 = K.claim2(P, steps, [0, 1, 2])
+    assert c2.verdict != "reproduced" and [row["planted"] for row in c2.details["power"]["rows"]][-1] == -0.05
 
 
 def test_c4_rollouts_to_threshold_and_censoring():
