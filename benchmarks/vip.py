@@ -1,6 +1,6 @@
 """Benchmark: the shared GRPO-family trainer (components/rl_text) against a plain PyTorch sampling-and-loss loop of
 the same model on the same prompts, timed in the same run; the VIP allocator for 16 and 1,024 prompts; the GP
-predictor's update + predict time per step.
+predictor's update + predict time per step, Laplace and EP (the moment-matching option) on the same visits.
 
     python benchmarks/vip.py [--steps N] [--threads T]
 
@@ -82,16 +82,21 @@ def main() -> None:
             allocator.allocate(p, 8 * q, 2, 24)
         print(f"allocator, Q={q:>5}, C={8 * q}: {(time.perf_counter() - start) / reps * 1e3:.1f} ms per allocation")
     feats = rng.normal(size=(2000, 384))
-    gp = GPPredictor(feats, window=256)
-    times = []
-    for step in range(20):
-        ids = rng.choice(2000, 16, replace=False)
-        start = time.perf_counter()
-        gp.predict(ids)
-        gp.update(ids, rng.integers(0, 9, 16), np.full(16, 8))
-        times.append(time.perf_counter() - start)
-    print(f"GP (window 256, 384-d), refit + predict per step: {np.median(times[-10:]) * 1e3:.1f} ms (median of last 10)")
-
+    per_step = {}
+    for inference in ("laplace", "ep"):  # the same visits for both (one generator each, same seed)
+        obs_rng = np.random.default_rng(7)
+        gp = GPPredictor(feats, window=256, inference=inference)
+        times = []
+        for step in range(20):
+            ids = obs_rng.choice(2000, 16, replace=False)
+            start = time.perf_counter()
+            gp.predict(ids)
+            gp.update(ids, obs_rng.integers(0, 9, 16), np.full(16, 8))
+            times.append(time.perf_counter() - start)
+        per_step[inference] = float(np.median(times[-10:]))
+        print(f"GP {inference} (window 256, 384-d), refit + predict per step: {per_step[inference] * 1e3:.1f} ms "
+              "(median of last 10)")
+    print(f"EP / Laplace refit time: {per_step['ep'] / per_step['laplace']:.1f}x")
 
 if __name__ == "__main__":
     main()

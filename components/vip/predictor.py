@@ -9,6 +9,13 @@ Williams 2006, Algorithm 3.1, stable form with B = I + W^1/2 K W^1/2); the predi
 probit approximation sigmoid(mu / sqrt(1 + pi s2 / 8)). Written out rather than scikit-learn's
 GaussianProcessClassifier because that one takes 0/1 labels only (no binomial counts, no prior mean) and refits
 its kernel; a unit test checks our posterior against it where both apply.
+
+The moment-matching option (``inference="ep"``) is expectation propagation (R&W Algorithm 3.5, stable form; Minka
+2001) with one Gaussian site per visit. The binomial-logistic tilted moments have no closed form, so each is
+integrated numerically on a grid centred on the tilted mode; the sites are updated in parallel with damping (the
+likelihood is log-concave, so site precisions stay >= 0). Both inferences end in the same stored form
+(W^1/2, chol(I + W^1/2 K W^1/2), alpha), so prediction is shared. GPy and GPflow have EP, but neither for a
+binomial likelihood with a fixed kernel in a few lines, and neither is a dependency here.
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ from collections import deque
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
-from scipy.special import expit, logit
+from scipy.special import expit, log_expit, logit
 
 from components.errors import ParamsError
 
@@ -64,14 +71,79 @@ def laplace_mode(K: np.ndarray, k: np.ndarray, n: np.ndarray, mean: float, iters
     return f, sw, cf, k - n * pi
 
 
+_GRID = np.linspace(-12.0, 12.0, 241)  # tilted-density grid in units of its curvature's sd (trapezoid)
+
+
+def tilted_moments(m: np.ndarray, v: np.ndarray, k: np.ndarray, n: np.ndarray, mean: float):
+    """Mean and variance of N(f; m, v) x sigmoid(f + mean)^k (1 - sigmoid(f + mean))^(n - k), per site (vectors).
+
+    The density is log-concave: its mode comes from safeguarded Newton steps, and the moments from a uniform grid
+    of +-12 curvature sds around the mode (the trapezoid rule is exact to float precision for such smooth, fast
+    decaying integrands)."""
+    f = m.copy()
+    for _ in range(50):
+        pi = expit(f + mean)
+        g = -(f - m) / v + k - n * pi
+        h = 1.0 / v + n * pi * (1 - pi)
+        step = np.clip(g / h, -2.0 * np.sqrt(v), 2.0 * np.sqrt(v))
+        f = f + step
+        if np.max(np.abs(step)) < 1e-12:
+            break
+    pi = expit(f + mean)
+    sd = 1.0 / np.sqrt(1.0 / v + n * pi * (1 - pi))
+    x = f[:, None] + sd[:, None] * _GRID[None, :]
+    logp = -0.5 * (x - m[:, None]) ** 2 / v[:, None] + k[:, None] * log_expit(x + mean) \
+        + (n - k)[:, None] * log_expit(-(x + mean))
+    w = np.exp(logp - logp.max(1, keepdims=True))
+    z = w.sum(1)
+    mu = (w * x).sum(1) / z
+    var = (w * (x - mu[:, None]) ** 2).sum(1) / z
+    return mu, var
+
+
+def ep_sites(K: np.ndarray, k: np.ndarray, n: np.ndarray, mean: float, sweeps: int = 100, damping: float = 0.5,
+             tol: float = 1e-8):
+    """EP for f - mean ~ N(0, K) with binomial-logistic sites; returns (W^1/2, chol factor, alpha) with
+    W = the site precisions and alpha such that the latent predictive mean is mean + k*^T alpha (R&W Alg. 3.5/3.6)."""
+    m = len(k)
+    tau, nu = np.zeros(m), np.zeros(m)
+    sigma, mu = K.copy(), np.zeros(m)
+    for _ in range(sweeps):
+        d = np.diag(sigma)
+        tau_c = np.maximum(1.0 / d - tau, 1e-12)  # cavity precision
+        nu_c = mu / d - nu
+        mu_h, var_h = tilted_moments(nu_c / tau_c, 1.0 / tau_c, k, n, mean)
+        tau_new = np.maximum(1.0 / var_h - tau_c, 0.0)
+        nu_new = mu_h / var_h - nu_c
+        tau_next = (1 - damping) * tau + damping * tau_new
+        nu_next = (1 - damping) * nu + damping * nu_new
+        change = max(np.max(np.abs(tau_next - tau)), np.max(np.abs(nu_next - nu)))
+        tau, nu = tau_next, nu_next
+        sw = np.sqrt(tau)
+        cf = cho_factor(np.eye(m) + sw[:, None] * K * sw[None, :], lower=True)
+        V = cho_solve(cf, sw[:, None] * K)  # B^-1 S^1/2 K
+        sigma = K - (sw[:, None] * K).T @ V
+        mu = sigma @ nu
+        if change < tol:
+            break
+    z = sw * cho_solve(cf, sw * (K @ nu))
+    return sw, cf, nu - z
+
+
+INFERENCES = ("laplace", "ep")
+
+
 class GPPredictor:
-    """GP classification over prompt features, refit by Laplace on a sliding window of recent visits."""
+    """GP classification over prompt features, refit by Laplace (or EP) on a sliding window of recent visits."""
 
     def __init__(self, features: np.ndarray, *, window: int = 256, amplitude: float = 2.0,
-                 lengthscale: float | None = None, prior_mean: bool = True) -> None:
+                 lengthscale: float | None = None, prior_mean: bool = True, inference: str = "laplace") -> None:
         if window < 2:
             raise ParamsError(f"GP window must be >= 2, got {window}")
+        if inference not in INFERENCES:
+            raise ParamsError(f"GP inference: expected one of {INFERENCES}, got {inference!r}")
         self.x = np.asarray(features, float)
+        self.inference = inference
         self.window, self.amp, self.fixed_length, self.prior_mean = window, amplitude, lengthscale, prior_mean
         self.obs: deque[tuple[int, float, float]] = deque(maxlen=window)  # (prompt id, successes, trials)
         self._fit = None
@@ -91,8 +163,11 @@ class GPPredictor:
         rate = np.clip(k.sum() / n.sum(), 1e-3, 1 - 1e-3)
         mean = float(logit(rate)) if self.prior_mean else 0.0
         K = rbf(xs, xs, length, self.amp) + 1e-8 * np.eye(len(ids))
-        f, sw, cf, grad = laplace_mode(K, k, n, mean)
-        self._fit = (xs, length, mean, sw, cf, grad)
+        if self.inference == "ep":
+            sw, cf, alpha = ep_sites(K, k, n, mean)
+        else:
+            _, sw, cf, alpha = laplace_mode(K, k, n, mean)  # at the mode, alpha = the likelihood's gradient
+        self._fit = (xs, length, mean, sw, cf, alpha)
 
     def latent(self, ids) -> tuple[np.ndarray, np.ndarray]:
         """Predictive mean and variance of the latent f at prompts ``ids``."""
@@ -101,9 +176,9 @@ class GPPredictor:
             return np.zeros(len(xq)), np.full(len(xq), self.amp)
         if self._fit is None:
             self._refit()
-        xs, length, mean, sw, cf, grad = self._fit
+        xs, length, mean, sw, cf, alpha = self._fit
         ks = rbf(xs, xq, length, self.amp)
-        mu = mean + ks.T @ grad
+        mu = mean + ks.T @ alpha
         v = cho_solve(cf, sw[:, None] * ks)
         var = self.amp - np.einsum("ij,ij->j", sw[:, None] * ks, v)
         return mu, np.maximum(var, 1e-12)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, model_validator
 
 from flows.runtime.params import Count, PaperParams, PowerClaims, Replace, Section, Seed, Seeds, Steps, Width, presets
@@ -95,6 +97,8 @@ class RLParams(Section):
     n_evals: Width = Field(4, ge=1, description="held-out evaluations along the budget")
     gp_window: Width = Field(256, ge=2, description="sliding window of prompt visits for the GP")
     gp_amplitude: float = Field(2.0, gt=0, description="RBF kernel variance s^2")
+    gp_inference: Literal["laplace", "ep"] = Field("laplace", description=(
+        "GP approximate inference: laplace (default) or ep (moment matching; ~25x the refit time)"))
     dapo_max_rounds: Width = Field(3, ge=0, description="DAPO redraw rounds per step")
     grad_repeats: Width = Field(8, ge=2, description="re-samplings at frozen parameters for the gradient variance")
     methods: dict[str, MethodSpec]

@@ -23,7 +23,7 @@ def loop_config(p) -> rl_loop.LoopConfig:
     return rl_loop.LoopConfig(steps=r.steps, q=r.q, budget_per_step=r.budget_per_step, lo=r.lo, hi=r.hi, lr=r.lr,
                               beta=r.beta, max_new=r.max_new, eval_k=r.eval_k, n_evals=r.n_evals,
                               dapo_max_rounds=r.dapo_max_rounds, grad_repeats=r.grad_repeats,
-                              gp={"window": r.gp_window, "amplitude": r.gp_amplitude},
+                              gp={"window": r.gp_window, "amplitude": r.gp_amplitude, "inference": r.gp_inference},
                               shadow=tuple((k, f) for k, f in (("gp", "minilm"), ("gp", "hashed"), ("beta", "minilm"),
                                                                ("global", "minilm"))
                                            if k != "gp" or f in p.data.features))
