@@ -101,3 +101,31 @@ def test_trainer_raises_reward_on_an_easy_task():
         tr.step(prompts, [6, 3, 9], reward)
     last = [float(tr.step(prompts, [6, 3, 9], reward).rewards.mean()) for _ in range(3)]
     assert np.mean(last) > np.mean(first) + 0.3, (first, last)
+
+
+def test_every_full_profile_method_runs_through_the_loop_within_budget_and_bounds():
+    """The `full` table's methods (uniform RLOO, VIP-RLOO, the p(1-p) heuristic, VIP-Beta-Bernoulli; never run at
+    default scale) go through the same loop: every step spends the step budget within [lo, hi], RLOO runs update
+    the policy, and VIP-RLOO allocates by the RLOO variance once its GP has seen outcomes."""
+    from components.vip import rl_loop
+    from components.vip.strategies import Method
+    from flows.vip.params import _FULL_METHODS
+
+    model, rows = _tiny_setup()
+    cfg = rl_loop.LoopConfig(steps=3, q=4, budget_per_step=16, lo=2, hi=8, lr=1e-3, max_new=3, eval_k=2,
+                             n_evals=1, grad_repeats=2, shadow=(("global", "minilm"),))
+    # correlated features (not one-hot), so the GP's p differs between prompts it has not seen
+    feats = {"hashed": np.eye(40, dtype=np.float32),
+             "minilm": np.random.default_rng(0).normal(size=(40, 3)).astype(np.float32)}
+    runs = {}
+    for name in ("uniform-rloo", "vip-rloo", "heuristic", "vip-beta"):
+        spec = {k: v for k, v in _FULL_METHODS[name].items()}
+        res = rl_loop.run(model, Method(name, **spec), cfg, rows, feats, rows[:6], seed=3)
+        runs[name] = res
+        assert len(res["steps"]) == 3 and res["updates"] == 3
+        for s in res["steps"]:
+            assert sum(s["sizes"]) == 16 and all(2 <= n <= 8 for n in s["sizes"])
+        assert not all(torch.equal(v, model.state_dict()[k]) for k, v in res["model"].state_dict().items())
+    assert [s["sizes"] for s in runs["uniform-rloo"]["steps"]] == [[4] * 4] * 3
+    for name in ("vip-rloo", "heuristic", "vip-beta"):  # each predictor moves rollouts once it has seen outcomes
+        assert any(s["sizes"] != [4] * 4 for s in runs[name]["steps"][1:]), name
