@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from components.rl_text.sampling import sample
-from components.vip import task as T
+from components.vip.codec import CHAR, Codec
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -19,12 +19,13 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 if n - c < k else 1.0 - comb(n - c, k) / comb(n, k)
 
 
-def correct_counts(model, rows: list[dict], k: int, *, max_new: int, seed: int, temperature: float = 1.0) -> np.ndarray:
+def correct_counts(model, rows: list[dict], k: int, *, max_new: int, seed: int, temperature: float = 1.0,
+                   codec: Codec = CHAR) -> np.ndarray:
     """Successes out of ``k`` samples per prompt (a fixed generator: every method is scored on the same draws)."""
-    ro = sample(model, [T.encode(r["prompt"]) for r in rows], [k] * len(rows), max_new=max_new, eos=T.EOS,
-                pad=T.PAD, temperature=temperature, generator=torch.Generator().manual_seed(seed))
-    texts = ro.texts(T.decode)
-    ok = np.array([T.reward(rows[int(i)]["target"], t) for i, t in zip(ro.prompt_index, texts)])
+    ro = sample(model, [codec.encode(r["prompt"]) for r in rows], [k] * len(rows), max_new=max_new, eos=codec.eos,
+                pad=codec.pad, temperature=temperature, generator=torch.Generator().manual_seed(seed))
+    texts = ro.texts(codec.decode)
+    ok = np.array([codec.reward(rows[int(i)]["target"], t) for i, t in zip(ro.prompt_index, texts)])
     return np.bincount(ro.prompt_index.numpy(), weights=ok, minlength=len(rows))
 
 

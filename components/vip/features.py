@@ -24,11 +24,27 @@ def arithmetic_tokens(prompt: str) -> dict[str, float]:
             "digits": (len(a) + len(b)) / 8.0}
 
 
-def hashed(prompts: list[str], n_features: int = 32) -> np.ndarray:
+WORD_RE = re.compile(r"[a-z]+|\d+")
+
+
+def text_tokens(prompt: str) -> dict[str, float]:
+    """Bag of lowercased words plus number lengths, for prompts in free text (DAPO-Math-17k in ``full``)."""
+    out: dict[str, float] = {}
+    for w in WORD_RE.findall(prompt.lower()):
+        key = f"num_len={len(w)}" if w.isdigit() else f"w={w}"
+        out[key] = out.get(key, 0.0) + 1.0
+    if not out:
+        raise DataError(f"prompt {prompt[:60]!r}: no words or numbers to hash")
+    return out
+
+
+def hashed(prompts: list[str], n_features: int = 32, kind: str = "arithmetic") -> np.ndarray:
+    """Hashed features: ``arithmetic`` (operator, digit counts; "a op b =" prompts only) or ``text`` (words)."""
     from sklearn.feature_extraction import FeatureHasher
 
+    tokens = {"arithmetic": arithmetic_tokens, "text": text_tokens}[kind]
     h = FeatureHasher(n_features=n_features, input_type="dict", alternate_sign=False)
-    return h.transform([arithmetic_tokens(p) for p in prompts]).toarray().astype(np.float32)
+    return h.transform([tokens(p) for p in prompts]).toarray().astype(np.float32)
 
 
 def minilm(prompts: list[str], batch_size: int = 128, model_path: str | None = None) -> np.ndarray:

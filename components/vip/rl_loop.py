@@ -16,7 +16,7 @@ import torch
 from components.rl_text.trainer import GroupRLTrainer, RLConfig
 from components.vip import evaluation as E
 from components.vip import strategies as S
-from components.vip import task as T
+from components.vip.codec import CHAR, Codec
 
 
 @dataclass(frozen=True)
@@ -43,9 +43,9 @@ class LoopConfig:
         return self.steps * self.budget_per_step
 
 
-def _reward_fn(rows):
+def _reward_fn(rows, codec: Codec = CHAR):
     def fn(i: int, ids: list[int]) -> float:
-        return T.reward(rows[i]["target"], T.decode(ids))
+        return codec.reward(rows[i]["target"], codec.decode(ids))
     return fn
 
 
@@ -54,12 +54,13 @@ def _counts(rewards: np.ndarray, index: np.ndarray, q: int) -> tuple[np.ndarray,
 
 
 def run(policy, method: S.Method, cfg: LoopConfig, train: list[dict], feats: dict[str, np.ndarray],
-        heldout: list[dict], seed: int, progress=None) -> dict:
-    """Train a copy of ``policy``; return curves, per-step logs, predictor records, final counts, the model."""
+        heldout: list[dict], seed: int, progress=None, codec: Codec = CHAR) -> dict:
+    """Train a copy of ``policy``; return curves, per-step logs, predictor records, final counts, the model.
+    ``codec`` reads and scores the policy's text (the char task's by default; a tokenizer's for a HF policy)."""
     policy = copy.deepcopy(policy)
     torch.manual_seed(seed)
     trainer = GroupRLTrainer(policy, RLConfig(advantage=method.advantage, lr=cfg.lr, beta=cfg.beta,
-                                              max_new=cfg.max_new), eos=T.EOS, pad=T.PAD, seed=seed)
+                                              max_new=cfg.max_new), eos=codec.eos, pad=codec.pad, seed=seed)
     n = len(train)
     own = S.make_predictor(method.predictor, n, feats, method.features, cfg.gp) if method.predictor else None
     shadows = {f"{k}-{f}": S.make_predictor(k, n, feats, f, cfg.gp) for k, f in cfg.shadow
@@ -71,7 +72,8 @@ def run(policy, method: S.Method, cfg: LoopConfig, train: list[dict], feats: dic
     used, step = 0, 0
 
     def evaluate(at: int) -> None:
-        counts = E.correct_counts(trainer.policy, heldout, cfg.eval_k, max_new=cfg.max_new, seed=10_000 + seed)
+        counts = E.correct_counts(trainer.policy, heldout, cfg.eval_k, max_new=cfg.max_new, seed=10_000 + seed,
+                                  codec=codec)
         curve.append({"rollouts": at, "step": step, **E.accuracy(counts, cfg.eval_k), "counts": counts.tolist()})
 
     evaluate(0)
@@ -83,8 +85,8 @@ def run(policy, method: S.Method, cfg: LoopConfig, train: list[dict], feats: dic
         sizes = _fit_budget(sizes, cfg.total_budget - used)
         preds = {name: m.predict(ids) for name, m in shadows.items()}
         rows = [train[i] for i in ids]
-        ro = trainer.rollout([T.encode(r["prompt"]) for r in rows], sizes.tolist())
-        rewards = trainer.score(ro, _reward_fn(rows)).numpy()
+        ro = trainer.rollout([codec.encode(r["prompt"]) for r in rows], sizes.tolist())
+        rewards = trainer.score(ro, _reward_fn(rows, codec)).numpy()
         index = ro.prompt_index.numpy()
         used += int(sizes.sum())
         zvf = E.zero_variance_fraction(rewards, index)
@@ -92,7 +94,7 @@ def run(policy, method: S.Method, cfg: LoopConfig, train: list[dict], feats: dic
         batch_ids, keep_ro, keep_r = ids, ro, rewards
         if method.allocation == "dapo":
             batch_ids, keep_ro, keep_r, extra_used, extra_obs = _dapo_fill(trainer, method, cfg, train, prompt_rng,
-                                                                           ids, ro, rewards, used)
+                                                                           ids, ro, rewards, used, codec)
             used += extra_used
         for m in [own, *shadows.values()]:
             if m is not None:
@@ -125,8 +127,8 @@ def run(policy, method: S.Method, cfg: LoopConfig, train: list[dict], feats: dic
     gv_sizes = S.group_sizes(method, own.predict(gv_ids) if own is not None else None, cfg.q, cfg.budget_per_step,
                              cfg.lo, cfg.hi)
     trainer.gen.manual_seed(99_000 + seed)
-    grad_var = E.projected_gradient_variance(trainer, [T.encode(r["prompt"]) for r in gv_rows], gv_sizes.tolist(),
-                                             _reward_fn(gv_rows), repeats=cfg.grad_repeats, n_dirs=cfg.grad_dirs,
+    grad_var = E.projected_gradient_variance(trainer, [codec.encode(r["prompt"]) for r in gv_rows],
+                                             gv_sizes.tolist(), _reward_fn(gv_rows, codec), repeats=cfg.grad_repeats, n_dirs=cfg.grad_dirs,
                                              seed=4242)
     return {"method": method.name, "seed": seed, "curve": curve, "steps": steps, "predictions": pred_rows,
             "grad_var": grad_var, "updates": sum(1 for s in steps if s["loss"] == s["loss"]), "model": trainer.policy}
@@ -142,7 +144,7 @@ def _fit_budget(sizes: np.ndarray, left: int) -> np.ndarray:
     return out
 
 
-def _dapo_fill(trainer, method, cfg, train, prompt_rng, ids, ro, rewards, used):
+def _dapo_fill(trainer, method, cfg, train, prompt_rng, ids, ro, rewards, used, codec: Codec = CHAR):
     """DAPO's dynamic sampling: keep groups with reward variance; redraw prompts (charged) until Q are kept."""
     from components.rl_text.sampling import Rollouts
 
@@ -164,15 +166,15 @@ def _dapo_fill(trainer, method, cfg, train, prompt_rng, ids, ro, rewards, used):
         new = prompt_rng.choice(len(train), size=cfg.q, replace=False)
         rows_ = [train[i] for i in new]
         sizes = [cfg.budget_per_step // cfg.q] * cfg.q
-        ro_ = trainer.rollout([T.encode(r["prompt"]) for r in rows_], sizes)
-        r_ = trainer.score(ro_, _reward_fn(rows_)).numpy()
+        ro_ = trainer.rollout([codec.encode(r["prompt"]) for r in rows_], sizes)
+        r_ = trainer.score(ro_, _reward_fn(rows_, codec)).numpy()
         extra += sum(sizes)
         s_, t_ = _counts(r_, ro_.prompt_index.numpy(), cfg.q)
         extra_obs.append((new, s_, t_))
         collect(rows_, ro_, r_)
     if not kept:
         return ids, None, None, extra, extra_obs
-    prompts = [T.encode(k[0]["prompt"]) for k in kept for _ in range(len(k[1]))]
+    prompts = [codec.encode(k[0]["prompt"]) for k in kept for _ in range(len(k[1]))]
     index = torch.tensor([j for j, k in enumerate(kept) for _ in range(len(k[1]))])
     width = max(k[2].shape[1] for k in kept)
     comp = torch.cat([torch.nn.functional.pad(k[2], (0, width - k[2].shape[1])) for k in kept])

@@ -52,7 +52,9 @@ def run(ctx: StageContext[Params]) -> dict:
     prompts = [r["prompt"] for r in sets["train"]]
     feats = {}
     if "hashed" in d.features:
-        feats["hashed"] = features.hashed(prompts)
+        # DAPO prompts are free text: words hashed (a 256-d space), not the arithmetic operator/digit features
+        feats["hashed"] = (features.hashed(prompts, 256, kind="text") if d.source == "dapo"
+                           else features.hashed(prompts))
     if "minilm" in d.features:
         feats["minilm"] = features.minilm([" ".join(s.split()) for s in prompts], model_path=d.embedder)
     table = [{"id": r["id"], **{f"{k}_norm": float(np.linalg.norm(v[i])) for k, v in feats.items()}}

@@ -141,6 +141,12 @@ class Params(PaperParams):
             if m.predictor == "gp" and m.features not in self.data.features:
                 raise ValueError(f"rl.methods.{name}.features {m.features!r} is not in data.features "
                                  f"{self.data.features}")
+        if self.model.hf_model and self.data.source != "dapo":
+            raise ValueError(f"model.hf_model {self.model.hf_model!r}: a Hugging Face policy is scored by DAPO's "
+                             "answer rule on DAPO-format prompts; set data.source: dapo")
+        if not self.model.hf_model and self.data.source == "dapo":
+            raise ValueError("data.source 'dapo': the char-level TinyLM cannot read DAPO prompts; set "
+                             "model.hf_model (a causal LM id or local folder)")
         return self
 
 
@@ -167,5 +173,7 @@ PRESETS = presets(
     full={"data": {"source": "dapo", "hf_dataset": "BytedTsinghua-SIA/DAPO-Math-17k",
                    "embedder": "sentence-transformers/all-MiniLM-L6-v2"},
           "model": {"hf_model": "Qwen/Qwen2.5-Math-1.5B"},
-          "rl": {"seeds": [0, 1, 2, 3, 4], "methods": _FULL_METHODS, "steps": 80, "n_evals": 4, "grad_repeats": 8}},
+          # completions long enough for a worked solution ending in "Answer: ..." (the paper samples far longer)
+          "rl": {"seeds": [0, 1, 2, 3, 4], "methods": _FULL_METHODS, "steps": 80, "n_evals": 4, "grad_repeats": 8,
+                 "max_new": 512}},
 )

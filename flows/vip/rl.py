@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from components.io import read_jsonl, write_json, write_jsonl
-from components.models.tiny_lm import load_model, save_model
+from components.vip.policy import is_tiny, load_policy, save_policy
 from components.vip import rl_loop
 from components.vip.strategies import Method
 from flows.runtime import runners
@@ -32,11 +32,11 @@ def loop_config(p) -> rl_loop.LoopConfig:
 def run_one(job: dict) -> dict:
     """One (method, seed) run (module level: process runners pickle it); writes its model folder."""
     set_threads(job["threads"])
-    policy = load_model(job["sft"])
+    policy, codec, tokenizer = load_policy(job["sft"])  # the SFT TinyLM, or the full profile's HF base model
     feats = dict(np.load(job["features"]))
     res = rl_loop.run(policy, Method(job["name"], **job["method"]), job["cfg"], job["train"], feats,
-                      job["heldout"], job["seed"])
-    save_model(res.pop("model"), job["model_out"])
+                      job["heldout"], job["seed"], codec=codec)
+    save_policy(res.pop("model"), job["model_out"], tokenizer)
     return res
 
 
@@ -62,7 +62,11 @@ def _log(ctx, res: dict, model_dir) -> str | None:
             ctx.tracker.log_metrics({"zero_var_frac": s["zero_var_frac"], "train_reward": s["reward"]},
                                     step=s["step"], run_id=rid)
         ctx.tracker.log_metrics({"grad_var": res["grad_var"], "updates": res["updates"]}, run_id=rid)
-        ctx.tracker.log_state_dict_model(rid, model_dir, loader="components.models.tiny_lm:load_model", signature=sig)
+        if is_tiny(model_dir):
+            ctx.tracker.log_state_dict_model(rid, model_dir, loader="components.models.tiny_lm:load_model",
+                                             signature=sig)
+        else:  # a HF policy (full profile): its save_pretrained folder, loadable with transformers
+            ctx.tracker.log_artifact(model_dir, artifact_path="model", run_id=rid)
     return rid
 
 
@@ -95,5 +99,6 @@ def run(ctx: StageContext[Params]) -> dict:
     name = f"{method}-seed{seed}"
     return {"runs": len(results), "final_mean_at_k": {f"{r['method']}-{r['seed']}": round(r["final_mean_at_k"], 4)
                                                       for r in summary},
-            "champion": champion.candidate(p, run_ids.get((method, seed)), name, out / "models" / name,
-                                           ctx.paths.root, seed)}
+            "champion": (champion.candidate(p, run_ids.get((method, seed)), name, out / "models" / name,
+                                            ctx.paths.root, seed)
+                         if is_tiny(out / "models" / name) else None)}  # a HF policy has no champion evaluator

@@ -19,8 +19,9 @@ from flows.vip.params import Params
 from flows.vip.spec import DATA, SFT
 
 
-def competence(model, rows: list[dict], k: int, max_new: int, seed: int) -> dict:
-    counts = E.correct_counts(model, rows, k, max_new=max_new, seed=seed)
+def competence(model, rows: list[dict], k: int, max_new: int, seed: int, codec=None) -> dict:
+    kw = {} if codec is None else {"codec": codec}
+    counts = E.correct_counts(model, rows, k, max_new=max_new, seed=seed, **kw)
     tiers = sorted({r["tier"] for r in rows})
     per = {t: float(np.mean([counts[i] / k for i, r in enumerate(rows) if r["tier"] == t])) for t in tiers}
     return {"overall": float(np.mean(counts / k)), "per_tier": per,
@@ -44,13 +45,36 @@ def _log(ctx, info: dict, model_dir) -> None:
         ctx.tracker.log_state_dict_model(rid, model_dir, loader="components.models.tiny_lm:load_model", signature=sig)
 
 
+def _base_policy(ctx: StageContext[Params], model_id: str) -> dict:
+    """The full profile: RL starts from the pretrained causal LM itself (as the paper's does; no SFT here). It is
+    loaded (offline: from a local folder or the HF cache, else a one-line error naming the id), measured on the
+    held-out prompts as the SFT policy is, and saved as the rl stage's starting policy."""
+    from components.vip.codec import hf_codec
+    from components.vip.policy import load_hf, save_policy
+    from flows.runtime.settings import online
+
+    p = ctx.params
+    model, tok = load_hf(model_id, online=online())
+    held = read_jsonl(ctx.input(f"{DATA}/heldout.jsonl"))
+    comp = competence(model, held, p.rl.eval_k, p.rl.max_new, seed=p.model.seed + 1, codec=hf_codec(tok))
+    out = ctx.output(SFT)
+    save_policy(model, out / "model", tok)
+    info = {"examples": 0, "base_model": model_id, "competence": comp}
+    write_json(out / "sft.json", info)
+    log.info("vip: base policy %s, held-out success %.3f", model_id, comp["overall"])
+    if ctx.tracker is not None:
+        with ctx.tracker.child("sft", {"base_model": model_id}) as rid:
+            ctx.tracker.log_metrics({"sft_success": comp["overall"]}, run_id=rid)
+            ctx.tracker.log_artifact(out / "model", artifact_path="model", run_id=rid)
+    return {"final_loss": None, "success": comp["overall"], "tier_spread": comp["tier_spread"]}
+
+
 def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     m = p.model
-    if m.hf_model:
-        raise ParamsError(f"vip.model.hf_model: RL on {m.hf_model} is the full profile's GPU path; it is validated "
-                          "but not implemented in this offline build (see flows/vip/README.md, known gaps)")
     set_threads(p.resources.threads)
+    if m.hf_model:
+        return _base_policy(ctx, m.hf_model)
     sft_rows = read_jsonl(ctx.input(f"{DATA}/sft.jsonl"))
     held = read_jsonl(ctx.input(f"{DATA}/heldout.jsonl"))
     if not sft_rows:

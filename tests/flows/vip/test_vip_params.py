@@ -29,7 +29,9 @@ def test_presets_validate(profile):
     ("data.sft_mix={add9: 1.0}", "vip.data: .*sft_mix: unknown tier"),  # an unknown name
     ("data.features=[bert]", "vip.data: .*unknown feature set"),
     ("data.sft_noise=1.0", "vip.data.sft_noise"),
-    ("rl.gp_inference=vi", "vip.rl.gp_inference"),  # an unknown name  # out of range: every answer slipped teaches nothing right
+    ("rl.gp_inference=vi", "vip.rl.gp_inference"),  # an unknown name
+    ("model.hf_model=Qwen/Qwen2.5-Math-1.5B", "vip: .*model.hf_model .*set data.source: dapo"),  # mismatched pair
+    ("data.source=dapo", "vip: .*TinyLM cannot read DAPO prompts"),  # out of range: every answer slipped teaches nothing right
     ("rl.methods.vip.predictor=oracle", "vip.rl.methods.vip: .*predictor 'oracle'"),
     ("rl.methods.vip.advantage=ppo", "vip.rl.methods.vip: .*advantage 'ppo'"),
     ("rl.q=1", "vip.rl.q"),
