@@ -10,7 +10,7 @@ from flows.runtime.params import Count, PaperParams, PowerClaims, Replace, Secti
 
 SFT_MIX = {"add1": 6.0, "add2": 5.0, "add3": 2.0, "add4": 0.7, "sub1": 5.0, "sub2": 3.0, "sub3": 1.0, "sub4": 0.4,
            "mul1": 4.0, "mul2x1": 1.5, "mul2": 0.3}
-RL_MIX = {t: 1.0 for t in SFT_MIX}
+RL_MIX = dict(SFT_MIX)  # RL and held-out prompts drawn as the SFT ones: the SFT policy then starts in the card's 30-60%
 FEATURE_SETS = ("minilm", "hashed")
 REQUIRED = ("uniform", "vip")
 
