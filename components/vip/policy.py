@@ -26,8 +26,8 @@ def load_hf(model_id: str, *, online: bool):
     try:
         tok = AutoTokenizer.from_pretrained(model_id, local_files_only=not online and not local)
         model = AutoModelForCausalLM.from_pretrained(model_id, local_files_only=not online and not local)
-    except OSError as exc:
-        if not online and not local:
+    except (OSError, ValueError) as exc:  # transformers: OSError for a missing id, ValueError for a bad config
+        if not online and not local and isinstance(exc, OSError):
             raise OfflineError(f"vip.model.hf_model {model_id!r}: not a local folder and not in the Hugging Face "
                                "cache; set PAPERLINE_ONLINE=1 to download it, or give a local folder") from None
         raise DataError(f"vip.model.hf_model {model_id!r}: cannot load a causal LM ({exc})") from None

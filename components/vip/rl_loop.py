@@ -128,8 +128,8 @@ def run(policy, method: S.Method, cfg: LoopConfig, train: list[dict], feats: dic
                              cfg.lo, cfg.hi)
     trainer.gen.manual_seed(99_000 + seed)
     grad_var = E.projected_gradient_variance(trainer, [codec.encode(r["prompt"]) for r in gv_rows],
-                                             gv_sizes.tolist(), _reward_fn(gv_rows, codec), repeats=cfg.grad_repeats, n_dirs=cfg.grad_dirs,
-                                             seed=4242)
+                                             gv_sizes.tolist(), _reward_fn(gv_rows, codec), repeats=cfg.grad_repeats,
+                                             n_dirs=cfg.grad_dirs, seed=4242)
     return {"method": method.name, "seed": seed, "curve": curve, "steps": steps, "predictions": pred_rows,
             "grad_var": grad_var, "updates": sum(1 for s in steps if s["loss"] == s["loss"]), "model": trainer.policy}
 

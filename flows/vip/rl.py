@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from components.io import read_jsonl, write_json, write_jsonl
-from components.vip.policy import is_tiny, load_policy, save_policy
 from components.vip import rl_loop
+from components.vip.policy import is_tiny, load_policy, save_policy
 from components.vip.strategies import Method
 from flows.runtime import runners
 from flows.runtime.stages import StageContext

@@ -82,3 +82,13 @@ def test_text_features_hash_words_for_free_text_prompts_and_arithmetic_ones_stay
     assert F.text_tokens("Find $x$ if 2x = 10.")["num_len=2"] == 1.0
     with pytest.raises(DataError, match="a op b"):
         F.hashed([rows[0]["prompt"]])  # the arithmetic kind refuses free text, naming the expected form
+
+
+def test_a_policy_folder_in_the_wrong_format_is_named(tmp_path):
+    from components.errors import DataError
+
+    with pytest.raises(DataError, match="no config.json"):
+        load_policy(tmp_path)
+    (tmp_path / "config.json").write_text('{"model_type": "no-such-architecture"}')
+    with pytest.raises(DataError, match=str(tmp_path)):
+        load_policy(tmp_path)
