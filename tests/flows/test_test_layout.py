@@ -13,7 +13,8 @@
 - ``tests/infra/`` tests ``infra/`` and the stack scripts in ``scripts/services/`` (compose, the stack's
   secrets, the DVC plots template).
 - ``tests/integration/`` runs the real entry points across pipelines (CLI, ``dvc repro``, faults, locks, bad
-  input, fan-out, the native stack). A pipeline's own smoke run goes in ``tests/flows/<pipeline>/``.
+  input, fan-out, the native stack) and the ``benchmarks/`` scripts that time them. A pipeline's own smoke run
+  goes in ``tests/flows/<pipeline>/``.
 - ``tests/fixtures/`` holds data files only.
 
 Test folders have no ``__init__.py``, so pytest (rootdir import mode "prepend") needs every test file's
