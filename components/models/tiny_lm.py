@@ -67,13 +67,48 @@ class Attention(nn.Module):
         self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model, bias=False)
         self.proj = nn.Linear(cfg.d_model, cfg.d_model, bias=False)
 
-    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
+                cache: KVCache | None = None, layer: int = 0) -> torch.Tensor:
         b, t, d = x.shape
         q, k, v = self.qkv(x).view(b, t, 3, self.n_heads, self.head_dim).permute(2, 0, 3, 1, 4)
         q, k = _apply_rope(q, cos, sin), _apply_rope(k, cos, sin)
+        if cache is not None and cache.pos is not None:  # one new token per row, each at its own position
+            y = F.scaled_dot_product_attention(q, *cache.put(layer, k, v), attn_mask=cache.visible())
+            return self.proj(y.transpose(1, 2).reshape(b, t, d))
+        if cache is not None:  # prefill: keep every position's keys and values
+            cache.fill(layer, k, v)
         p = self.dropout if self.training else 0.0
         y = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)
         return self.proj(y.transpose(1, 2).reshape(b, t, d))
+
+
+class KVCache:
+    """Keys and values of every layer for incremental decoding (:meth:`TinyLM.prefill`, :meth:`TinyLM.step`).
+
+    Rows may sit at different positions (prompts of different lengths in one right-padded buffer): a step writes
+    row b's new key and value at ``pos[b]`` and lets it see keys ``0..pos[b]`` only, so padding and stale
+    entries to the right stay invisible, exactly as under the causal mask of a full forward pass.
+    """
+
+    def __init__(self, n_layers: int, batch: int, n_heads: int, width: int, head_dim: int) -> None:
+        self.k = torch.zeros(n_layers, batch, n_heads, width, head_dim)
+        self.v = torch.zeros_like(self.k)
+        self.pos: torch.Tensor | None = None  # (B,) positions of the tokens being decoded; None while prefilling
+
+    def fill(self, layer: int, k: torch.Tensor, v: torch.Tensor) -> None:
+        self.k[layer, :, :, : k.shape[2]] = k
+        self.v[layer, :, :, : v.shape[2]] = v
+
+    def put(self, layer: int, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        rows = torch.arange(k.shape[0])
+        self.k[layer, rows, :, self.pos] = k[:, :, 0]
+        self.v[layer, rows, :, self.pos] = v[:, :, 0]
+        return self.k[layer], self.v[layer]
+
+    def visible(self) -> torch.Tensor:
+        """(B, 1, 1, W) boolean: key j is visible to row b's query iff j <= pos[b]."""
+        keys = torch.arange(self.k.shape[3])
+        return (keys.unsqueeze(0) <= self.pos.unsqueeze(1))[:, None, None, :]
 
 
 class SwiGLU(nn.Module):
@@ -100,8 +135,9 @@ class Block(nn.Module):
         self.mlp = SwiGLU(cfg)
         self.drop = nn.Dropout(cfg.dropout)
 
-    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-        x = x + self.drop(self.attn(self.attn_norm(x), cos, sin))
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
+                cache: KVCache | None = None, layer: int = 0) -> torch.Tensor:
+        x = x + self.drop(self.attn(self.attn_norm(x), cos, sin, cache, layer))
         return x + self.drop(self.mlp(self.mlp_norm(x)))
 
 
@@ -167,6 +203,30 @@ class TinyLM(nn.Module):
         if targets is not None:
             loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
         return logits, loss
+
+    @torch.no_grad()
+    def prefill(self, idx: torch.Tensor, width: int) -> tuple[torch.Tensor, KVCache]:
+        """Logits ``(B, T, vocab)`` of ``idx`` and a cache of ``width`` positions holding its keys and values."""
+        if width > self.config.max_seq_len:
+            raise ParamsError(f"sequence length {width} exceeds TinyLMConfig.max_seq_len={self.config.max_seq_len}")
+        c = self.config
+        cache = KVCache(c.n_layers, idx.shape[0], c.n_heads, width, c.d_model // c.n_heads)
+        t = idx.shape[1]
+        x = self.embed(idx)
+        for i, block in enumerate(self.blocks):
+            x = block(x, self.rope_cos[:t], self.rope_sin[:t], cache, i)
+        return self.head(self.norm(x)), cache
+
+    @torch.no_grad()
+    def step(self, tokens: torch.Tensor, pos: torch.Tensor, cache: KVCache) -> torch.Tensor:
+        """Logits ``(B, vocab)`` after feeding ``tokens[b]`` at position ``pos[b]``; the cache takes its keys and
+        values. Equal, up to float rounding, to a full forward pass's logits at those positions."""
+        cache.pos = pos
+        cos, sin = self.rope_cos[pos][:, None, None, :], self.rope_sin[pos][:, None, None, :]
+        x = self.embed(tokens.unsqueeze(1))
+        for i, block in enumerate(self.blocks):
+            x = block(x, cos, sin, cache, i)
+        return self.head(self.norm(x))[:, 0]
 
 
 def non_embedding_params(model_or_config: TinyLM | TinyLMConfig) -> int:

@@ -1,8 +1,11 @@
-"""Seeded batched sampling from a causal LM, prompts of different lengths in one batch, no KV cache.
+"""Seeded batched sampling from a causal LM, prompts of different lengths in one batch.
 
-Every row lives in one right-padded buffer; at each step the model reads the whole buffer and each row takes
-the logits at its own last position, so no attention mask is needed (a causal model never looks right).
-Completion tokens after the first ``eos`` are masked out (the eos itself is kept, as TRL does).
+Every row lives in one right-padded buffer and takes the logits at its own last position. A model with a
+key-value cache (``prefill`` and ``step``, as :class:`~components.models.tiny_lm.TinyLM`) reads the prompts
+once and then one new token per row per step, each row at its own position; any other model (a Hugging Face
+one) rereads the whole buffer at each step, with no attention mask needed (a causal model never looks right).
+Both give the same logits up to float rounding. Completion tokens after the first ``eos`` are masked out (the
+eos itself is kept, as TRL does).
 """
 
 from __future__ import annotations
@@ -82,9 +85,15 @@ def _sample_chunk(model, rows, max_new, eos, pad, temperature, generator):
     alive = torch.ones(b, dtype=torch.bool)
     mask = torch.zeros(b, max_new)
     ar = torch.arange(b)
+    cached = hasattr(model, "prefill") and hasattr(model, "step")
     for t in range(max_new):
-        width = int(lens.max()) + t
-        logits = logits_of(model, buf[:, :width])[ar, lens + t - 1].float()
+        if not cached:
+            logits = logits_of(model, buf[:, : int(lens.max()) + t])[ar, lens + t - 1].float()
+        elif t == 0:
+            full, cache = model.prefill(buf[:, : int(lens.max())], buf.shape[1])
+            logits = full[ar, lens - 1].float()
+        else:
+            logits = model.step(buf[ar, lens + t - 1], lens + t - 1, cache).float()
         if temperature == 0:
             nxt = logits.argmax(-1)
         else:

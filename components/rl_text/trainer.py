@@ -81,9 +81,10 @@ class GroupRLTrainer:
                              eps_high=c.eps_high, beta=c.beta, max_len=ro.max_new, groups=ro.prompt_index)
 
     def update(self, ro: Rollouts, adv: torch.Tensor) -> dict:
-        """``ppo_epochs`` optimiser steps on one batch; old log-probs fixed at the sampling policy."""
+        """``ppo_epochs`` optimiser steps on one batch; old log-probs fixed at the sampling policy. With one
+        epoch they are the current log-probs, detached (TRL's ``num_iterations=1``), so no extra forward pass."""
         with torch.no_grad():
-            old = completion_logps(self.policy, ro)
+            old = completion_logps(self.policy, ro) if self.cfg.ppo_epochs > 1 else None
             ref = completion_logps(self.reference, ro) if self.cfg.beta else None
         self.policy.train()
         stats = {}

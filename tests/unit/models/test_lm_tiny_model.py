@@ -43,6 +43,37 @@ def test_future_tokens_do_not_change_earlier_logits():
     assert not torch.allclose(before[:, 10:], after[:, 10:], atol=1e-4)
 
 
+def test_cached_decoding_equals_the_full_forward_pass_with_rows_at_different_positions():
+    model = TinyLM(CFG, seed=0).eval()
+    idx = torch.randint(0, 50, (3, 12))
+    full = model(idx)[0]
+    lens = torch.tensor([3, 7, 5])  # each row's prompt length; the rest of the row is decoded one token a step
+    logits, cache = model.prefill(idx[:, : int(lens.max())], 12)
+    rows = torch.arange(3)
+    assert torch.allclose(logits[rows, lens - 1], full[rows, lens - 1], atol=1e-5)
+    for t in range(4):
+        pos = lens + t
+        step = model.step(idx[rows, pos], pos, cache)
+        assert torch.allclose(step, full[rows, pos], atol=1e-5), t
+
+
+def test_cached_step_must_not_see_the_padding_to_its_right():
+    # sabotage check of the cache's mask: garbage in the prefilled buffer right of a row's position never shows
+    model = TinyLM(CFG, seed=0).eval()
+    idx = torch.randint(0, 50, (2, 10))
+    noisy = idx.clone()
+    noisy[0, 4:8] = torch.randint(0, 50, (4,))  # row 0's prompt is 4 long: positions 4-7 are padding to it
+    _, cache = model.prefill(noisy[:, :8], 10)
+    pos = torch.tensor([4, 8])
+    step = model.step(idx[torch.arange(2), pos], pos, cache)
+    assert torch.allclose(step[0], model(idx[:1, :5])[0][0, 4], atol=1e-5)
+
+
+def test_cached_decoding_past_max_seq_len_is_a_params_error():
+    with pytest.raises(ParamsError, match="max_seq_len"):
+        TinyLM(CFG).prefill(torch.zeros(1, 4, dtype=torch.long), 17)
+
+
 def test_sequence_longer_than_max_seq_len_is_a_params_error():
     with pytest.raises(ParamsError, match="max_seq_len"):
         TinyLM(CFG)(torch.zeros(1, 17, dtype=torch.long))

@@ -110,3 +110,27 @@ def test_sampling_is_seeded_and_masks_after_eos():
     ref = torch.log_softmax(model(x)[0][0, len(prompts[1]) - 1:-1], -1).gather(1, a.completions[row:row + 1].T)
     n = int(a.mask[row].sum())
     assert torch.allclose(lp[row, :n], ref[:n, 0], atol=1e-5)
+
+
+def test_cached_sampling_draws_the_same_completions_as_rereading_the_buffer():
+    """TinyLM samples through its key-value cache; a model without one rereads the whole buffer each step.
+    Same seed, same prompts of different lengths: the same completions and masks."""
+    from components.models.tiny_lm import TinyLM, TinyLMConfig
+    from components.rl_text.sampling import sample
+
+    model = TinyLM(TinyLMConfig(vocab_size=12, d_model=32, n_layers=2, n_heads=2, d_ff=64, max_seq_len=32),
+                   seed=3).eval()
+
+    class NoCache(torch.nn.Module):  # the same weights, seen as a model without prefill/step
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, x):
+            return self.inner(x)
+
+    prompts = [[1, 2, 3], [4, 5, 6, 7, 8, 9], [3], [2, 2, 2, 2]]
+    for temperature in (1.0, 0.0):
+        a, b = (sample(m, prompts, [3, 2, 4, 1], max_new=10, eos=11, temperature=temperature,
+                       generator=torch.Generator().manual_seed(5)) for m in (model, NoCache(model)))
+        assert torch.equal(a.completions, b.completions) and torch.equal(a.mask, b.mask)
