@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from components.errors import DataError, OfflineError
 from components.io import atomic_path
@@ -17,21 +18,20 @@ from components.models import tiny_lm
 from components.vip.codec import CHAR, Codec, hf_codec
 
 
-def load_hf(model_id: str, *, online: bool):
-    """(model, tokenizer) of a Hugging Face causal LM id or local folder; offline, an id not in the local cache
-    fails at once, naming it."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+def load_hf(model_id: str, *, online: bool, cache_dir: str | os.PathLike) -> tuple[Any, Any]:
+    """(model, tokenizer) of a Hugging Face causal LM id or local folder, through the project's loader
+    (:func:`components.models.causal_lm.load_causal_lm`; ``cache_dir`` holds its SmolLM2 conversion). Errors name
+    ``vip.model.hf_model``: offline, an id not in the local cache fails at once; a folder transformers cannot read
+    is a DataError."""
+    from components.models.causal_lm import load_causal_lm
 
-    local = Path(model_id).is_dir()
     try:
-        tok = AutoTokenizer.from_pretrained(model_id, local_files_only=not online and not local)
-        model = AutoModelForCausalLM.from_pretrained(model_id, local_files_only=not online and not local)
-    except (OSError, ValueError) as exc:  # transformers: OSError for a missing id, ValueError for a bad config
-        if not online and not local and isinstance(exc, OSError):
-            raise OfflineError(f"vip.model.hf_model {model_id!r}: not a local folder and not in the Hugging Face "
-                               "cache; set PAPERLINE_ONLINE=1 to download it, or give a local folder") from None
+        return load_causal_lm(model_id, cache_dir=cache_dir, offline=not online)
+    except OfflineError as exc:
+        raise OfflineError(f"vip.model.hf_model {model_id!r}: {exc}; set PAPERLINE_ONLINE=1 to download it, or give "
+                           "a local folder") from None
+    except (OSError, ValueError) as exc:  # transformers: a folder without weights, or a config it cannot read
         raise DataError(f"vip.model.hf_model {model_id!r}: cannot load a causal LM ({exc})") from None
-    return model.eval(), tok
 
 
 def save_policy(model, folder: str | os.PathLike, tokenizer=None) -> Path:
@@ -56,5 +56,5 @@ def load_policy(folder: str | os.PathLike) -> tuple[object, Codec, object | None
     """(model, codec, tokenizer or None) of a policy folder written by :func:`save_policy`."""
     if is_tiny(folder):
         return tiny_lm.load_model(folder), CHAR, None
-    model, tok = load_hf(str(folder), online=False)
+    model, tok = load_hf(str(folder), online=False, cache_dir=folder)  # a folder: no SmolLM2 conversion to cache
     return model, hf_codec(tok), tok

@@ -13,15 +13,15 @@ from components.models.tiny_lm import TinyLM, TinyLMConfig, save_model
 from components.unlearning.lm import train_lm
 from components.vip import evaluation as E
 from components.vip import task as T
+from components.vip.codec import CHAR, Codec, hf_codec
 from flows.runtime.stages import StageContext
 from flows.vip.common import log, set_threads
 from flows.vip.params import Params
 from flows.vip.spec import DATA, SFT
 
 
-def competence(model, rows: list[dict], k: int, max_new: int, seed: int, codec=None) -> dict:
-    kw = {} if codec is None else {"codec": codec}
-    counts = E.correct_counts(model, rows, k, max_new=max_new, seed=seed, **kw)
+def competence(model, rows: list[dict], k: int, max_new: int, seed: int, codec: Codec = CHAR) -> dict:
+    counts = E.correct_counts(model, rows, k, max_new=max_new, seed=seed, codec=codec)
     tiers = sorted({r["tier"] for r in rows})
     per = {t: float(np.mean([counts[i] / k for i, r in enumerate(rows) if r["tier"] == t])) for t in tiers}
     return {"overall": float(np.mean(counts / k)), "per_tier": per,
@@ -49,12 +49,11 @@ def _base_policy(ctx: StageContext[Params], model_id: str) -> dict:
     """The full profile: RL starts from the pretrained causal LM itself (as the paper's does; no SFT here). It is
     loaded (offline: from a local folder or the HF cache, else a one-line error naming the id), measured on the
     held-out prompts as the SFT policy is, and saved as the rl stage's starting policy."""
-    from components.vip.codec import hf_codec
     from components.vip.policy import load_hf, save_policy
     from flows.runtime.settings import online
 
     p = ctx.params
-    model, tok = load_hf(model_id, online=online())
+    model, tok = load_hf(model_id, online=online(), cache_dir=ctx.paths.cache / "models")
     held = read_jsonl(ctx.input(f"{DATA}/heldout.jsonl"))
     comp = competence(model, held, p.rl.eval_k, p.rl.max_new, seed=p.model.seed + 1, codec=hf_codec(tok))
     out = ctx.output(SFT)

@@ -6,15 +6,16 @@ from flows.specs import Layout
 
 L = Layout("vip", code=("common",))
 DATA, SFT, RUNS = L.out("data"), L.out("sft"), L.out("runs")
-_VIP = ("components/vip", "components/rl_text")
+_VIP = ("components/vip", "components/rl_text", "components/models")  # the policy: TinyLM or a HF causal LM
 
 STAGES = (
     L.stage("data", code=("components/vip/task.py", "components/vip/features.py", "components/vip/dapo_format.py",
                           "components/data/validate.py"),
             params=("data",), writes=(DATA,),
             summary="arithmetic prompts in tiers (SFT / RL train / held-out), MiniLM + hashed features, GX checks"),
-    L.stage("sft", code=("components/vip/task.py", "components/vip/evaluation.py", "components/rl_text/sampling.py",
-                         "components/models/tiny_lm.py", "components/unlearning/lm.py"),
+    L.stage("sft", code=("components/vip/task.py", "components/vip/evaluation.py", "components/vip/codec.py",
+                         "components/vip/policy.py", "components/rl_text/sampling.py", "components/models",
+                         "components/unlearning/lm.py"),
             reads=(DATA,), params=("data", "model", "rl.eval_k", "rl.max_new", "resources"), writes=(SFT,),
             after=("data",),
             summary="the char-level tiny LM SFT'd to partial competence; per-tier success checked"),

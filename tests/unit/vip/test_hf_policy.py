@@ -40,9 +40,9 @@ def test_hf_codec_round_trips_text_and_names_eos(hf_folder):
     assert codec.reward("7", codec.decode(codec.encode("Answer: 7"))) == 1.0
 
 
-def test_an_unknown_hub_id_offline_fails_at_once_naming_it():
+def test_an_unknown_hub_id_offline_fails_at_once_naming_it(tmp_path):
     with pytest.raises(OfflineError, match="no-such-org/no-such-model"):
-        load_hf("no-such-org/no-such-model", online=False)
+        load_hf("no-such-org/no-such-model", online=False, cache_dir=tmp_path)
 
 
 def test_the_rl_loop_trains_a_hf_policy_on_dapo_prompts(hf_folder, tmp_path):
@@ -92,3 +92,13 @@ def test_a_policy_folder_in_the_wrong_format_is_named(tmp_path):
     (tmp_path / "config.json").write_text('{"model_type": "no-such-architecture"}')
     with pytest.raises(DataError, match=str(tmp_path)):
         load_policy(tmp_path)
+
+
+def test_a_tokenizer_without_eos_is_named():
+    from types import SimpleNamespace
+
+    from components.errors import DataError
+    from components.vip.codec import hf_codec
+
+    with pytest.raises(DataError, match="'my-tok': no eos token"):
+        hf_codec(SimpleNamespace(name_or_path="my-tok", eos_token_id=None, pad_token_id=0))
