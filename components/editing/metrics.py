@@ -19,7 +19,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from components.editing.model import Encoder, encode_batch, inverse, length_order, logits_of, target_scores
+from components.editing.model import (Encoder, encode_batch, inverse, length_order, logits_at, logits_of,
+                                     scores_at_targets)
 
 _WORD = re.compile(r"\w+|[^\w\s]")
 
@@ -31,7 +32,7 @@ def score(model: nn.Module, encode: Encoder, prompts: Sequence[str], targets: Se
     lps, accs = [], []
     for i in range(0, len(prompts), batch_size):
         enc = encode_batch(encode, prompts[i : i + batch_size], targets=targets[i : i + batch_size])
-        lp, acc = target_scores(logits_of(model, enc.ids), enc)
+        lp, acc = scores_at_targets(model, enc)
         lps.append(lp.numpy()); accs.append(acc.numpy())
     return (np.concatenate(lps), np.concatenate(accs)) if lps else (np.zeros(0), np.zeros(0))
 
@@ -65,18 +66,8 @@ def score_pair(model: nn.Module, encode: Encoder, prompts: Sequence[str], new: S
 
 
 def _last_logits(model: nn.Module, enc) -> torch.Tensor:
-    """Logits at each row's last prompt position (the one predicting the first target token); for the tiny LM
-    the head is applied at that position only."""
-    head = getattr(model, "head", None)
-    rows = torch.arange(enc.ids.shape[0])
-    last = enc.target_start - 1
-    if isinstance(head, nn.Linear):
-        handle = head.register_forward_pre_hook(lambda m, a: (a[0][rows, last],))
-        try:
-            return logits_of(model, enc.ids)
-        finally:
-            handle.remove()
-    return logits_of(model, enc.ids)[rows, last]
+    """Logits at each row's last prompt position (the one predicting the first target token)."""
+    return logits_at(model, enc.ids, torch.arange(enc.ids.shape[0]), enc.target_start - 1)
 
 
 def _pairs(requests: Sequence[dict], field: str) -> tuple[list[str], list[str], list[str], list[int]]:
@@ -134,21 +125,43 @@ def ngram_entropy(text: str, ns: Sequence[int] = (2, 3), weights: Sequence[float
 @torch.no_grad()
 def greedy_generate(model: nn.Module, encode: Encoder, decode: Callable[[list[int]], str], prompts: Sequence[str],
                     *, max_new_tokens: int = 40, max_len: int | None = None) -> list[str]:
-    """Greedy continuations; prompts of equal token length are batched (no padding, no attention mask needed)."""
+    """Greedy continuations; prompts of equal token length are batched (no padding, no attention mask needed).
+
+    Each next token is read from the last ``max_len`` tokens (all when None). A model with a key-value cache
+    (``prefill``/``step``, the tiny LM) feeds one token per step while the text fits in ``max_len`` and only then
+    rereads the sliding window: the same tokens up to float rounding, without recomputing every position per token.
+    """
     encoded = [encode(p) for p in prompts]
     out: list[str] = [""] * len(prompts)
     by_len: dict[int, list[int]] = {}
     for i, ids in enumerate(encoded):
         by_len.setdefault(len(ids), []).append(i)
-    for _, rows in sorted(by_len.items()):
+    for n, rows in sorted(by_len.items()):
         ids = torch.tensor([encoded[i] for i in rows], dtype=torch.long)
-        for _ in range(max_new_tokens):
+        cached = _greedy_cached(model, ids, max_new_tokens, max_len)
+        ids = cached if cached is not None else ids
+        while ids.shape[1] < n + max_new_tokens:
             window = ids if max_len is None else ids[:, -max_len:]
             nxt = logits_of(model, window)[:, -1].argmax(-1, keepdim=True)
             ids = torch.cat([ids, nxt], dim=1)
         for k, i in enumerate(rows):
             out[i] = decode(ids[k, len(encoded[i]):].tolist())
     return out
+
+
+def _greedy_cached(model: nn.Module, ids: torch.Tensor, max_new_tokens: int, max_len: int | None) -> torch.Tensor | None:
+    """``ids`` extended greedily with a key-value cache while the text fits in ``max_len`` (None: no cache)."""
+    n = ids.shape[1]
+    width = n + max_new_tokens - 1 if max_len is None else min(n + max_new_tokens - 1, max_len)
+    limit = getattr(getattr(model, "config", None), "max_seq_len", 0)
+    if not hasattr(model, "prefill") or max_new_tokens < 1 or n > width or width > limit:
+        return None
+    logits, cache = model.prefill(ids, width)
+    ids = torch.cat([ids, logits[:, -1].argmax(-1, keepdim=True)], dim=1)
+    while ids.shape[1] <= width and ids.shape[1] < n + max_new_tokens:  # the newest token's position fits
+        pos = torch.full((ids.shape[0],), ids.shape[1] - 1)
+        ids = torch.cat([ids, model.step(ids[:, -1], pos, cache).argmax(-1, keepdim=True)], dim=1)
+    return ids
 
 
 @torch.no_grad()

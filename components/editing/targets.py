@@ -25,7 +25,7 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from components.editing.model import (Encoder, EditSite, compute_keys, encode_batch, hidden_norms, length_order,
-                                     logits_of, scores_at_targets)
+                                     logits_at, scores_at_targets)
 from components.errors import ParamsError
 
 log = logging.getLogger(__name__)
@@ -65,8 +65,7 @@ def _kl_batch(encode: Encoder, reqs: Sequence[dict]):
 
 
 def _kl_log_probs(model: nn.Module, enc, last: torch.Tensor) -> torch.Tensor:
-    logits = logits_of(model, enc.ids)
-    return torch.log_softmax(logits[torch.arange(len(last)), last].float(), dim=-1)
+    return torch.log_softmax(logits_at(model, enc.ids, torch.arange(len(last)), last).float(), dim=-1)
 
 
 LENGTH_BUCKETS = 4  # a chunk's rows run as this many batches of similar length (less padding, same loss)

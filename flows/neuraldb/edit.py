@@ -19,7 +19,7 @@ from components.editing.apply import KeyStats
 from components.editing.experiment import (EvalConfig, causal_trace, gamma_sweep, key_retrieval, pick_best, pick_gamma,
                                           pick_layer, run_grid, sweep, sweep_grid)
 from components.editing.facts import check_requests
-from components.editing.model import edit_site, generic_keys
+from components.editing.model import cached_encoder, edit_site, generic_keys
 from components.editing.targets import compute_targets, tune_lr
 from components.errors import DataError
 from components.io import read_jsonl, write_json, write_jsonl
@@ -38,14 +38,14 @@ def load_base(ctx: StageContext[Params]):
         from components.models.causal_lm import load_causal_lm
 
         model, tok = load_causal_lm(p.model.base, cache_dir=ctx.paths.cache / "models")
-        return model.eval(), (lambda s: tok(s, add_special_tokens=False)["input_ids"]), tok.decode
+        return model.eval(), cached_encoder(lambda s: tok(s, add_special_tokens=False)["input_ids"]), tok.decode
     from components.models.tiny_lm import load_model
     from components.training.tokenizer import load_bpe
 
     tok = load_bpe(ctx.input(DATA) / "tokenizer.json")
     model = load_model(ctx.input(MODEL))
     check_checkpoint(model, vocab_size=tok.get_vocab_size(), n_layers=p.model.n_layers, d_ff=p.model.d_ff)
-    return model, (lambda s: tok.encode(s, add_special_tokens=False).ids), tok.decode
+    return model, cached_encoder(lambda s: tok.encode(s, add_special_tokens=False).ids), tok.decode
 
 
 def check_checkpoint(model, *, vocab_size: int, n_layers: int, d_ff: int) -> None:
