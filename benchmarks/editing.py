@@ -5,7 +5,10 @@ Prints, against baselines measured in the same run:
 - the update itself at m edits: MEMIT's solve, AlphaEdit's projected solve, NeuralDB's table insert
   (edits per second, and end to end including the target values);
 - NeuralDB's forward cost per token with N stored facts against the unedited model (ratio), and bytes per fact;
-  N includes 100,000 (the paper's largest scale) on the tiny model.
+  N includes 100,000 (the paper's largest scale) on the tiny model;
+- the edit stage's shortcuts against the plain computation: scoring targets with the LM head only where it is read
+  (baseline: full logits, :func:`target_scores`), greedy fluency generation with the key-value cache (baseline:
+  a full forward per token).
 
 Run: ``.venv/bin/python benchmarks/editing.py [--m 2000] [--stored 2000,100000] [--target-facts 128]``.
 The model has random weights: costs do not depend on what it knows.
@@ -20,7 +23,8 @@ import torch
 
 from components.editing.apply import KeyStats, apply_edit
 from components.editing.facts import build_edit_requests, generate_facts
-from components.editing.model import edit_site, generic_keys, logits_of
+from components.editing.metrics import greedy_generate
+from components.editing.model import edit_site, encode_batch, generic_keys, logits_of, scores_at_targets, target_scores
 from components.editing.targets import compute_targets
 from components.models.tiny_lm import TinyLM, TinyLMConfig
 
@@ -42,6 +46,37 @@ def _encoder(vocab: int):
         return [zlib.crc32(w.encode()) % vocab for w in text.split()]
 
     return encode
+
+
+class _NoCache(torch.nn.Module):
+    """The same model without ``prefill``/``step``: greedy generation then runs a full forward per token."""
+
+    def __init__(self, model: torch.nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, ids: torch.Tensor):
+        return self.model(ids)
+
+
+def shortcuts(model, encode, reqs, n_new: int = 30, max_len: int = 32) -> None:
+    """The edit stage's scoring and fluency shortcuts against the plain computation, same inputs, same run."""
+    rows = [(p, r["subject"], r["target_new"]) for r in reqs for p in r["prompts"]]
+    enc = encode_batch(encode, *map(list, zip(*rows)))
+    with torch.no_grad():
+        t_full = _timed(lambda: target_scores(logits_of(model, enc.ids), enc), reps=5)
+        t_fast = _timed(lambda: scores_at_targets(model, enc), reps=5)
+    prompts = [r["prompts"][0] for r in reqs[:30]]
+    decode = lambda ids: " ".join(map(str, ids))  # noqa: E731
+    t_plain = _timed(lambda: greedy_generate(_NoCache(model), encode, decode, prompts, max_new_tokens=n_new,
+                                             max_len=max_len), reps=2)
+    t_cache = _timed(lambda: greedy_generate(model, encode, decode, prompts, max_new_tokens=n_new, max_len=max_len),
+                     reps=2)
+    print(f"\nedit-stage shortcuts (baseline: the plain computation in the same run)")
+    print(f"target scoring, {len(rows)} rewrite rows: head at target positions {t_fast * 1e3:.1f} ms, full logits "
+          f"{t_full * 1e3:.1f} ms ({t_full / t_fast:.2f}x)")
+    print(f"greedy fluency, {len(prompts)} prompts x {n_new} tokens (window {max_len}): key-value cache "
+          f"{t_cache * 1e3:.0f} ms, full forward per token {t_plain * 1e3:.0f} ms ({t_plain / t_cache:.2f}x)")
 
 
 def main() -> None:
@@ -103,6 +138,7 @@ def main() -> None:
             same = (found[index] == found["exact"]).float().mean().item() if "exact" in found else float("nan")
             print(f"{n:>12,} {index:>6} {t / n_tok * 1e6:>9.1f} {t / t_base:>6.2f}x {mem / n:>11,.0f} "
                   f"{mem / 2**20:>9.1f} {same:>10.3f}")
+    shortcuts(model, encode, reqs)
 
 
 if __name__ == "__main__":
