@@ -18,7 +18,8 @@ STAGES = (
     L.stage("train", code=("components/editing/train_lm.py", "components/models/tiny_lm.py", "components/training"),
             reads=(DATA,), params=("seed", "model", "training", "resources"), writes=(MODEL,), after=("data",),
             summary="train the tiny LM on the facts plus filler (MLflow child run with the model)"),
-    L.stage("edit", code=(L.module_file("extended"), "components/editing", "components/data/validate.py"),
+    L.stage("edit", code=(L.module_file("extended"), "components/editing", "components/models/tiny_lm.py",
+                          "components/data/validate.py"),  # tiny_lm: the KV cache of greedy fluency generation
             reads=(DATA, MODEL), params=("seed", "model", "editing", "extended", "resources"), writes=(EDITS,),
             after=("train",),
             summary="MEMIT, AlphaEdit and NeuralDB at each m and seed; per-fact metrics, held-out NLL, fluency; "
