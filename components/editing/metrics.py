@@ -138,8 +138,7 @@ def greedy_generate(model: nn.Module, encode: Encoder, decode: Callable[[list[in
         by_len.setdefault(len(ids), []).append(i)
     for n, rows in sorted(by_len.items()):
         ids = torch.tensor([encoded[i] for i in rows], dtype=torch.long)
-        cached = _greedy_cached(model, ids, max_new_tokens, max_len)
-        ids = cached if cached is not None else ids
+        ids = _greedy_cached(model, ids, max_new_tokens, max_len)
         while ids.shape[1] < n + max_new_tokens:
             window = ids if max_len is None else ids[:, -max_len:]
             nxt = logits_of(model, window)[:, -1].argmax(-1, keepdim=True)
@@ -149,13 +148,14 @@ def greedy_generate(model: nn.Module, encode: Encoder, decode: Callable[[list[in
     return out
 
 
-def _greedy_cached(model: nn.Module, ids: torch.Tensor, max_new_tokens: int, max_len: int | None) -> torch.Tensor | None:
-    """``ids`` extended greedily with a key-value cache while the text fits in ``max_len`` (None: no cache)."""
+def _greedy_cached(model: nn.Module, ids: torch.Tensor, max_new_tokens: int, max_len: int | None) -> torch.Tensor:
+    """``ids`` extended greedily with a key-value cache while the text fits in ``max_len``; unchanged for a model
+    without one (or when the prompt alone fills the window): the caller's full-forward loop does the rest."""
     n = ids.shape[1]
     width = n + max_new_tokens - 1 if max_len is None else min(n + max_new_tokens - 1, max_len)
     limit = getattr(getattr(model, "config", None), "max_seq_len", 0)
     if not hasattr(model, "prefill") or max_new_tokens < 1 or n > width or width > limit:
-        return None
+        return ids
     logits, cache = model.prefill(ids, width)
     ids = torch.cat([ids, logits[:, -1].argmax(-1, keepdim=True)], dim=1)
     while ids.shape[1] <= width and ids.shape[1] < n + max_new_tokens:  # the newest token's position fits
