@@ -18,7 +18,9 @@ from components.dka.methods import METHODS, build
 from components.dka.vit import TinyViT, ViTConfig
 
 
-def images_per_second(method: str, backbone: TinyViT, x: torch.Tensor, y: torch.Tensor, steps: int) -> tuple[float, int]:
+def images_per_second(
+    method: str, backbone: TinyViT, x: torch.Tensor, y: torch.Tensor, steps: int
+) -> tuple[float, int]:
     b = build(method, backbone, n_classes=4, seed=0)
     params = [p for g in b.groups.values() for p in g]
     opt = torch.optim.Adam(params, lr=1e-3)

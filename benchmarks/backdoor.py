@@ -14,14 +14,16 @@ import time
 
 import numpy as np
 
+from components.backdoor.daze import DazeSimulator
 from components.backdoor.policy import PPOConfig, train_ppo
 from components.backdoor.runs import Attack, build_env
 from components.backdoor.simulators import make_simulator
-from components.backdoor.daze import DazeSimulator
 from components.backdoor.victim import VictimEnv, task_for
 
-ATTACKS = {"CartPole-v1": Attack(target=0, beta=0.02, tau=0.5, k=5),
-           "InvertedPendulum-v5": Attack(target=-1.0, beta=0.02, tau=0.2, k=10)}
+ATTACKS = {
+    "CartPole-v1": Attack(target=0, beta=0.02, tau=0.5, k=5),
+    "InvertedPendulum-v5": Attack(target=-1.0, beta=0.02, tau=0.2, k=10),
+}
 
 
 def env_rate(env_id: str, wrapped: bool, steps: int) -> float:

@@ -40,8 +40,17 @@ def _measure(kind: str, args: dict, queue) -> None:
     if kind == "ebt":
         model = EnergyTransformer(EBTConfig(**shape, step_size=20.0))
         t0 = time.perf_counter()
-        train_ebt(model, tokens, steps=args["steps"], batch_size=b, seq_len=s, peak_lr=3e-3, mcmc_steps=2,
-                  progress=False, num_threads=args["threads"])
+        train_ebt(
+            model,
+            tokens,
+            steps=args["steps"],
+            batch_size=b,
+            seq_len=s,
+            peak_lr=3e-3,
+            mcmc_steps=2,
+            progress=False,
+            num_threads=args["threads"],
+        )
         out["train_tok_s"] = args["steps"] * b * s / (time.perf_counter() - t0)
         out["train_flops_tok"] = FL.ebt_train_flops(model, x, y, steps=2)
         for m in STEPS_M:
@@ -54,8 +63,9 @@ def _measure(kind: str, args: dict, queue) -> None:
         opt = make_optimizer(model, lr=3e-3, weight_decay=0.1)
         t0 = time.perf_counter()
         for step in range(args["steps"]):
-            train_step(model, opt, *sample_batch(tokens, step=step, seed=0, batch_size=b, seq_len=s), lr=3e-3,
-                       grad_clip=1.0)
+            train_step(
+                model, opt, *sample_batch(tokens, step=step, seed=0, batch_size=b, seq_len=s), lr=3e-3, grad_clip=1.0
+            )
         out["train_tok_s"] = args["steps"] * b * s / (time.perf_counter() - t0)
         out["train_flops_tok"] = FL.lm_train_flops(model, x, y)
         t0 = time.perf_counter()
@@ -84,23 +94,40 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--threads", type=int, default=1)
     a = vars(parser.parse_args())
-    args = {"steps": a["steps"], "width": a["width"], "seq_len": a["seq_len"], "batch": a["batch"],
-            "threads": a["threads"]}
+    args = {
+        "steps": a["steps"],
+        "width": a["width"],
+        "seq_len": a["seq_len"],
+        "batch": a["batch"],
+        "threads": a["threads"],
+    }
     tpp, ebt = _run("tpp", args), _run("ebt", args)
-    print(f"models: 2 blocks, d={args['width']}, context {args['seq_len']}, batch {args['batch']}, "
-          f"{args['threads']} thread(s); baseline = Transformer++ (TinyLM) of the same size")
-    print(f"training tokens/s     Transformer++ {tpp['train_tok_s']:9.0f}   EBT (M_train=2) {ebt['train_tok_s']:9.0f}"
-          f"   ratio EBT/T++ {ebt['train_tok_s'] / tpp['train_tok_s']:.3f}")
-    print(f"training FLOPs/token  Transformer++ {tpp['train_flops_tok']:9.3g}   EBT (M_train=2) "
-          f"{ebt['train_flops_tok']:9.3g}   ratio {ebt['train_flops_tok'] / tpp['train_flops_tok']:.2f}")
+    print(
+        f"models: 2 blocks, d={args['width']}, context {args['seq_len']}, batch {args['batch']}, "
+        f"{args['threads']} thread(s); baseline = Transformer++ (TinyLM) of the same size"
+    )
+    print(
+        f"training tokens/s     Transformer++ {tpp['train_tok_s']:9.0f}   EBT (M_train=2) {ebt['train_tok_s']:9.0f}"
+        f"   ratio EBT/T++ {ebt['train_tok_s'] / tpp['train_tok_s']:.3f}"
+    )
+    print(
+        f"training FLOPs/token  Transformer++ {tpp['train_flops_tok']:9.3g}   EBT (M_train=2) "
+        f"{ebt['train_flops_tok']:9.3g}   ratio {ebt['train_flops_tok'] / tpp['train_flops_tok']:.2f}"
+    )
     for m in STEPS_M:
         s_ratio = ebt[f"infer_s_tok_m{m}"] / tpp["infer_s_tok"]
         f_ratio = ebt[f"infer_flops_tok_m{m}"] / tpp["infer_flops_tok"]
-        print(f"inference M={m}: EBT {ebt[f'infer_s_tok_m{m}'] * 1e6:8.2f} us/token ({s_ratio:6.2f}x T++), "
-              f"{ebt[f'infer_flops_tok_m{m}']:9.3g} FLOPs/token ({f_ratio:5.2f}x T++)")
-    print(f"inference Transformer++: {tpp['infer_s_tok'] * 1e6:8.2f} us/token, {tpp['infer_flops_tok']:9.3g} FLOPs/token")
-    print(f"peak RSS (MB)         Transformer++ {tpp['peak_rss_mb']:9.1f}   EBT {ebt['peak_rss_mb']:9.1f}   "
-          f"ratio {ebt['peak_rss_mb'] / tpp['peak_rss_mb']:.2f}")
+        print(
+            f"inference M={m}: EBT {ebt[f'infer_s_tok_m{m}'] * 1e6:8.2f} us/token ({s_ratio:6.2f}x T++), "
+            f"{ebt[f'infer_flops_tok_m{m}']:9.3g} FLOPs/token ({f_ratio:5.2f}x T++)"
+        )
+    print(
+        f"inference Transformer++: {tpp['infer_s_tok'] * 1e6:8.2f} us/token, {tpp['infer_flops_tok']:9.3g} FLOPs/token"
+    )
+    print(
+        f"peak RSS (MB)         Transformer++ {tpp['peak_rss_mb']:9.1f}   EBT {ebt['peak_rss_mb']:9.1f}   "
+        f"ratio {ebt['peak_rss_mb'] / tpp['peak_rss_mb']:.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -68,15 +68,21 @@ def shortcuts(model, encode, reqs, n_new: int = 30, max_len: int = 32) -> None:
         t_fast = _timed(lambda: scores_at_targets(model, enc), reps=5)
     prompts = [r["prompts"][0] for r in reqs[:30]]
     decode = lambda ids: " ".join(map(str, ids))  # noqa: E731
-    t_plain = _timed(lambda: greedy_generate(_NoCache(model), encode, decode, prompts, max_new_tokens=n_new,
-                                             max_len=max_len), reps=2)
-    t_cache = _timed(lambda: greedy_generate(model, encode, decode, prompts, max_new_tokens=n_new, max_len=max_len),
-                     reps=2)
-    print(f"\nedit-stage shortcuts (baseline: the plain computation in the same run)")
-    print(f"target scoring, {len(rows)} rewrite rows: head at target positions {t_fast * 1e3:.1f} ms, full logits "
-          f"{t_full * 1e3:.1f} ms ({t_full / t_fast:.2f}x)")
-    print(f"greedy fluency, {len(prompts)} prompts x {n_new} tokens (window {max_len}): key-value cache "
-          f"{t_cache * 1e3:.0f} ms, full forward per token {t_plain * 1e3:.0f} ms ({t_plain / t_cache:.2f}x)")
+    t_plain = _timed(
+        lambda: greedy_generate(_NoCache(model), encode, decode, prompts, max_new_tokens=n_new, max_len=max_len), reps=2
+    )
+    t_cache = _timed(
+        lambda: greedy_generate(model, encode, decode, prompts, max_new_tokens=n_new, max_len=max_len), reps=2
+    )
+    print("\nedit-stage shortcuts (baseline: the plain computation in the same run)")
+    print(
+        f"target scoring, {len(rows)} rewrite rows: head at target positions {t_fast * 1e3:.1f} ms, full logits "
+        f"{t_full * 1e3:.1f} ms ({t_full / t_fast:.2f}x)"
+    )
+    print(
+        f"greedy fluency, {len(prompts)} prompts x {n_new} tokens (window {max_len}): key-value cache "
+        f"{t_cache * 1e3:.0f} ms, full forward per token {t_plain * 1e3:.0f} ms ({t_plain / t_cache:.2f}x)"
+    )
 
 
 def main() -> None:
@@ -94,12 +100,14 @@ def main() -> None:
     site = edit_site(model, 2)
     encode = _encoder(cfg.vocab_size)
     g = torch.Generator().manual_seed(0)
-    stats = KeyStats.from_keys(generic_keys(model, site, torch.randint(0, 2048, (20_000,), generator=g),
-                                            n_keys=20_000, seq_len=64))
+    stats = KeyStats.from_keys(
+        generic_keys(model, site, torch.randint(0, 2048, (20_000,), generator=g), n_keys=20_000, seq_len=64)
+    )
     facts = generate_facts(max(a.target_facts * 2, 40), 0)
     subjects = list(dict.fromkeys(f["subject"] for f in facts))
-    reqs = build_edit_requests(facts, edit_subjects=subjects[: a.target_facts],
-                               neighbour_subjects=subjects[a.target_facts :], seed=0)
+    reqs = build_edit_requests(
+        facts, edit_subjects=subjects[: a.target_facts], neighbour_subjects=subjects[a.target_facts :], seed=0
+    )
     t_targets = _timed(lambda: compute_targets(model, site, encode, reqs, steps=a.v_steps))
     per_fact = t_targets / len(reqs)
     print(f"target values: {len(reqs) / t_targets:,.1f} facts/s ({a.v_steps} Adam steps each; shared by all methods)")
@@ -108,8 +116,10 @@ def main() -> None:
     ids = [f"f{i}" for i in range(a.m)]
     times = {}
     for method in ("memit", "alphaedit", "neuraldb"):
+
         def once(meth=method):
             apply_edit(model, site, meth, ids=ids, keys=keys, residuals=res, stats=stats).undo()
+
         times[method] = _timed(once, reps=3)
     print(f"\nupdate at m = {a.m:,} (baseline: MEMIT)")
     print(f"{'method':<10} {'update s':>9} {'edits/s':>12} {'vs MEMIT':>9} {'edits/s incl. targets':>22}")
@@ -119,25 +129,32 @@ def main() -> None:
     x = torch.randint(0, 2048, (16, 64), generator=g)
     t_base = _timed(lambda: logits_of(model, x), reps=5)
     n_tok = x.numel()
-    print(f"\nNeuralDB inference (batch {x.shape[0]}x{x.shape[1]} tokens; baseline: the unedited model, "
-          f"{t_base / n_tok * 1e6:.1f} us/token)")
-    print(f"{'stored facts':>12} {'index':>6} {'us/token':>9} {'ratio':>7} {'bytes/fact':>11} {'table MB':>9} "
-          f"{'same match':>10}")
+    print(
+        f"\nNeuralDB inference (batch {x.shape[0]}x{x.shape[1]} tokens; baseline: the unedited model, "
+        f"{t_base / n_tok * 1e6:.1f} us/token)"
+    )
+    print(
+        f"{'stored facts':>12} {'index':>6} {'us/token':>9} {'ratio':>7} {'bytes/fact':>11} {'table MB':>9} "
+        f"{'same match':>10}"
+    )
     for n in [int(s) for s in a.stored.split(",") if s]:
         k = torch.randn(n, cfg.d_ff, generator=g)
         r = torch.randn(n, cfg.d_model, generator=g)
         found = {}
         for index in [i for i in a.indexes.split(",") if i]:
-            edit = apply_edit(model, site, "neuraldb", ids=[f"s{i}" for i in range(n)], keys=k, residuals=r,
-                              stats=stats, index=index)
+            edit = apply_edit(
+                model, site, "neuraldb", ids=[f"s{i}" for i in range(n)], keys=k, residuals=r, stats=stats, index=index
+            )
             edit.db.retrieve(k[:1])  # builds the HNSW graph (a one-off cost, not per token)
             t = _timed(lambda: logits_of(model, x), reps=3 if n <= 10_000 else 1)
             mem = edit.db.memory_bytes()
             found[index] = edit.db.retrieve(k[:2000] + 0.1 * torch.randn(min(n, 2000), cfg.d_ff, generator=g))[1]
             edit.undo()
             same = (found[index] == found["exact"]).float().mean().item() if "exact" in found else float("nan")
-            print(f"{n:>12,} {index:>6} {t / n_tok * 1e6:>9.1f} {t / t_base:>6.2f}x {mem / n:>11,.0f} "
-                  f"{mem / 2**20:>9.1f} {same:>10.3f}")
+            print(
+                f"{n:>12,} {index:>6} {t / n_tok * 1e6:>9.1f} {t / t_base:>6.2f}x {mem / n:>11,.0f} "
+                f"{mem / 2**20:>9.1f} {same:>10.3f}"
+            )
     shortcuts(model, encode, reqs)
 
 

@@ -77,12 +77,16 @@ def main() -> None:
             wall, procs = timed_grid(spec, grid)
             over, _ = timed_grid(spec, noop)
             rows[name] = (wall, over / len(noop), len(procs))
-            print(f"{name:>5}: grid of {args.runs} x {args.work:.1f} s work: {wall:6.2f} s wall in {len(procs)} process(es); "
-                  f"per-task overhead {1000 * over / len(noop):7.1f} ms")
+            print(
+                f"{name:>5}: grid of {args.runs} x {args.work:.1f} s work: {wall:6.2f} s wall in {len(procs)} process(es); "
+                f"per-task overhead {1000 * over / len(noop):7.1f} ms"
+            )
         ideal = args.runs * args.work
         print(f"serial work: {ideal:.1f} s")
-        print(f"dask / local wall time: {rows['dask'][0] / rows['local'][0]:.2f}x "
-              f"(speed-up {rows['local'][0] / rows['dask'][0]:.2f}x with {rows['dask'][2]} worker processes)")
+        print(
+            f"dask / local wall time: {rows['dask'][0] / rows['local'][0]:.2f}x "
+            f"(speed-up {rows['local'][0] / rows['dask'][0]:.2f}x with {rows['dask'][2]} worker processes)"
+        )
         print(f"dask / local per-task overhead: {rows['dask'][1] / max(rows['local'][1], 1e-9):.1f}x")
     finally:
         if cluster is not None:

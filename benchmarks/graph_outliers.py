@@ -61,9 +61,16 @@ def worker(method: str, n: int, epochs: int, threads: int, queue) -> None:
     t1 = _fit(method, g, p, epochs)
     t2 = _fit(method, g, p, 2 * epochs)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    queue.put({"method": method, "n": n, "edges": int(g.edge_index.shape[1] // 2),
-               "s_per_epoch": (t2[0] - t1[0]) / epochs, "cpu_s_per_epoch": (t2[1] - t1[1]) / epochs,
-               "peak_mb": peak - before})
+    queue.put(
+        {
+            "method": method,
+            "n": n,
+            "edges": int(g.edge_index.shape[1] // 2),
+            "s_per_epoch": (t2[0] - t1[0]) / epochs,
+            "cpu_s_per_epoch": (t2[1] - t1[1]) / epochs,
+            "peak_mb": peak - before,
+        }
+    )
 
 
 def measure(method: str, n: int, epochs: int, threads: int) -> dict:
@@ -77,8 +84,15 @@ def measure(method: str, n: int, epochs: int, threads: int) -> dict:
             break
         except Exception:  # queue.Empty
             if not proc.is_alive():
-                return {"method": method, "n": n, "edges": -1, "s_per_epoch": float("nan"),
-                        "cpu_s_per_epoch": float("nan"), "peak_mb": float("nan"), "error": f"exit {proc.exitcode}"}
+                return {
+                    "method": method,
+                    "n": n,
+                    "edges": -1,
+                    "s_per_epoch": float("nan"),
+                    "cpu_s_per_epoch": float("nan"),
+                    "peak_mb": float("nan"),
+                    "error": f"exit {proc.exitcode}",
+                }
     proc.join()
     return out
 
@@ -86,8 +100,12 @@ def measure(method: str, n: int, epochs: int, threads: int) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[2000, 20000, 100000])
-    ap.add_argument("--epochs", type=int, default=None,
-                    help="E: time per epoch from runs of E and 2E epochs (default: max(2, 20000 // nodes))")
+    ap.add_argument(
+        "--epochs",
+        type=int,
+        default=None,
+        help="E: time per epoch from runs of E and 2E epochs (default: max(2, 20000 // nodes))",
+    )
     ap.add_argument("--threads", type=int, default=1, help="torch threads per measured process")
     args = ap.parse_args()
     print(f"{'nodes':>8} {'edges':>8} {'method':>9} {'wall s/ep':>10} {'cpu s/ep':>9} {'peak MB':>9}")
@@ -95,11 +113,17 @@ def main() -> None:
         epochs = args.epochs or max(2, 20000 // n)
         res = {m: measure(m, n, epochs, args.threads) for m in ("dominant", "cer-god")}
         for m, r in res.items():
-            print(f"{n:>8} {r['edges']:>8} {m:>9} {r['s_per_epoch']:>10.3f} {r['cpu_s_per_epoch']:>9.3f} "
-                  f"{r['peak_mb']:>9.1f}", flush=True)
+            print(
+                f"{n:>8} {r['edges']:>8} {m:>9} {r['s_per_epoch']:>10.3f} {r['cpu_s_per_epoch']:>9.3f} "
+                f"{r['peak_mb']:>9.1f}",
+                flush=True,
+            )
         d, c = res["dominant"], res["cer-god"]
-        print(f"{n:>8} ratio cer-god/dominant: cpu time x{c['cpu_s_per_epoch'] / d['cpu_s_per_epoch']:.2f}, "
-              f"peak memory x{c['peak_mb'] / max(d['peak_mb'], 1e-9):.2f}", flush=True)
+        print(
+            f"{n:>8} ratio cer-god/dominant: cpu time x{c['cpu_s_per_epoch'] / d['cpu_s_per_epoch']:.2f}, "
+            f"peak memory x{c['peak_mb'] / max(d['peak_mb'], 1e-9):.2f}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

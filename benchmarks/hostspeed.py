@@ -50,8 +50,9 @@ def _small_ops():
     import torch
 
     gen = torch.Generator().manual_seed(0)
-    net = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 64), torch.nn.ReLU(),
-                              torch.nn.Linear(64, 1))
+    net = torch.nn.Sequential(
+        torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 64), torch.nn.ReLU(), torch.nn.Linear(64, 1)
+    )
     opt = torch.optim.Adam(net.parameters(), lr=1e-3)
     x, y = torch.randn(64, 32, generator=gen), torch.randn(64, 1, generator=gen)
 
@@ -61,6 +62,7 @@ def _small_ops():
             opt.zero_grad()
             loss.backward()
             opt.step()
+
     return run
 
 
@@ -73,6 +75,7 @@ def _gemm():
     def run() -> None:
         for _ in range(200):
             torch.mm(a, b)
+
     return run
 
 
@@ -84,8 +87,11 @@ def measure(repeats: int = 3) -> dict:
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        times = {"python": _best(_python_loop, repeats), "small_ops": _best(_small_ops(), repeats),
-                 "gemm": _best(_gemm(), repeats)}
+        times = {
+            "python": _best(_python_loop, repeats),
+            "small_ops": _best(_small_ops(), repeats),
+            "gemm": _best(_gemm(), repeats),
+        }
     finally:
         torch.set_num_threads(threads)
     return {**{k: round(v, 4) for k, v in times.items()}, "factor": factor(times)}

@@ -43,8 +43,9 @@ def _time(fn, repeats: int) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--batch", type=int, default=64, help="texts per training step (stage 2's batch)")
     ap.add_argument("--infer-batch", type=int, default=256, help="texts per inference batch (encode_all's)")
     ap.add_argument("--len", type=int, default=32, dest="length", help="padded length (doc_len)")
@@ -57,8 +58,10 @@ def main() -> None:
     gen = torch.Generator().manual_seed(0)
     torch.manual_seed(0)
     model = MilcoEncoder(EncoderConfig(vocab_in=8000, vocab_en=a.terms, echo=False, max_len=a.length))
-    print(f"{a.terms} terms, length {a.length}, ~{a.real:.0%} real tokens, {a.threads} thread(s), "
-          f"{a.repeats} repeats; ratio = dense masked / shipped")
+    print(
+        f"{a.terms} terms, length {a.length}, ~{a.real:.0%} real tokens, {a.threads} thread(s), "
+        f"{a.repeats} repeats; ratio = dense masked / shipped"
+    )
     for label, n, grad in (("train step (fwd + bwd)", a.batch, True), ("inference", a.infer_batch, False)):
         lengths = _lengths(n, a.length, a.real, gen)
         mask = (torch.arange(a.length)[None] < lengths[:, None]).long()
@@ -72,14 +75,17 @@ def main() -> None:
                     if grad:
                         model.zero_grad()
                         (out * weights).sum().backward()
+
             return go
 
         dense = lambda h, mask: dense_masked(model, h, mask)  # noqa: E731
         with torch.set_grad_enabled(grad):
             same = torch.allclose(dense(h, mask), model.max_logits(h, mask))
         t_dense, t_ship = _time(run(dense), a.repeats), _time(run(model.max_logits), a.repeats)
-        print(f"{label:24s} {n:4d} texts ({mask.float().mean():.0%} real): dense masked {t_dense * 1e3:7.1f} ms, "
-              f"shipped {t_ship * 1e3:7.1f} ms, ratio {t_dense / t_ship:4.2f}x, same values: {same}")
+        print(
+            f"{label:24s} {n:4d} texts ({mask.float().mean():.0%} real): dense masked {t_dense * 1e3:7.1f} ms, "
+            f"shipped {t_ship * 1e3:7.1f} ms, ratio {t_dense / t_ship:4.2f}x, same values: {same}"
+        )
 
 
 if __name__ == "__main__":

@@ -21,10 +21,23 @@ from components.rl.retrieval import StateIndex
 def fake_batch(b: int, k: int, obs: int = 8, act: int = 2, seed: int = 0) -> dict:
     g = torch.Generator().manual_seed(seed)
     r = lambda *s: torch.rand(*s, generator=g)  # noqa: E731
-    ctx = {"obs": r(b, k, obs), "act": r(b, k, act) * 2 - 1, "next_obs": r(b, k, obs), "next_act": r(b, k, act) * 2 - 1,
-           "rew": (r(b, k) > 0.95).float(), "not_done": torch.ones(b, k)}
-    return {"obs": r(b, obs), "act": r(b, act) * 2 - 1, "rew": (r(b) > 0.95).float(), "next_obs": r(b, obs),
-            "next_act": r(b, act) * 2 - 1, "not_done": torch.ones(b), "ctx": ctx}
+    ctx = {
+        "obs": r(b, k, obs),
+        "act": r(b, k, act) * 2 - 1,
+        "next_obs": r(b, k, obs),
+        "next_act": r(b, k, act) * 2 - 1,
+        "rew": (r(b, k) > 0.95).float(),
+        "not_done": torch.ones(b, k),
+    }
+    return {
+        "obs": r(b, obs),
+        "act": r(b, act) * 2 - 1,
+        "rew": (r(b) > 0.95).float(),
+        "next_obs": r(b, obs),
+        "next_act": r(b, act) * 2 - 1,
+        "not_done": torch.ones(b),
+        "ctx": ctx,
+    }
 
 
 def steps_per_second(agent, batch: dict, steps: int) -> float:
@@ -40,10 +53,10 @@ def brute_force_knn(states: np.ndarray, queries: np.ndarray, k: int, chunk: int 
     """Exact k-NN by chunked ||q||^2 - 2 q.s + ||s||^2 and argpartition (the baseline)."""
     best_d = np.full((len(queries), k), np.inf, dtype=np.float32)
     best_i = np.zeros((len(queries), k), dtype=np.int64)
-    qn = (queries ** 2).sum(1, keepdims=True)
+    qn = (queries**2).sum(1, keepdims=True)
     for start in range(0, len(states), chunk):
-        s = states[start:start + chunk]
-        d = qn - 2 * queries @ s.T + (s ** 2).sum(1)[None]
+        s = states[start : start + chunk]
+        d = qn - 2 * queries @ s.T + (s**2).sum(1)[None]
         idx = np.argpartition(d, k - 1, axis=1)[:, :k]
         cand_d = np.concatenate([best_d, np.take_along_axis(d, idx, 1)], 1)
         cand_i = np.concatenate([best_i, idx + start], 1)
@@ -55,7 +68,7 @@ def brute_force_knn(states: np.ndarray, queries: np.ndarray, k: int, chunk: int 
 def retrieval(n: int, batch: int, k: int, repeats: int = 5) -> dict:
     rng = np.random.default_rng(0)
     states = rng.random((n, 8), dtype=np.float32)
-    states[:, 4:] = (states[:, 4:] > 0.5)  # subtask flags are binary, as in kitchen-lite
+    states[:, 4:] = states[:, 4:] > 0.5  # subtask flags are binary, as in kitchen-lite
     queries = states[rng.integers(0, n, batch)] + rng.normal(0, 0.01, (batch, 8)).astype(np.float32)
     t0 = time.perf_counter()
     index = StateIndex(states)
@@ -94,9 +107,11 @@ def main() -> None:
     print(f"retrieval of k={a.k} nearest states for a batch of {a.batch} queries (8-D states):")
     for n in a.sizes:
         r = retrieval(n, a.batch, a.k)
-        print(f"  n={n:>9,}: index build {r['build_s']:.2f} s, KD-tree {r['tree_ms']:.2f} ms/batch, brute force "
-              f"{r['brute_ms']:.2f} ms/batch (baseline), speed-up x{r['brute_ms'] / r['tree_ms']:.1f}, "
-              f"same neighbours: {r['exact']}")
+        print(
+            f"  n={n:>9,}: index build {r['build_s']:.2f} s, KD-tree {r['tree_ms']:.2f} ms/batch, brute force "
+            f"{r['brute_ms']:.2f} ms/batch (baseline), speed-up x{r['brute_ms'] / r['tree_ms']:.1f}, "
+            f"same neighbours: {r['exact']}"
+        )
 
 
 if __name__ == "__main__":

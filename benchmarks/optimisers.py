@@ -37,8 +37,9 @@ def overhead(name: str, fn, calls: int) -> float:
     x0 = fn.x0(0)
     g0 = float(np.linalg.norm(fn.grad(x0)))
     # cmo23 takes its K from eps (here 1e-3: K = ceil(log(1e3) / log(2 / 0.5)) = 5); cmo23-k2 has K = 2
-    method = build_method(name, fn, g0, {"episode": 10, "inner_steps": 2, "lr": 0.5, "eta": 0.5, "radius": 1.0},
-                          eps_rel=1e-3)
+    method = build_method(
+        name, fn, g0, {"episode": 10, "inner_steps": 2, "lr": 0.5, "eta": 0.5, "radius": 1.0}, eps_rel=1e-3
+    )
     oracle = TimedOracle(fn.grad)
     method.start(x0, oracle)
     t = time.perf_counter()
@@ -59,7 +60,9 @@ def main() -> None:
     for _ in range(a.repeats):
         for m in METHODS:
             best[m] = min(best[m], overhead(m, fn, a.calls))
-    print(f"method overhead per gradient evaluation, excluding the oracle (d={a.dim}, {a.calls} calls, best of {a.repeats})")
+    print(
+        f"method overhead per gradient evaluation, excluding the oracle (d={a.dim}, {a.calls} calls, best of {a.repeats})"
+    )
     for m in METHODS:
         print(f"{m:14s} {best[m] * 1e6:8.2f} us   x{best[m] / best['gd']:.2f} vs gd")
 

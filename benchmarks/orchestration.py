@@ -85,12 +85,16 @@ def main() -> None:
     total_wall = sum(r[1] for r in rows)
     total_work = sum(r[2] for r in rows)
     mean_over = (total_wall - total_work) / len(rows)
-    print(f"{'all':<10} {total_wall:>15.2f} {total_work:>9.2f} {total_wall - total_work:>11.2f} {(total_wall - total_work) / total_wall:>14.0%}")
+    print(
+        f"{'all':<10} {total_wall:>15.2f} {total_work:>9.2f} {total_wall - total_work:>11.2f} {(total_wall - total_work) / total_wall:>14.0%}"
+    )
     print(f"mean orchestration overhead per stage process (shared server): {mean_over:.2f} s")
     eph_over = ephemeral - ephemeral_inside
     shared_over = next(r[1] - r[2] for r in rows if r[0] == base_stage)
-    print(f"baseline, no shared server ({base_stage}): wall {ephemeral:.2f} s, overhead {eph_over:.2f} s "
-          f"-> the shared server cuts this stage's overhead {eph_over / max(shared_over, 1e-9):.1f}x")
+    print(
+        f"baseline, no shared server ({base_stage}): wall {ephemeral:.2f} s, overhead {eph_over:.2f} s "
+        f"-> the shared server cuts this stage's overhead {eph_over / max(shared_over, 1e-9):.1f}x"
+    )
     print(f"no-op `dvc repro`: {noop:.2f} s")
 
 

@@ -58,8 +58,14 @@ def run_profile(slug: str, profile: str, workdir: Path, timeout: int) -> dict:
     load_start = os.getloadavg()[0]
     cpu0, t0 = _children_cpu(), time.perf_counter()
     try:
-        proc = subprocess.run([str(BIN / "paperline"), "run", slug, "--profile", profile], cwd=root, env=env,
-                              capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(
+            [str(BIN / "paperline"), "run", slug, "--profile", profile],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
         rc, tail = proc.returncode, (proc.stderr or proc.stdout).strip().splitlines()[-1:]
     except subprocess.TimeoutExpired:
         rc, tail = None, [f"timed out after {timeout} s"]
@@ -73,11 +79,24 @@ def run_profile(slug: str, profile: str, workdir: Path, timeout: int) -> dict:
             if record and record.get("run_seconds") is not None:
                 stages[f"{owner}:{st.name}"] = {"wall_s": record["run_seconds"], "cpu_s": record.get("cpu_seconds")}
     claims = root / "reports" / slug / "claims.json"
-    verdicts = ({str(c["id"]): c["verdict"] for c in json.loads(claims.read_text()).get("claims", [])}
-                if rc == 0 and claims.is_file() else {})
-    return {"paper": slug, "profile": profile, "commit": commit, "rc": rc, "wall_s": round(wall, 1),
-            "cpu_s": round(cpu, 1), "load_start": round(load_start, 2), "load_end": round(os.getloadavg()[0], 2), "stages": stages,
-            "verdicts": verdicts, "last_line": tail[0] if tail else ""}
+    verdicts = (
+        {str(c["id"]): c["verdict"] for c in json.loads(claims.read_text()).get("claims", [])}
+        if rc == 0 and claims.is_file()
+        else {}
+    )
+    return {
+        "paper": slug,
+        "profile": profile,
+        "commit": commit,
+        "rc": rc,
+        "wall_s": round(wall, 1),
+        "cpu_s": round(cpu, 1),
+        "load_start": round(load_start, 2),
+        "load_end": round(os.getloadavg()[0], 2),
+        "stages": stages,
+        "verdicts": verdicts,
+        "last_line": tail[0] if tail else "",
+    }
 
 
 def verdict_changes(results: list[dict], root: Path = ROOT) -> list[str]:
@@ -106,14 +125,21 @@ def reference_cpu(cpu_s: float | None, host_factor: float | None) -> float | Non
 
 
 def print_table(results: list[dict], host_factor: float | None = None) -> None:
-    print(f"{'paper':<18} {'profile':<8} {'wall s':>8} {'cpu s':>8} {'ref cpu s':>9} {'load':>11}  rc  "
-          "stages (wall/cpu s)")
+    print(
+        f"{'paper':<18} {'profile':<8} {'wall s':>8} {'cpu s':>8} {'ref cpu s':>9} {'load':>11}  rc  "
+        "stages (wall/cpu s)"
+    )
     for r in results:
-        stages = ", ".join(f"{k.split(':', 1)[1]} {_fmt(v['wall_s'])}/{_fmt(v['cpu_s'])}"
-                           for k, v in r["stages"].items() if not k.startswith(SHARED))
-        print(f"{r['paper']:<18} {r['profile']:<8} {_fmt(r['wall_s']):>8} {_fmt(r['cpu_s']):>8} "
-              f"{_fmt(reference_cpu(r['cpu_s'], host_factor)):>9} "
-              f"{r['load_start']:>5.2f}-{r['load_end']:<5.2f} {r['rc']!s:>3}  {stages}")
+        stages = ", ".join(
+            f"{k.split(':', 1)[1]} {_fmt(v['wall_s'])}/{_fmt(v['cpu_s'])}"
+            for k, v in r["stages"].items()
+            if not k.startswith(SHARED)
+        )
+        print(
+            f"{r['paper']:<18} {r['profile']:<8} {_fmt(r['wall_s']):>8} {_fmt(r['cpu_s']):>8} "
+            f"{_fmt(reference_cpu(r['cpu_s'], host_factor)):>9} "
+            f"{r['load_start']:>5.2f}-{r['load_end']:<5.2f} {r['rc']!s:>3}  {stages}"
+        )
 
 
 def print_comparison(results: list[dict], old: dict, host_factor: float | None = None) -> None:
@@ -124,10 +150,15 @@ def print_comparison(results: list[dict], old: dict, host_factor: float | None =
     for r in results:
         o = before.get((r["paper"], r["profile"]))
         if o and o["wall_s"] and o["cpu_s"]:
-            scaled = (f"  cpu at reference speed {(r['cpu_s'] / host_factor) / (o['cpu_s'] / old_factor):.2f}x"
-                      if host_factor and old_factor else "")
-            print(f"{r['paper']:<18} {r['profile']:<8} wall {r['wall_s'] / o['wall_s']:.2f}x  "
-                  f"cpu {r['cpu_s'] / o['cpu_s']:.2f}x{scaled}")
+            scaled = (
+                f"  cpu at reference speed {(r['cpu_s'] / host_factor) / (o['cpu_s'] / old_factor):.2f}x"
+                if host_factor and old_factor
+                else ""
+            )
+            print(
+                f"{r['paper']:<18} {r['profile']:<8} wall {r['wall_s'] / o['wall_s']:.2f}x  "
+                f"cpu {r['cpu_s'] / o['cpu_s']:.2f}x{scaled}"
+            )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -138,9 +169,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / ".paperline" / "benchmarks" / "profiles.json")
     parser.add_argument("--compare", type=Path, help="an earlier --out file to compare with")
     parser.add_argument("--timeout", type=int, default=3 * 3600, help="seconds per run before it is stopped")
-    parser.add_argument("--keep", type=Path, metavar="DIR",
-                        help="make the scratch copies under DIR (new or empty) and keep them: their claims, "
-                             "reports and models stay for a look after the run")
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        metavar="DIR",
+        help="make the scratch copies under DIR (new or empty) and keep them: their claims, "
+        "reports and models stay for a look after the run",
+    )
     args = parser.parse_args(argv)
     results, commit = [], git_state(ROOT)["git_commit"]
     host = hostspeed.measure()
@@ -153,8 +188,13 @@ def main(argv: list[str] | None = None) -> int:
             for slug in args.papers:
                 print(f"running {slug} --profile {profile} ...", file=sys.stderr, flush=True)
                 results.append(run_profile(slug, profile, Path(tmp), args.timeout))
-    doc = {"commit": commit, "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-           "cpus": os.cpu_count(), "host": host, "results": results}
+    doc = {
+        "commit": commit,
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "cpus": os.cpu_count(),
+        "host": host,
+        "results": results,
+    }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     tmp_out = args.out.with_name(args.out.name + ".tmp")
     tmp_out.write_text(json.dumps(doc, indent=2))

@@ -92,10 +92,14 @@ def main() -> None:
         auc = {k: np.array([roc_auc_score(g.y, s) for s in v]) for k, v in runs.items()}
         cross = np.array([spearmanr(a, b)[0] for a, b in zip(runs["ours"], runs["pygod"])])
         floor = {k: np.array([spearmanr(v[i], v[i + 1])[0] for i in range(len(v) - 1)]) for k, v in runs.items()}
-        print(f"\n{g.name}: {g.n} nodes, {int(g.y.sum())} outliers ({time.perf_counter() - t0:.0f} s wall, "
-              f"{time.process_time() - c0:.0f} s CPU)")
+        print(
+            f"\n{g.name}: {g.n} nodes, {int(g.y.sum())} outliers ({time.perf_counter() - t0:.0f} s wall, "
+            f"{time.process_time() - c0:.0f} s CPU)"
+        )
         for k in runs:
-            print(f"  AUC {k:5s} {auc[k].mean():.4f} ± {auc[k].std(ddof=1):.4f}  per seed {np.round(auc[k], 4).tolist()}")
+            print(
+                f"  AUC {k:5s} {auc[k].mean():.4f} ± {auc[k].std(ddof=1):.4f}  per seed {np.round(auc[k], 4).tolist()}"
+            )
         print(f"  AUC difference ours - pygod (same seed): {(auc['ours'] - auc['pygod']).mean():+.4f}")
         print(f"  Spearman ours vs pygod, same seed: {cross.mean():.4f} (min {cross.min():.4f})")
         for k in runs:

@@ -59,8 +59,11 @@ def promote(root: Path, slug: str) -> None:
 
     client = MlflowClient()
     exp = client.get_experiment_by_name(slug)
-    parents = [r for r in client.search_runs([exp.experiment_id]) if "mlflow.parentRunId" not in r.data.tags
-               and r.data.tags.get(f"champion.{slug}") == "not moved: smoke profile"]
+    parents = [
+        r
+        for r in client.search_runs([exp.experiment_id])
+        if "mlflow.parentRunId" not in r.data.tags and r.data.tags.get(f"champion.{slug}") == "not moved: smoke profile"
+    ]
     if not parents:
         raise SystemExit(f"{slug}: the smoke run proposed no champion")
     with tempfile.TemporaryDirectory() as tmp:
@@ -78,14 +81,24 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="paperline-recurring-") as tmp:
         root = copy_project(ROOT, (args.workdir or Path(tmp)) / "project")
-        env = {**os.environ, "PYTHONPATH": str(root), "TQDM_DISABLE": "1", "PAPERLINE_ROOT": str(root),
-               "MLFLOW_TRACKING_URI": f"sqlite:///{root / '.paperline' / 'mlflow.db'}"}
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(root),
+            "TQDM_DISABLE": "1",
+            "PAPERLINE_ROOT": str(root),
+            "MLFLOW_TRACKING_URI": f"sqlite:///{root / '.paperline' / 'mlflow.db'}",
+        }
         os.environ["MLFLOW_TRACKING_URI"] = env["MLFLOW_TRACKING_URI"]
         retrain = {}
         for slug in args.papers:
             cpu0, t0 = _children_cpu(), time.perf_counter()
-            proc = subprocess.run([str(BIN / "paperline"), "run", slug, "--profile", "smoke"], cwd=root, env=env,
-                                  capture_output=True, text=True)
+            proc = subprocess.run(
+                [str(BIN / "paperline"), "run", slug, "--profile", "smoke"],
+                cwd=root,
+                env=env,
+                capture_output=True,
+                text=True,
+            )
             retrain[slug] = {"wall": time.perf_counter() - t0, "cpu": _children_cpu() - cpu0}
             if proc.returncode != 0:
                 print(proc.stderr[-2000:], file=sys.stderr)
@@ -93,21 +106,26 @@ def main(argv: list[str] | None = None) -> int:
             promote(root, slug)
             print(f"{slug}: smoke run {retrain[slug]['wall']:.1f} s, champion registered", flush=True)
         load0 = os.getloadavg()[0]
-        proc = subprocess.run([sys.executable, "-c", EVALUATE, str(root)], cwd=root, env=env, capture_output=True,
-                              text=True)
+        proc = subprocess.run(
+            [sys.executable, "-c", EVALUATE, str(root)], cwd=root, env=env, capture_output=True, text=True
+        )
         if proc.returncode != 0:
             print(proc.stderr[-3000:], file=sys.stderr)
             raise SystemExit(f"recurring evaluation failed (exit {proc.returncode})")
         ev = json.loads(proc.stdout.strip().splitlines()[-1])
     total = sum(r["wall"] for r in retrain.values())
-    print(f"\nrecurring evaluation of {len(args.papers)} champions in one process: {ev['wall']:.1f} s wall, "
-          f"{ev['cpu']:.1f} s CPU (load {load0:.2f} before), imports included")
+    print(
+        f"\nrecurring evaluation of {len(args.papers)} champions in one process: {ev['wall']:.1f} s wall, "
+        f"{ev['cpu']:.1f} s CPU (load {load0:.2f} before), imports included"
+    )
     print(f"baseline, rerunning the same papers' smoke pipelines: {total:.1f} s wall; ratio {ev['wall'] / total:.3f}")
     print(f"{'paper':<18}{'re-evaluate s':>14}{'smoke run s':>13}{'ratio':>8}  regressions")
     for slug in args.papers:
         s = ev["papers"][slug]
-        print(f"{slug:<18}{s['seconds']:>14.2f}{retrain[slug]['wall']:>13.1f}{s['seconds'] / retrain[slug]['wall']:>8.3f}"
-              f"  {len(s['regressions'])}")
+        print(
+            f"{slug:<18}{s['seconds']:>14.2f}{retrain[slug]['wall']:>13.1f}{s['seconds'] / retrain[slug]['wall']:>8.3f}"
+            f"  {len(s['regressions'])}"
+        )
     if args.out:
         args.out.write_text(json.dumps({"evaluation": ev, "retrain": retrain, "load_before": load0}, indent=2))
     return 0

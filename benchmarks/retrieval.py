@@ -67,17 +67,34 @@ def bench(n: int, dim: int, n_queries: int, seed: int, backend: str) -> list[dic
     dense_index, d_sec, d_mem = measured(lambda: np.ascontiguousarray(x))
     d_lat = latencies(lambda q: baselines.dense_flat(q, dense_index, 10), queries)
 
-    adj, a_sec, a_mem = measured(lambda: build_graph(x, clue, len(clue_embs), threshold=0.75, max_neighbors=20,
-                                                            backend=backend))
+    adj, a_sec, a_mem = measured(
+        lambda: build_graph(x, clue, len(clue_embs), threshold=0.75, max_neighbors=20, backend=backend)
+    )
     am = AssoMem(x, times, clue, clue_embs, adj, AssoMemConfig(query_block=1))
     w = fusion.equal_weights(("R", "I", "T"))
     a_lat = latencies(lambda q: rank(am.signals(q, [qt])[0], w, 10), queries)
     index_mib = (x.nbytes + adj.data.nbytes + adj.indices.nbytes + adj.indptr.nbytes) / 2**20
     return [
-        {"method": "dense", "n": n, "build_s": d_sec, "p50_ms": np.percentile(d_lat, 50),
-         "p95_ms": np.percentile(d_lat, 95), "index_mib": x.nbytes / 2**20, "peak_build_mib": d_mem, "edges": 0},
-        {"method": "assomem", "n": n, "build_s": a_sec, "p50_ms": np.percentile(a_lat, 50),
-         "p95_ms": np.percentile(a_lat, 95), "index_mib": index_mib, "peak_build_mib": a_mem, "edges": adj.nnz // 2},
+        {
+            "method": "dense",
+            "n": n,
+            "build_s": d_sec,
+            "p50_ms": np.percentile(d_lat, 50),
+            "p95_ms": np.percentile(d_lat, 95),
+            "index_mib": x.nbytes / 2**20,
+            "peak_build_mib": d_mem,
+            "edges": 0,
+        },
+        {
+            "method": "assomem",
+            "n": n,
+            "build_s": a_sec,
+            "p50_ms": np.percentile(a_lat, 50),
+            "p95_ms": np.percentile(a_lat, 95),
+            "index_mib": index_mib,
+            "peak_build_mib": a_mem,
+            "edges": adj.nnz // 2,
+        },
     ]
 
 
@@ -89,17 +106,23 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--backend", choices=["numpy", "faiss"], default="faiss", help="exact kNN for the graph edges")
     args = ap.parse_args()
-    print(f"{'method':8s} {'n':>7s} {'build s':>8s} {'p50 ms':>8s} {'p95 ms':>8s} {'index MiB':>9s} "
-          f"{'peak build MiB':>14s} {'edges':>9s}")
+    print(
+        f"{'method':8s} {'n':>7s} {'build s':>8s} {'p50 ms':>8s} {'p95 ms':>8s} {'index MiB':>9s} "
+        f"{'peak build MiB':>14s} {'edges':>9s}"
+    )
     for n in args.sizes:
         rows = bench(n, args.dim, args.queries, args.seed, args.backend)
         for r in rows:
-            print(f"{r['method']:8s} {r['n']:7d} {r['build_s']:8.2f} {r['p50_ms']:8.2f} {r['p95_ms']:8.2f} "
-                  f"{r['index_mib']:9.1f} {r['peak_build_mib']:14.1f} {r['edges']:9d}")
+            print(
+                f"{r['method']:8s} {r['n']:7d} {r['build_s']:8.2f} {r['p50_ms']:8.2f} {r['p95_ms']:8.2f} "
+                f"{r['index_mib']:9.1f} {r['peak_build_mib']:14.1f} {r['edges']:9d}"
+            )
         d, a = rows
-        print(f"  ratios at n={n} (assomem / dense): build {a['build_s']:.1f} s vs none (dense has no index), "
-              f"p50 latency x{a['p50_ms'] / d['p50_ms']:.1f}, p95 latency x{a['p95_ms'] / d['p95_ms']:.1f}, "
-              f"index memory x{a['index_mib'] / d['index_mib']:.2f}")
+        print(
+            f"  ratios at n={n} (assomem / dense): build {a['build_s']:.1f} s vs none (dense has no index), "
+            f"p50 latency x{a['p50_ms'] / d['p50_ms']:.1f}, p95 latency x{a['p95_ms'] / d['p95_ms']:.1f}, "
+            f"index memory x{a['index_mib'] / d['index_mib']:.2f}"
+        )
 
 
 if __name__ == "__main__":

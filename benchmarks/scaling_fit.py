@@ -47,14 +47,17 @@ def select_starts(n_starts: int, seed: int) -> tuple[np.ndarray, str]:
 
 
 def show(name: str, fit: ScalingFit) -> None:
-    print(f"  {name:<10} A={fit.A:9.2f}  B={fit.B:10.2f}  E={fit.E:.4f}  alpha={fit.alpha:.5f}  "
-          f"beta={fit.beta:.5f}  objective={fit.objective:.10g}")
+    print(
+        f"  {name:<10} A={fit.A:9.2f}  B={fit.B:10.2f}  E={fit.E:.4f}  alpha={fit.alpha:.5f}  "
+        f"beta={fit.beta:.5f}  objective={fit.objective:.10g}"
+    )
 
 
 def main() -> int:
     args = parse_args()
-    table = load_scaling_table(args.csv, n_column="Model Size", loss_column="loss", flops_column="Training FLOP",
-                               exclude_top_loss=args.exclude)
+    table = load_scaling_table(
+        args.csv, n_column="Model Size", loss_column="loss", flops_column="Training FLOP", exclude_top_loss=args.exclude
+    )
     grid, described = select_starts(args.starts, args.seed)
     print(f"data: {args.csv.name}, {len(table)} rows ({args.exclude} highest-loss excluded)")
     print(f"starts: {described}")
@@ -76,10 +79,14 @@ def main() -> int:
     show("fast", fast)
     d_exp = max(abs(fast.alpha - ref.alpha), abs(fast.beta - ref.beta))
     print(f"max |delta exponent| = {d_exp:.2e} (must be < {TOLERANCE:g}): {'OK' if d_exp < TOLERANCE else 'FAIL'}")
-    print(f"objective: fast - reference = {fast.objective - ref.objective:+.3e} "
-          f"({'fast no worse' if fast.objective <= ref.objective * (1 + 1e-9) else 'fast WORSE'})")
-    print(f"wall time: reference {t_ref:.1f} s, fast {t_fast:.2f} s (median of {len(times)}: "
-          f"{', '.join(f'{t:.2f}' for t in times)})")
+    print(
+        f"objective: fast - reference = {fast.objective - ref.objective:+.3e} "
+        f"({'fast no worse' if fast.objective <= ref.objective * (1 + 1e-9) else 'fast WORSE'})"
+    )
+    print(
+        f"wall time: reference {t_ref:.1f} s, fast {t_fast:.2f} s (median of {len(times)}: "
+        f"{', '.join(f'{t:.2f}' for t in times)})"
+    )
     print(f"speed ratio (reference / fast): {t_ref / t_fast:.0f}x")
     return 0 if d_exp < TOLERANCE else 1
 

@@ -66,10 +66,16 @@ def run(n: int, n_queries: int, model: str | None, rng: np.random.Generator) -> 
     qd = np.asarray(queries @ proj, np.float32)
     t = time.perf_counter()
     for i in range(n_queries):  # one query at a time
-        dense.index.search(qd[i:i + 1], 100)
+        dense.index.search(qd[i : i + 1], 100)
     dense_qps = n_queries / (time.perf_counter() - t)
-    return {"docs": len(texts), "avg_terms": float(IX.active_dims(pruned).mean()), "sparse_qps": sparse_qps,
-            "dense_qps": dense_qps, "sparse_bytes": sparse.index_bytes, "dense_bytes": dense.index_bytes}
+    return {
+        "docs": len(texts),
+        "avg_terms": float(IX.active_dims(pruned).mean()),
+        "sparse_qps": sparse_qps,
+        "dense_qps": dense_qps,
+        "sparse_bytes": sparse.index_bytes,
+        "dense_bytes": dense.index_bytes,
+    }
 
 
 def main() -> None:
@@ -84,11 +90,15 @@ def main() -> None:
     rng = np.random.default_rng(0)
     for n in args.sizes:
         r = run(n, args.queries, args.model, rng)
-        print(f"{r['docs']:>6} docs, {r['avg_terms']:.1f} terms/doc | sparse (mass-pruned, inverted index): "
-              f"{r['sparse_qps']:8.0f} q/s, {r['sparse_bytes']:>10,} B | dense flat faiss (128-d): "
-              f"{r['dense_qps']:8.0f} q/s, {r['dense_bytes']:>10,} B")
-        print(f"        ratio sparse / dense: QPS {r['sparse_qps'] / r['dense_qps']:.2f}x, index bytes "
-              f"{r['sparse_bytes'] / r['dense_bytes']:.3f}x")
+        print(
+            f"{r['docs']:>6} docs, {r['avg_terms']:.1f} terms/doc | sparse (mass-pruned, inverted index): "
+            f"{r['sparse_qps']:8.0f} q/s, {r['sparse_bytes']:>10,} B | dense flat faiss (128-d): "
+            f"{r['dense_qps']:8.0f} q/s, {r['dense_bytes']:>10,} B"
+        )
+        print(
+            f"        ratio sparse / dense: QPS {r['sparse_qps'] / r['dense_qps']:.2f}x, index bytes "
+            f"{r['sparse_bytes'] / r['dense_bytes']:.3f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -62,8 +62,15 @@ def lightning_steps(model, tokens, *, steps: int, warmup: int, batch: int, seq: 
     total = warmup + steps
     lit = LitLM(model, peak_lr=lr, warmup_steps=0, decay_start=total, decay_steps=1)
     trainer = L.Trainer(
-        max_steps=total, accelerator="cpu", devices=1, logger=False, enable_checkpointing=False,
-        enable_progress_bar=False, enable_model_summary=False, gradient_clip_val=1.0, callbacks=[timer],
+        max_steps=total,
+        accelerator="cpu",
+        devices=1,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        gradient_clip_val=1.0,
+        callbacks=[timer],
     )
     trainer.fit(lit, RandomWindows(tokens, steps=total, batch_size=batch, seq_len=seq, seed=0).loader())
     return list(np.diff(timer.marks))
@@ -80,10 +87,14 @@ def compare(args: argparse.Namespace) -> None:
     tokens = np.random.default_rng(0).integers(0, args.vocab, size=200_000).astype(np.uint16)
     kw = dict(steps=args.steps, warmup=args.warmup_steps, batch=args.batch, seq=args.seq, lr=1e-3)
     n_total = sum(p.numel() for p in TinyLM(cfg).parameters())
-    print(f"model: d_model={cfg.d_model} n_layers={cfg.n_layers} n_heads={cfg.n_heads} d_ff={cfg.d_ff} "
-          f"vocab={cfg.vocab_size}: {n_total:,} params ({non_embedding_params(cfg):,} non-embedding)")
-    print(f"batch {args.batch} x seq {args.seq}, {args.steps} timed steps after {args.warmup_steps}, "
-          f"{torch.get_num_threads()} threads, {args.repeats} alternating repeats")
+    print(
+        f"model: d_model={cfg.d_model} n_layers={cfg.n_layers} n_heads={cfg.n_heads} d_ff={cfg.d_ff} "
+        f"vocab={cfg.vocab_size}: {n_total:,} params ({non_embedding_params(cfg):,} non-embedding)"
+    )
+    print(
+        f"batch {args.batch} x seq {args.seq}, {args.steps} timed steps after {args.warmup_steps}, "
+        f"{torch.get_num_threads()} threads, {args.repeats} alternating repeats"
+    )
     t = time.perf_counter()
     import lightning  # noqa: F401  (import cost kept out of the timings)
 
@@ -98,8 +109,10 @@ def compare(args: argparse.Namespace) -> None:
     overhead = (best_p / best_l - 1) * 100
     print(f"plain loop (baseline): best {best_p:,.0f} tok/s, median {statistics.median(plain):,.0f}")
     print(f"lightning.Trainer:     best {best_l:,.0f} tok/s, median {statistics.median(lit):,.0f}")
-    print(f"Lightning overhead vs plain (best/best): {overhead:+.1f}%  (ratio {best_p / best_l:.3f}); "
-          f"project threshold 5% -> {'keep the plain loop' if overhead > 5 else 'use Lightning'}")
+    print(
+        f"Lightning overhead vs plain (best/best): {overhead:+.1f}%  (ratio {best_p / best_l:.3f}); "
+        f"project threshold 5% -> {'keep the plain loop' if overhead > 5 else 'use Lightning'}"
+    )
 
 
 def card_sizes(args: argparse.Namespace) -> None:
@@ -108,10 +121,19 @@ def card_sizes(args: argparse.Namespace) -> None:
     print(f"card sizes, vocab 4096, batch {args.batch} x seq {args.seq}, plain loop:")
     for target in (20_000, 50_000, 120_000, 300_000):
         cfg = config_for_params(target, vocab_size=4096, max_seq_len=args.seq)
-        durations = plain_steps(TinyLM(cfg, seed=0), tokens, steps=args.steps, warmup=args.warmup_steps,
-                                batch=args.batch, seq=args.seq, lr=1e-3)
-        print(f"  target {target:>7,}: N={non_embedding_params(cfg):>7,} (d={cfg.d_model}, L={cfg.n_layers}) "
-              f"{tps(durations, args.batch * args.seq):>8,.0f} tok/s")
+        durations = plain_steps(
+            TinyLM(cfg, seed=0),
+            tokens,
+            steps=args.steps,
+            warmup=args.warmup_steps,
+            batch=args.batch,
+            seq=args.seq,
+            lr=1e-3,
+        )
+        print(
+            f"  target {target:>7,}: N={non_embedding_params(cfg):>7,} (d={cfg.d_model}, L={cfg.n_layers}) "
+            f"{tps(durations, args.batch * args.seq):>8,.0f} tok/s"
+        )
 
 
 def main() -> None:

@@ -25,8 +25,17 @@ def _setup(args):
     from components.models.tiny_lm import TinyLM, TinyLMConfig
 
     torch.set_num_threads(args.threads)
-    model = TinyLM(TinyLMConfig(vocab_size=args.vocab, d_model=args.d_model, n_layers=args.layers,
-                                n_heads=max(1, args.d_model // 32), d_ff=args.d_model * 11 // 4, max_seq_len=args.seq), seed=0)
+    model = TinyLM(
+        TinyLMConfig(
+            vocab_size=args.vocab,
+            d_model=args.d_model,
+            n_layers=args.layers,
+            n_heads=max(1, args.d_model // 32),
+            d_ff=args.d_model * 11 // 4,
+            max_seq_len=args.seq,
+        ),
+        seed=0,
+    )
     g = torch.Generator().manual_seed(0)
 
     def batch():
@@ -42,6 +51,7 @@ def _setup(args):
         while True:
             yield fixed[i % 4]
             i += 1
+
     return model, stream
 
 
@@ -60,10 +70,17 @@ def _worker(args, kind, opts, queue) -> None:
     ofmu_round = step_cost("ofmu", make_config("ofmu", {}))
     budget = args.rounds * ofmu_round
     budget -= budget % cost
-    res = run_method(kind, model, cfg=cfg, forget_loss=nll_per_example, retain_loss=nll_per_example,
-                     batches=stream(), budget=budget)
-    queue.put({"steps": res.steps, "evals": res.used, "seconds": res.seconds,
-               "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
+    res = run_method(
+        kind, model, cfg=cfg, forget_loss=nll_per_example, retain_loss=nll_per_example, batches=stream(), budget=budget
+    )
+    queue.put(
+        {
+            "steps": res.steps,
+            "evals": res.used,
+            "seconds": res.seconds,
+            "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        }
+    )
 
 
 def measure(args, kind: str, opts: dict) -> dict:
@@ -91,16 +108,29 @@ def main() -> None:
     for kind, opts in METHODS:
         r = measure(args, kind, opts)
         name = kind + ("" if kind != "ofmu" else f"[{opts.get('hvp_mode', 'full')}]")
-        rows.append({"method": name, **r, "s_per_step": r["seconds"] / r["steps"], "s_per_eval": r["seconds"] / r["evals"],
-                     "extra_mb": r["rss_mb"] - base["rss_mb"]})
+        rows.append(
+            {
+                "method": name,
+                **r,
+                "s_per_step": r["seconds"] / r["steps"],
+                "s_per_eval": r["seconds"] / r["evals"],
+                "extra_mb": r["rss_mb"] - base["rss_mb"],
+            }
+        )
     ref = next(r for r in rows if r["method"] == "graddiff")
-    print(f"TinyLM d={args.d_model} L={args.layers} vocab={args.vocab} batch={args.batch}x2 seq={args.seq} "
-          f"threads={args.threads}; budget {rows[-1]['evals']} gradient evaluations; baseline process {base['rss_mb']:.0f} MB")
-    print(f"{'method':22s} {'steps':>5s} {'s/step':>8s} {'x GradDiff':>10s} {'s/eval':>8s} {'x GradDiff':>10s} {'extra MB':>9s} {'x GradDiff':>10s}")
+    print(
+        f"TinyLM d={args.d_model} L={args.layers} vocab={args.vocab} batch={args.batch}x2 seq={args.seq} "
+        f"threads={args.threads}; budget {rows[-1]['evals']} gradient evaluations; baseline process {base['rss_mb']:.0f} MB"
+    )
+    print(
+        f"{'method':22s} {'steps':>5s} {'s/step':>8s} {'x GradDiff':>10s} {'s/eval':>8s} {'x GradDiff':>10s} {'extra MB':>9s} {'x GradDiff':>10s}"
+    )
     for r in rows:
-        print(f"{r['method']:22s} {r['steps']:5d} {r['s_per_step']:8.4f} {r['s_per_step'] / ref['s_per_step']:10.2f} "
-              f"{r['s_per_eval']:8.4f} {r['s_per_eval'] / ref['s_per_eval']:10.2f} {r['extra_mb']:9.1f} "
-              f"{r['extra_mb'] / max(ref['extra_mb'], 1e-9):10.2f}")
+        print(
+            f"{r['method']:22s} {r['steps']:5d} {r['s_per_step']:8.4f} {r['s_per_step'] / ref['s_per_step']:10.2f} "
+            f"{r['s_per_eval']:8.4f} {r['s_per_eval'] / ref['s_per_eval']:10.2f} {r['extra_mb']:9.1f} "
+            f"{r['extra_mb'] / max(ref['extra_mb'], 1e-9):10.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ def plain_step(model, opt, prompts, n, max_new, targets, gen):
     texts = [T.decode(c[: int(m.sum())].tolist()) for c, m in zip(comp, mask)]
     r = torch.tensor([T.reward(targets[i // n], t) for i, t in enumerate(texts)]).view(len(prompts), n)
     adv = (r - r.mean(1, keepdim=True)).flatten()
-    logp = F.log_softmax(model(x[:, :-1])[0][:, plen - 1:], -1).gather(-1, comp[..., None]).squeeze(-1)
+    logp = F.log_softmax(model(x[:, :-1])[0][:, plen - 1 :], -1).gather(-1, comp[..., None]).squeeze(-1)
     loss = -(adv[:, None] * logp * mask).sum() / (len(x) * max_new)
     opt.zero_grad()
     loss.backward()
@@ -63,7 +63,10 @@ def main() -> None:
         model = TinyLM(cfg, seed=0)
         tokens, start = 0, time.perf_counter()
         if name == "plain":
-            opt, gen = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.0), torch.Generator().manual_seed(0)
+            opt, gen = (
+                torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.0),
+                torch.Generator().manual_seed(0),
+            )
             for _ in range(args.steps):
                 tokens += plain_step(model, opt, prompts, 8, 7, [r["target"] for r in rows], gen)
         else:
@@ -94,9 +97,12 @@ def main() -> None:
             gp.update(ids, obs_rng.integers(0, 9, 16), np.full(16, 8))
             times.append(time.perf_counter() - start)
         per_step[inference] = float(np.median(times[-10:]))
-        print(f"GP {inference} (window 256, 384-d), refit + predict per step: {per_step[inference] * 1e3:.1f} ms "
-              "(median of last 10)")
+        print(
+            f"GP {inference} (window 256, 384-d), refit + predict per step: {per_step[inference] * 1e3:.1f} ms "
+            "(median of last 10)"
+        )
     print(f"EP / Laplace refit time: {per_step['ep'] / per_step['laplace']:.1f}x")
+
 
 if __name__ == "__main__":
     main()

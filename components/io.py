@@ -28,8 +28,19 @@ TMP_PREFIX = ".tmp-"
 
 # OSErrors that mean "this output cannot be written here" (full, read-only, over quota, too big,
 # no permission): reported as a DataError naming the output instead of a traceback.
-_WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG, errno.EACCES, errno.EPERM, errno.EIO,
-                 errno.EISDIR, errno.ENOTDIR, errno.ENAMETOOLONG, errno.EXDEV}
+_WRITE_ERRNOS = {
+    errno.ENOSPC,
+    errno.EDQUOT,
+    errno.EROFS,
+    errno.EFBIG,
+    errno.EACCES,
+    errno.EPERM,
+    errno.EIO,
+    errno.EISDIR,
+    errno.ENOTDIR,
+    errno.ENAMETOOLONG,
+    errno.EXDEV,
+}
 
 
 def _reason(exc: OSError) -> str:
@@ -330,8 +341,10 @@ def _decode_line(path: Path, lineno: int, raw: bytes) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise DataError(f"{path}:{lineno}: not UTF-8 text (byte {raw[exc.start]:#04x} at column {exc.start + 1}; "
-                        "a binary file or another encoding)") from None
+        raise DataError(
+            f"{path}:{lineno}: not UTF-8 text (byte {raw[exc.start]:#04x} at column {exc.start + 1}; "
+            "a binary file or another encoding)"
+        ) from None
 
 
 def read_text_file(path: str | os.PathLike) -> str:

@@ -23,24 +23,44 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,  # plain help: flags show no `<bool>` type, options their own metavar
 )
-server_app = typer.Typer(help="Manage the local Prefect server shared by stage processes.", no_args_is_help=True,
-                         rich_markup_mode=None)
+server_app = typer.Typer(
+    help="Manage the local Prefect server shared by stage processes.", no_args_is_help=True, rich_markup_mode=None
+)
 app.add_typer(server_app, name="server")
 
-ProfileOpt = Annotated[str | None, typer.Option("--profile", "-p", metavar="PROFILE", help="smoke | default | full (default: params.yaml's `profile`)")]
+ProfileOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--profile", "-p", metavar="PROFILE", help="smoke | default | full (default: params.yaml's `profile`)"
+    ),
+]
 RunnerOpt = Annotated[
     str | None,
-    typer.Option("--runner", metavar="RUNNER", help="Task runner for fan-out: local | process[:N] | dask[:N] | tcp://HOST:PORT | ray[:ADDRESS] (env PAPERLINE_RUNNER)"),
+    typer.Option(
+        "--runner",
+        metavar="RUNNER",
+        help="Task runner for fan-out: local | process[:N] | dask[:N] | tcp://HOST:PORT | ray[:ADDRESS] (env PAPERLINE_RUNNER)",
+    ),
 ]
 WaitOpt = Annotated[
     bool,
-    typer.Option("--wait/--no-wait", help="If another process is writing this paper: wait for it (--wait) or stop at once (default)"),
+    typer.Option(
+        "--wait/--no-wait",
+        help="If another process is writing this paper: wait for it (--wait) or stop at once (default)",
+    ),
 ]
-SetOpt = Annotated[list[str] | None, typer.Option("--set", "-s", metavar="KEY=VALUE", help="Override a param: KEY=VALUE (repeatable), e.g. training.lr=3e-4")]
+SetOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set", "-s", metavar="KEY=VALUE", help="Override a param: KEY=VALUE (repeatable), e.g. training.lr=3e-4"
+    ),
+]
 
 
 def _setup_logging(verbose: bool = False) -> None:
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.INFO, format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S"
+    )
     for noisy in ("prefect", "httpx", "mlflow", "alembic", "urllib3", "great_expectations"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
@@ -49,11 +69,14 @@ def _complete_paper(incomplete: str) -> list[str]:
     """Shell completion for paper arguments: the implemented papers' slugs (the registry is cheap to import)."""
     from flows.registry import papers
 
-    return [slug for slug, spec in papers().items() if spec.implemented and slug != "shared" and slug.startswith(incomplete)]
+    return [
+        slug for slug, spec in papers().items() if spec.implemented and slug != "shared" and slug.startswith(incomplete)
+    ]
 
 
-PaperArg = Annotated[str, typer.Argument(metavar="PAPER", help="a paper's slug (see `paperline list`)",
-                                         autocompletion=_complete_paper)]
+PaperArg = Annotated[
+    str, typer.Argument(metavar="PAPER", help="a paper's slug (see `paperline list`)", autocompletion=_complete_paper)
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table")]
 
 
@@ -70,8 +93,9 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
-                                          help="Print paperline's version and exit")] = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print paperline's version and exit")
+    ] = False,
 ) -> None:
     """Reproduce ICLR 2026 papers: Prefect flows, DVC-versioned data, MLflow-tracked models."""
 
@@ -88,8 +112,12 @@ def list_papers(as_json: JsonOpt = False) -> None:
 def show(
     paper: PaperArg,
     profile: ProfileOpt = None,
-    set_: Annotated[list[str] | None, typer.Option("--set", "-s", metavar="KEY=VALUE",
-                                                   help="Also print the params resolved with this override (repeatable)")] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set", "-s", metavar="KEY=VALUE", help="Also print the params resolved with this override (repeatable)"
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """A paper's stages, params per profile and last claims; with --profile/--set, the resolved params as YAML."""
@@ -122,8 +150,9 @@ def run_cmd(
     paper: PaperArg,
     profile: ProfileOpt = None,
     set_: SetOpt = None,
-    stage: Annotated[list[str] | None, typer.Option("--stage", metavar="STAGE",
-                                                    help="Run only these stages (and what they read)")] = None,
+    stage: Annotated[
+        list[str] | None, typer.Option("--stage", metavar="STAGE", help="Run only these stages (and what they read)")
+    ] = None,
     force: Annotated[bool, typer.Option("--force", help="Rerun stages even when up to date")] = False,
     no_track: Annotated[bool, typer.Option("--no-track", help="Do not log to MLflow")] = False,
     runner: RunnerOpt = None,
@@ -146,8 +175,16 @@ def run_cmd(
         server.ready()
         from flows.runtime import pipeline
 
-        results = pipeline.run(spec.slug, paths, profile=profile, overrides=set_ or (), stages=stage, force=force,
-                               track=not no_track, wait=wait)
+        results = pipeline.run(
+            spec.slug,
+            paths,
+            profile=profile,
+            overrides=set_ or (),
+            stages=stage,
+            force=force,
+            track=not no_track,
+            wait=wait,
+        )
     _write_index(paths)
     for name, summary in results.items():
         state = "skipped (up to date)" if summary.get("skipped") else f"done in {summary.get('seconds', 0):.1f} s"
@@ -167,9 +204,10 @@ def _record_in_dvc_lock(paths, results: dict, *, profile: str | None, overrides)
         return
     try:
         names = dvc_lock.record(paths, results)
-    except Exception as exc:  # noqa: BLE001  (the run itself succeeded; say why DVC could not record it)
-        typer.echo(f"dvc.lock not updated: dvc commit failed: {str(exc).splitlines()[0] if str(exc) else exc!r}",
-                   err=True)
+    except Exception as exc:
+        typer.echo(
+            f"dvc.lock not updated: dvc commit failed: {str(exc).splitlines()[0] if str(exc) else exc!r}", err=True
+        )
         return
     typer.echo(f"dvc.lock: recorded {len(names)} stage(s); `dvc status` is clean for them")
 
@@ -235,7 +273,9 @@ def stage(
 
 @app.command()
 def report(
-    paper: Annotated[str | None, typer.Argument(help="Only this paper (default: every paper whose outputs exist)")] = None,
+    paper: Annotated[
+        str | None, typer.Argument(help="Only this paper (default: every paper whose outputs exist)")
+    ] = None,
     index_only: Annotated[bool, typer.Option(help="Only rebuild reports/index.html")] = False,
     wait: WaitOpt = False,
 ) -> None:
@@ -320,7 +360,9 @@ def dvc_yaml(
 
 @app.command("verdicts")
 def verdicts_cmd(
-    record: Annotated[list[str], typer.Option(help="Record this paper's default-profile claims.json (repeatable)")] = [],
+    record: Annotated[
+        list[str], typer.Option(help="Record this paper's default-profile claims.json (repeatable)")
+    ] = [],
     write: Annotated[bool, typer.Option(help="Write the README's papers table")] = False,
     check: Annotated[bool, typer.Option(help="Fail if the README's papers table differs from the records")] = False,
 ) -> None:

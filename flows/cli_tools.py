@@ -17,8 +17,9 @@ import typer
 
 from components.errors import DataError, ParamsError
 
-curate_app = typer.Typer(help="Curate a JSONL corpus: dedup or heuristic filters.", no_args_is_help=True,
-                        rich_markup_mode=None)
+curate_app = typer.Typer(
+    help="Curate a JSONL corpus: dedup or heuristic filters.", no_args_is_help=True, rich_markup_mode=None
+)
 
 
 def scaling_fit(
@@ -30,9 +31,14 @@ def scaling_fit(
     exclude_top_loss: Annotated[int, typer.Option(help="drop the K highest-loss rows first")] = 0,
     bootstrap: Annotated[int, typer.Option(help="bootstrap refits for 95% CIs (0 = none; at most 1,000,000)")] = 0,
     seed: Annotated[int, typer.Option(help="bootstrap seed, 0 <= seed < 2**32")] = 0,
-    allow_degenerate: Annotated[bool, typer.Option(
-        "--allow-degenerate", help="print a degenerate fit (constant loss, one distinct N or D, a vanishing term) "
-        "with its reasons and exit 0, instead of failing")] = False,
+    allow_degenerate: Annotated[
+        bool,
+        typer.Option(
+            "--allow-degenerate",
+            help="print a degenerate fit (constant loss, one distinct N or D, a vanishing term) "
+            "with its reasons and exit 0, instead of failing",
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
     """Fit L(N, D) = E + A/N^alpha + B/D^beta (Chinchilla approach 3) to a CSV.
@@ -53,8 +59,12 @@ def scaling_fit(
     if not 0 <= seed < 2**32:
         raise ParamsError(f"--seed: must be in [0, 2**32), got {seed}")
     table = load_scaling_table(
-        file, n_column=n_column, loss_column=loss_column, d_column=d_column,
-        flops_column=flops_column, exclude_top_loss=exclude_top_loss,
+        file,
+        n_column=n_column,
+        loss_column=loss_column,
+        d_column=d_column,
+        flops_column=flops_column,
+        exclude_top_loss=exclude_top_loss,
     )
     if bootstrap:
         check_n_boot(bootstrap, len(table.L), name="--bootstrap")
@@ -122,7 +132,9 @@ def dedup(
     if method == "exact":
         result = exact_dedup(docs, text_field=text_field)
     else:
-        result = minhash_dedup(docs, threshold=threshold, num_perm=num_perm, shingle_size=shingle_size, text_field=text_field, seed=seed)
+        result = minhash_dedup(
+            docs, threshold=threshold, num_perm=num_perm, shingle_size=shingle_size, text_field=text_field, seed=seed
+        )
     stats = write_dedup(result, output, clusters)
     typer.echo(json.dumps(stats))
 
@@ -131,7 +143,9 @@ def dedup(
 def filter_(
     input: Annotated[Path, typer.Argument(help="input JSONL")],
     output: Annotated[Path, typer.Argument(help="output JSONL (kept documents)")],
-    rules: Annotated[str, typer.Option(help="comma-separated: gopher, gopher_quality, gopher_repetition, c4, aesthetic")] = "gopher,c4",
+    rules: Annotated[
+        str, typer.Option(help="comma-separated: gopher, gopher_quality, gopher_repetition, c4, aesthetic")
+    ] = "gopher,c4",
     text_field: Annotated[str, typer.Option(help="field holding the text")] = "text",
     dropped: Annotated[Path | None, typer.Option(help="also write dropped documents with their reason")] = None,
 ) -> None:
@@ -163,7 +177,9 @@ def schedule(
     cron: Annotated[str | None, typer.Option(help="cron schedule, e.g. '0 3 * * *' (none: run on demand only)")] = None,
     profile: Annotated[str | None, typer.Option("--profile", "-p", help="smoke | default | full")] = None,
     set_: Annotated[list[str] | None, typer.Option("--set", "-s", help="param override KEY=VALUE (repeatable)")] = None,
-    runner: Annotated[str | None, typer.Option(help="task runner for the fan-out (see `paperline run --runner`)")] = None,
+    runner: Annotated[
+        str | None, typer.Option(help="task runner for the fan-out (see `paperline run --runner`)")
+    ] = None,
     pool: Annotated[str, typer.Option(help="Prefect work pool (created as a process pool if missing)")] = "paperline",
 ) -> None:
     """Create or update a paper's scheduled Prefect deployment.
@@ -187,12 +203,23 @@ def schedule(
 
     D.plan(paper, paths.root, cron=cron, profile=profile, overrides=set_ or [], runner=runner)  # bad input: no server
     with prefect_server.connected(paths) as server:
-        name = D.schedule(paper, paths.root, cron=cron, profile=profile, overrides=set_ or [], runner=runner, pool=pool,
-                          api_url=server.url)
+        name = D.schedule(
+            paper,
+            paths.root,
+            cron=cron,
+            profile=profile,
+            overrides=set_ or [],
+            runner=runner,
+            pool=pool,
+            api_url=server.url,
+        )
     typer.echo(f"deployment {name} on pool {pool}" + (f", cron {cron!r}" if cron else ", no schedule"))
     if server.temporary:
-        typer.echo("no Prefect server was running: the deployment is stored in this checkout's Prefect database; "
-                   "start one with `paperline server start` so its schedule runs", err=True)
+        typer.echo(
+            "no Prefect server was running: the deployment is stored in this checkout's Prefect database; "
+            "start one with `paperline server start` so its schedule runs",
+            err=True,
+        )
     typer.echo(f"run it now: prefect deployment run '{name}'; a worker: prefect worker start --pool {pool}")
 
 

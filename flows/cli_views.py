@@ -64,8 +64,9 @@ def check_stages(spec, names: list[str] | None) -> None:
     stages = [s.name for s in spec.stages]
     for name in names or ():
         if name not in stages:
-            raise ParamsError(f"{spec.slug}: unknown stage {name!r}{close_matches(name, stages)} "
-                              f"(stages: {', '.join(stages)})")
+            raise ParamsError(
+                f"{spec.slug}: unknown stage {name!r}{close_matches(name, stages)} (stages: {', '.join(stages)})"
+            )
 
 
 def _num(x: Any) -> str:
@@ -81,7 +82,11 @@ def claims_table(doc: dict[str, Any]) -> str:
     """The claims of a claims.json as an aligned table: id, verdict, effect, CI, reason (one line)."""
     rows = [("id", "verdict", "effect", "CI", "reason")]
     for c in doc.get("claims", []):
-        ci = "-" if c.get("ci_low") is None and c.get("ci_high") is None else f"[{_num(c.get('ci_low'))}, {_num(c.get('ci_high'))}]"
+        ci = (
+            "-"
+            if c.get("ci_low") is None and c.get("ci_high") is None
+            else f"[{_num(c.get('ci_low'))}, {_num(c.get('ci_high'))}]"
+        )
         rows.append((str(c.get("id")), str(c.get("verdict")), _num(c.get("effect")), ci, _one_line(c.get("reason"))))
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     return "\n".join("  ".join(r[i].ljust(widths[i]) for i in range(4)) + "  " + r[4] for r in rows)
@@ -125,14 +130,19 @@ def list_rows(paths: Paths) -> list[dict[str, Any]]:
         spec = get_paper(slug)
         problem = report_problem(paths, slug)
         doc = None if problem else last_claims(paths, slug)
-        rows.append({
-            "number": spec.number, "slug": slug, "title": spec.title, "implemented": spec.implemented,
-            "stages": [s.name for s in spec.stages],
-            "last_verdicts": {c.get("id"): c.get("verdict") for c in doc.get("claims", [])} if doc else None,
-            "last_profile": doc.get("profile") if doc else None,
-            "last_date": (doc.get("provenance") or {}).get("date") if doc else None,
-            "report_problem": problem,
-        })
+        rows.append(
+            {
+                "number": spec.number,
+                "slug": slug,
+                "title": spec.title,
+                "implemented": spec.implemented,
+                "stages": [s.name for s in spec.stages],
+                "last_verdicts": {c.get("id"): c.get("verdict") for c in doc.get("claims", [])} if doc else None,
+                "last_profile": doc.get("profile") if doc else None,
+                "last_date": (doc.get("provenance") or {}).get("date") if doc else None,
+                "report_problem": problem,
+            }
+        )
     return rows
 
 
@@ -166,8 +176,13 @@ def resolved_params(paths: Paths, spec, profile: str | None, overrides: list[str
 
 def show_doc(paths: Paths, spec, *, profile: str | None = None, overrides: list[str] | None = None) -> dict[str, Any]:
     """What ``paperline show --json`` prints."""
-    doc: dict[str, Any] = {"number": spec.number, "slug": spec.slug, "title": spec.title,
-                           "card": f"shared/papers/{spec.card}", "implemented": spec.implemented}
+    doc: dict[str, Any] = {
+        "number": spec.number,
+        "slug": spec.slug,
+        "title": spec.title,
+        "card": f"shared/papers/{spec.card}",
+        "implemented": spec.implemented,
+    }
     if not spec.implemented:
         return doc
     doc["stages"] = [{"name": st.name, "summary": st.summary, "outs": list(st.outs + st.metrics)} for st in spec.stages]
@@ -182,8 +197,9 @@ def show_doc(paths: Paths, spec, *, profile: str | None = None, overrides: list[
     return doc
 
 
-def print_show(paths: Paths, slug: str, *, as_json: bool = False, profile: str | None = None,
-               overrides: list[str] | None = None) -> None:
+def print_show(
+    paths: Paths, slug: str, *, as_json: bool = False, profile: str | None = None, overrides: list[str] | None = None
+) -> None:
     spec = find_paper(slug)
     res = resolved_params(paths, spec, profile, list(overrides or ())) if profile or overrides else None
     if as_json:

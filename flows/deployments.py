@@ -52,14 +52,17 @@ def paperline_run(
     if runner:
         runners.parse(runner)
         os.environ[runners.ENV] = runner
-    return pipeline.run(paper, paths, profile=profile, overrides=overrides or (), stages=stages or None, wait=wait,
-                        verdicts=verdicts)
+    return pipeline.run(
+        paper, paths, profile=profile, overrides=overrides or (), stages=stages or None, wait=wait, verdicts=verdicts
+    )
 
 
 def _require_server(api_url: str | None = None) -> str:
     url = api_url or os.environ.get("PREFECT_API_URL")
     if not url:
-        raise PaperlineError("scheduling needs a Prefect server: set PREFECT_API_URL or run `paperline server start` first")
+        raise PaperlineError(
+            "scheduling needs a Prefect server: set PREFECT_API_URL or run `paperline server start` first"
+        )
     return url
 
 
@@ -126,8 +129,9 @@ def schedule(
 ) -> str:
     """Create or update the deployment for ``paper`` (or ``recurring-eval``) on the server at ``api_url``
     (default: PREFECT_API_URL); returns its full name."""
-    name, entry, params = plan(paper, root, cron=cron, profile=profile, overrides=overrides, runner=runner,
-                               parameters=parameters)
+    name, entry, params = plan(
+        paper, root, cron=cron, profile=profile, overrides=overrides, runner=runner, parameters=parameters
+    )
     url = _require_server(api_url)
     from prefect import Flow
 
@@ -135,8 +139,15 @@ def schedule(
         ensure_pool(pool)
         source = Flow.from_source(source=str(root), entrypoint=entry)
         source.deploy(
-            name=name, work_pool_name=pool, cron=cron, parameters=params, build=False, push=False,
-            print_next_steps=False, ignore_warnings=True, tags=["paperline", name],
+            name=name,
+            work_pool_name=pool,
+            cron=cron,
+            parameters=params,
+            build=False,
+            push=False,
+            print_next_steps=False,
+            ignore_warnings=True,
+            tags=["paperline", name],
         )
     return f"{source.name}/{name}"
 
@@ -175,8 +186,13 @@ def list_deployments(api_url: str | None = None) -> list[dict[str, Any]]:
         rows = []
         for d in client.read_deployments():
             crons = [getattr(s.schedule, "cron", None) or str(s.schedule) for s in (d.schedules or [])]
-            rows.append({
-                "name": f"{flows.get(d.flow_id, '?')}/{d.name}", "pool": d.work_pool_name, "schedules": crons,
-                "paused": bool(d.paused), "parameters": d.parameters,
-            })
+            rows.append(
+                {
+                    "name": f"{flows.get(d.flow_id, '?')}/{d.name}",
+                    "pool": d.work_pool_name,
+                    "schedules": crons,
+                    "paused": bool(d.paused),
+                    "parameters": d.parameters,
+                }
+            )
     return sorted(rows, key=lambda r: r["name"])

@@ -80,15 +80,25 @@ def needed_sources(order: Sequence[tuple[str, str]], resolved: dict, paths: Path
         params = resolved.get(owner)
         if (owner, stage) == ("shared", "sources"):
             sources_dir = _sources_dir(paths, params.sources.sources_dir)
-            out += [(n, sources_dir, "shared:sources") for n in params.sources.names
-                    if not _extracted_in_cache(paths, n, sources_dir)]
+            out += [
+                (n, sources_dir, "shared:sources")
+                for n in params.sources.names
+                if not _extracted_in_cache(paths, n, sources_dir)
+            ]
         elif (owner, stage) == ("ofmu", "data"):
             out.append(("wordnet", _sources_dir(paths, params.data.sources_dir), "ofmu:data"))
     return out
 
 
-def preflight(slug: str, paths: Paths, *, profile: str | None, overrides: Sequence[str] = (),
-              stages: Sequence[str] | None = None, with_upstream: bool = True) -> None:
+def preflight(
+    slug: str,
+    paths: Paths,
+    *,
+    profile: str | None,
+    overrides: Sequence[str] = (),
+    stages: Sequence[str] | None = None,
+    with_upstream: bool = True,
+) -> None:
     """Fail at once, naming the file, if a planned stage's offline source is missing (before Prefect starts)."""
     from flows.registry import get_paper
     from flows.runtime import params as P
@@ -97,13 +107,17 @@ def preflight(slug: str, paths: Paths, *, profile: str | None, overrides: Sequen
     profile = P.check_profile(profile) if profile else file_profile(paths)
     order = plan(slug, stages, with_upstream=with_upstream)
     main = get_paper(slug).slug
-    resolved = {owner: resolve_owner_params(get_paper(owner), paths, profile, overrides if owner == main else ())
-                for owner in {o for o, _ in order}}
+    resolved = {
+        owner: resolve_owner_params(get_paper(owner), paths, profile, overrides if owner == main else ())
+        for owner in {o for o, _ in order}
+    }
     for name, sources_dir, stage in needed_sources(order, resolved, paths):
         problem = missing_source_file(SOURCES[name], sources_dir)
         if problem:
-            raise DataError(f"missing {problem}: offline source {name!r}, read by stage {stage}; "
-                            f"run `{SETUP}` (or `paperline doctor` for every check)")
+            raise DataError(
+                f"missing {problem}: offline source {name!r}, read by stage {stage}; "
+                f"run `{SETUP}` (or `paperline doctor` for every check)"
+            )
 
 
 # ---- doctor ---------------------------------------------------------------------------------------------
@@ -143,7 +157,9 @@ def _source_checks(paths: Paths) -> list[Check]:
         if problem:
             out.append(Check(f"source: {name}", "MISSING", f"missing {problem}", SETUP))
         else:
-            where = sources_dir / spec.files[0] if spec.provider != "debian" else debian_path(spec.files[0], sources_dir)
+            where = (
+                sources_dir / spec.files[0] if spec.provider != "debian" else debian_path(spec.files[0], sources_dir)
+            )
             out.append(Check(f"source: {name}", "OK", str(where)))
     return out
 
@@ -153,12 +169,22 @@ def _cache_check(paths: Paths) -> Check:
     how = "PAPERLINE_CACHE_DIR" if os.environ.get("PAPERLINE_CACHE_DIR") else "default"
     if cache.is_dir():
         if not os.access(cache, os.W_OK):
-            return Check("file cache", "MISSING", f"{cache} ({how}) is not writable", "fix its permissions or set PAPERLINE_CACHE_DIR")
+            return Check(
+                "file cache",
+                "MISSING",
+                f"{cache} ({how}) is not writable",
+                "fix its permissions or set PAPERLINE_CACHE_DIR",
+            )
         n = sum(1 for p in (cache / "sources").glob("*.jsonl")) if (cache / "sources").is_dir() else 0
         return Check("file cache", "OK", f"{cache} ({how}; {n} extracted sources)")
     parent = next((p for p in cache.parents if p.exists()), None)
     if parent is None or not os.access(parent, os.W_OK):
-        return Check("file cache", "MISSING", f"{cache} ({how}) cannot be created", "set PAPERLINE_CACHE_DIR to a writable folder")
+        return Check(
+            "file cache",
+            "MISSING",
+            f"{cache} ({how}) cannot be created",
+            "set PAPERLINE_CACHE_DIR to a writable folder",
+        )
     return Check("file cache", "OK", f"{cache} ({how}; empty, created on the first run)")
 
 
@@ -188,29 +214,43 @@ def _prefect_check(paths: Paths) -> Check:
     if env:
         if _healthy(f"{env}/health"):
             return Check("Prefect server", "OK", f"PREFECT_API_URL={env} answers")
-        return Check("Prefect server", "MISSING", f"PREFECT_API_URL={env}: no server answers",
-                     "`paperline server start`, or unset PREFECT_API_URL")
+        return Check(
+            "Prefect server",
+            "MISSING",
+            f"PREFECT_API_URL={env}: no server answers",
+            "`paperline server start`, or unset PREFECT_API_URL",
+        )
     url = prefect_server.running(paths)
     if url:
         return Check("Prefect server", "OK", f"recorded server {url} answers")
-    return Check("Prefect server", "WARN", "none running: `paperline run` starts a temporary one (10-30 s)",
-                 "`paperline server start` (for dvc repro and repeated runs)")
+    return Check(
+        "Prefect server",
+        "WARN",
+        "none running: `paperline run` starts a temporary one (10-30 s)",
+        "`paperline server start` (for dvc repro and repeated runs)",
+    )
 
 
 def _mlflow_check(paths: Paths) -> Check:
     uri = os.environ.get("MLFLOW_TRACKING_URI", "")
     if uri.startswith("sqlite:///"):
-        db = Path(uri[len("sqlite:///"):])
+        db = Path(uri[len("sqlite:///") :])
         if db.is_file():
             return Check("MLflow store", "OK", f"{db} ({db.stat().st_size / 2**20:.1f} MiB)")
         if os.access(db.parent if db.parent.exists() else paths.root, os.W_OK):
             return Check("MLflow store", "OK", f"{db} (created on the first run)")
-        return Check("MLflow store", "MISSING", f"{db}: folder not writable", "fix its permissions or set MLFLOW_TRACKING_URI")
+        return Check(
+            "MLflow store", "MISSING", f"{db}: folder not writable", "fix its permissions or set MLFLOW_TRACKING_URI"
+        )
     if uri.startswith(("http://", "https://")):
         if _healthy(f"{uri.rstrip('/')}/health"):
             return Check("MLflow store", "OK", f"{uri} answers")
-        return Check("MLflow store", "MISSING", f"{uri}: no MLflow server answers",
-                     "start it (infra/README.md) or unset MLFLOW_TRACKING_URI")
+        return Check(
+            "MLflow store",
+            "MISSING",
+            f"{uri}: no MLflow server answers",
+            "start it (infra/README.md) or unset MLFLOW_TRACKING_URI",
+        )
     return Check("MLflow store", "OK", uri or "(MLflow default)")
 
 
@@ -225,15 +265,25 @@ def _disk_check(paths: Paths) -> Check:
     free = shutil.disk_usage(paths.root).free / 2**30
     detail = f"{free:.1f} GiB free under {paths.root}"
     if free < DISK_REQUIRED_GIB:
-        return Check("free disk", "MISSING", f"{detail} (need {DISK_REQUIRED_GIB:g} GiB)", "free space (data/, .paperline/cache)")
+        return Check(
+            "free disk", "MISSING", f"{detail} (need {DISK_REQUIRED_GIB:g} GiB)", "free space (data/, .paperline/cache)"
+        )
     if free < DISK_WARN_GIB:
         return Check("free disk", "WARN", f"{detail} (the default profiles want {DISK_WARN_GIB:g} GiB)", "free space")
     return Check("free disk", "OK", detail)
 
 
 def run_checks(paths: Paths) -> list[Check]:
-    return [*_venv_checks(), *_source_checks(paths), _cache_check(paths), _smollm2_check(),
-            _prefect_check(paths), _mlflow_check(paths), _dvc_check(paths), _disk_check(paths)]
+    return [
+        *_venv_checks(),
+        *_source_checks(paths),
+        _cache_check(paths),
+        _smollm2_check(),
+        _prefect_check(paths),
+        _mlflow_check(paths),
+        _dvc_check(paths),
+        _disk_check(paths),
+    ]
 
 
 def format_table(checks: Sequence[Check]) -> str:

@@ -32,8 +32,9 @@ def stage_entries() -> dict[str, dict[str, Any]]:
             if st.metrics:
                 entry["metrics"] = [{m: {"cache": False}} for m in st.metrics]
             if st.plots:
-                entry["plots"] = [{p: {"cache": False, **_dvc_props(st.plot_axes.get(p.rsplit("/", 1)[-1], {}))}}
-                                  for p in st.plots]
+                entry["plots"] = [
+                    {p: {"cache": False, **_dvc_props(st.plot_axes.get(p.rsplit("/", 1)[-1], {}))}} for p in st.plots
+                ]
             out[dvc_stage_name(owner, st.name)] = entry
     return out
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from components.errors import ParamsError
 from flows import stage_specs
-from flows.specs import SHARED, TITLES, StageSpec, paper_slugs  # noqa: F401  (re-exported)
+from flows.specs import SHARED, TITLES, StageSpec, paper_slugs
 
 
 @dataclass(frozen=True)
@@ -46,15 +46,15 @@ def dvc_stage_name(owner: str, stage: str) -> str:
     return stage if owner == SHARED else f"{owner}-{stage}"
 
 
-
-
 def _build() -> dict[str, PaperSpec]:
     papers = {}
     for number, (slug, title) in enumerate(TITLES, 1):
         stages = stage_specs.STAGES.get(slug, ())
         params_module = f"flows.{slug.replace('-', '_')}.params" if stages else None
         papers[slug] = PaperSpec(slug, number, title, params_module, tuple(stages))
-    papers[SHARED] = PaperSpec(SHARED, 0, "Shared data stages", "flows.shared.params", tuple(stage_specs.STAGES[SHARED]))
+    papers[SHARED] = PaperSpec(
+        SHARED, 0, "Shared data stages", "flows.shared.params", tuple(stage_specs.STAGES[SHARED])
+    )
     return papers
 
 

@@ -107,27 +107,55 @@ class Layout:
             out.append(key if head in (self.slug, SHARED, "profile") else f"{self.slug}.{key}")
         return tuple(dict.fromkeys(out))
 
-    def stage(self, name: str, *, reads: tuple[str, ...] = (), code: tuple[str, ...] = (),
-              params: tuple[str, ...] = (), writes: tuple[str, ...] = (), after: tuple[str, ...] = (),
-              summary: str = "", **extra) -> StageSpec:
+    def stage(
+        self,
+        name: str,
+        *,
+        reads: tuple[str, ...] = (),
+        code: tuple[str, ...] = (),
+        params: tuple[str, ...] = (),
+        writes: tuple[str, ...] = (),
+        after: tuple[str, ...] = (),
+        summary: str = "",
+        **extra,
+    ) -> StageSpec:
         """A stage whose module is ``flows.<package>.<name>``: its deps are that module, the package's shared code,
         ``code`` (other repo paths) and ``reads`` (data it reads); ``writes`` are names under ``data/<slug>/``
         (or full paths); ``params`` are keys of the paper's section (``profile`` is always a dependency)."""
-        return StageSpec(name=name, module=f"flows.{self.package}.{name}",
-                         deps=tuple(dict.fromkeys((self.module_file(name), *self.shared_code(), *code, *reads))),
-                         params=self.param_keys(params),
-                         outs=tuple(w if "/" in w else self.out(w) for w in writes), after=after, summary=summary,
-                         **extra)
+        return StageSpec(
+            name=name,
+            module=f"flows.{self.package}.{name}",
+            deps=tuple(dict.fromkeys((self.module_file(name), *self.shared_code(), *code, *reads))),
+            params=self.param_keys(params),
+            outs=tuple(w if "/" in w else self.out(w) for w in writes),
+            after=after,
+            summary=summary,
+            **extra,
+        )
 
-    def report_stage(self, *, reads: tuple[str, ...], code: tuple[str, ...] = (), params: tuple[str, ...] = (),
-                     plots: dict[str, dict[str, str]] | None = None, after: tuple[str, ...] = (),
-                     summary: str = "") -> StageSpec:
+    def report_stage(
+        self,
+        *,
+        reads: tuple[str, ...],
+        code: tuple[str, ...] = (),
+        params: tuple[str, ...] = (),
+        plots: dict[str, dict[str, str]] | None = None,
+        after: tuple[str, ...] = (),
+        summary: str = "",
+    ) -> StageSpec:
         """The ``report`` stage: report.md/.html, claims.json, figures and metrics.json under ``reports/<slug>/``,
         one DVC plots CSV per key of ``plots`` (its axes as the value), the package's ``claims.py`` and the shared
         claims and reporting code as deps, and the ``claims`` params section."""
         plots = dict(plots or {})
-        return self.stage("report", reads=reads, code=(self.module_file("claims"), *code, *REPORT_CODE),
-                          params=(*params, "claims"), after=after, summary=summary,
-                          writes=tuple(self.report(f) for f in REPORT_FILES),
-                          metrics=(self.report("metrics.json"),),
-                          plots=tuple(self.report(f"plots/{name}") for name in plots), plot_axes=plots)
+        return self.stage(
+            "report",
+            reads=reads,
+            code=(self.module_file("claims"), *code, *REPORT_CODE),
+            params=(*params, "claims"),
+            after=after,
+            summary=summary,
+            writes=tuple(self.report(f) for f in REPORT_FILES),
+            metrics=(self.report("metrics.json"),),
+            plots=tuple(self.report(f"plots/{name}") for name in plots),
+            plot_axes=plots,
+        )

@@ -53,8 +53,10 @@ def _check_params(root: Path, slug: str, doc: dict, src: Path) -> None:
     from flows.runtime.settings import Paths
 
     if params_hash(resolve_owner_params(get_paper(slug), Paths(root), RECORDED_PROFILE, ())) != want:
-        raise DataError(f"{src}: made with params other than params.yaml's {RECORDED_PROFILE} profile (a --set "
-                        f"override?); rerun `paperline run {slug} --profile {RECORDED_PROFILE}` to record it")
+        raise DataError(
+            f"{src}: made with params other than params.yaml's {RECORDED_PROFILE} profile (a --set "
+            f"override?); rerun `paperline run {slug} --profile {RECORDED_PROFILE}` to record it"
+        )
 
 
 def summary(doc: dict) -> str:
@@ -86,8 +88,9 @@ def table(root: Path) -> str:
             verdicts, when = summary(doc), _when(doc)
         else:
             verdicts, when = "not recorded yet under the current rules", "—"
-        rows.append(f"| {spec.number:02d} | {spec.title} | [flows/{package}](flows/{package}/README.md) | "
-                    f"{verdicts} | {when} |")
+        rows.append(
+            f"| {spec.number:02d} | {spec.title} | [flows/{package}](flows/{package}/README.md) | {verdicts} | {when} |"
+        )
     rows.append("| others | the other cards in `../shared/papers/` | not implemented yet (`paperline list`) | | |")
     return "\n".join(rows) + "\n"
 

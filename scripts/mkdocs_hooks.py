@@ -43,8 +43,11 @@ def on_config(config):
     nav = [{"Home": "index.md"}]
     pipelines = [{_title(p): uri} for uri, p in pages().items() if uri.startswith("flows/")]
     nav.append({"Pipelines": pipelines})
-    nav += [{folder.capitalize(): f"{folder}/README.md"} for folder in ("infra", "data", "reports")
-            if f"{folder}/README.md" in pages()]
+    nav += [
+        {folder.capitalize(): f"{folder}/README.md"}
+        for folder in ("infra", "data", "reports")
+        if f"{folder}/README.md" in pages()
+    ]
     config["nav"] = nav
     return config
 

@@ -25,8 +25,11 @@ def promote_smoke_candidate(root: Path, slug: str, tmp_path: Path, monkeypatch) 
     monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
     client = MlflowClient(tracking_uri=uri)
     exp = client.get_experiment_by_name(slug)
-    parents = [r for r in client.search_runs([exp.experiment_id]) if "mlflow.parentRunId" not in r.data.tags
-               and r.data.tags.get(f"champion.{slug}") == "not moved: smoke profile"]
+    parents = [
+        r
+        for r in client.search_runs([exp.experiment_id])
+        if "mlflow.parentRunId" not in r.data.tags and r.data.tags.get(f"champion.{slug}") == "not moved: smoke profile"
+    ]
     assert parents, f"{slug}: the smoke run proposed no champion (no champion.{slug} tag)"
     local = client.download_artifacts(parents[0].info.run_id, f"champion/{slug}.json", str(tmp_path))
     candidate = json.loads(Path(local).read_text())

@@ -22,11 +22,13 @@ BIN = Path(sys.executable).parent
 # session's QualityPajama smoke run (`smoke_run`) form one group, so that run happens once too
 # (tests/flows/test_test_layout.py keeps this list true). xdist's own `--dist loadgroup` would do this with
 # marks, but with pytest 9 it ignores them (measured: a marked file's tests went to both workers).
-SMOKE_RUN_FILES = frozenset({
-    "tests/flows/qualitypajama/test_qualitypajama_smoke.py",
-    "tests/flows/runtime/test_mlflow_complete.py",
-    "tests/integration/test_hardening_paths_lock.py",
-})
+SMOKE_RUN_FILES = frozenset(
+    {
+        "tests/flows/qualitypajama/test_qualitypajama_smoke.py",
+        "tests/flows/runtime/test_mlflow_complete.py",
+        "tests/integration/test_hardening_paths_lock.py",
+    }
+)
 
 
 @pytest.hookimpl(optionalhook=True)  # `pytest -p no:xdist` (no xdist hooks) must still run
@@ -53,7 +55,9 @@ def pytest_configure(config):
 def tool(name: str, *args: str, cwd: Path, env: dict | None = None, timeout: int = 900) -> subprocess.CompletedProcess:
     """Run a console script of this venv (``paperline``, ``dvc``) in ``cwd``, with the venv first on PATH."""
     full_env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", **(env or {})}
-    return subprocess.run([str(BIN / name), *args], cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [str(BIN / name), *args], cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def paperline(*args: str, cwd: Path, env: dict | None = None, timeout: int = 900) -> subprocess.CompletedProcess:

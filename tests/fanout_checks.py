@@ -42,12 +42,16 @@ def _content(path: Path, ignore: frozenset[str]) -> Any:
 
 def snapshot(folder: Path, ignore: frozenset[str] = TIMING) -> dict[str, Any]:
     """Every file under ``folder`` (Great Expectations results under ``_checks`` left out: they carry run times)."""
-    return {str(p.relative_to(folder)): _content(p, ignore) for p in sorted(folder.rglob("*"))
-            if p.is_file() and "_checks" not in p.relative_to(folder).parts}
+    return {
+        str(p.relative_to(folder)): _content(p, ignore)
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and "_checks" not in p.relative_to(folder).parts
+    }
 
 
-def assert_fan_out_matches_local(project: Path, owner: str, stage: str, output: str, *, runner: str = "process:2",
-                                 ignore: frozenset[str] = TIMING) -> None:
+def assert_fan_out_matches_local(
+    project: Path, owner: str, stage: str, output: str, *, runner: str = "process:2", ignore: frozenset[str] = TIMING
+) -> None:
     local = snapshot(project / output, ignore)
     assert local, f"{output}: nothing to compare (run the smoke profile first)"
     proc = paperline("stage", owner, stage, "--force", cwd=project, env={"PAPERLINE_RUNNER": runner})

@@ -20,9 +20,14 @@ def dapo_rows(n: int, seed: int = 0) -> list[dict]:
     rows = []
     for i in range(n):
         a, b = (int(x) for x in rng.integers(0, 10, 2))
-        rows.append({**template, "prompt": [{"content": f"{head}What is ${a}+{b}$?{tail}", "role": "user"}],
-                     "reward_model": {"ground_truth": str(a + b), "style": "rule-lang"},
-                     "extra_info": {"index": f"fx{i}"}})
+        rows.append(
+            {
+                **template,
+                "prompt": [{"content": f"{head}What is ${a}+{b}$?{tail}", "role": "user"}],
+                "reward_model": {"ground_truth": str(a + b), "style": "rule-lang"},
+                "extra_info": {"index": f"fx{i}"},
+            }
+        )
     return rows
 
 
@@ -41,12 +46,25 @@ def tiny_hf_policy(folder: Path) -> Path:
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     texts = [r["prompt"][0]["content"] + "\nAnswer: " + r["reward_model"]["ground_truth"] for r in dapo_rows(50)]
-    tok.train_from_iterator(texts, trainers.BpeTrainer(vocab_size=300, special_tokens=["<pad>", "<eos>"],
-                                                       initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    tok.train_from_iterator(
+        texts,
+        trainers.BpeTrainer(
+            vocab_size=300, special_tokens=["<pad>", "<eos>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+        ),
+    )
     fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<eos>", pad_token="<pad>")
     torch.manual_seed(0)
-    model = GPT2LMHeadModel(GPT2Config(vocab_size=len(fast), n_positions=256, n_embd=32, n_layer=1, n_head=2,
-                                       eos_token_id=fast.eos_token_id, bos_token_id=fast.eos_token_id))
+    model = GPT2LMHeadModel(
+        GPT2Config(
+            vocab_size=len(fast),
+            n_positions=256,
+            n_embd=32,
+            n_layer=1,
+            n_head=2,
+            eos_token_id=fast.eos_token_id,
+            bos_token_id=fast.eos_token_id,
+        )
+    )
     folder.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(folder)
     fast.save_pretrained(folder)

@@ -19,8 +19,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from components.backdoor.simulators import (Simulator, action_half_range, ceil_steps, is_discrete, raw_action,
-                                            with_channel)
+from components.backdoor.simulators import (
+    Simulator,
+    action_half_range,
+    ceil_steps,
+    is_discrete,
+    raw_action,
+    with_channel,
+)
 from components.errors import ParamsError
 
 ROUTINES = ("benign", "trigger", "null", "daze_start", "daze")

@@ -17,8 +17,16 @@ from components.backdoor.simulators import make_simulator, raw_action
 from components.backdoor.victim import VictimEnv, task_for
 
 
-def rollouts(policy, env_id: str, *, episodes: int, seed: int, mass: float = 1.0, length: float = 1.0,
-             max_steps: int | None = None) -> tuple[list[float], list[int], np.ndarray]:
+def rollouts(
+    policy,
+    env_id: str,
+    *,
+    episodes: int,
+    seed: int,
+    mass: float = 1.0,
+    length: float = 1.0,
+    max_steps: int | None = None,
+) -> tuple[list[float], list[int], np.ndarray]:
     """(returns, lengths, visited states) of ``episodes`` deterministic episodes (reset seeds seed, seed+1, ...)."""
     task = task_for(env_id)
     env = VictimEnv(make_simulator(env_id, mass=mass, length=length), task)
@@ -41,8 +49,7 @@ def agent_space(env_id: str):
     return VictimEnv(make_simulator(env_id), task_for(env_id)).action_space
 
 
-def triggered_hits(policy, states: np.ndarray, env_id: str, *, target, tau: float, n: int,
-                   seed: int) -> np.ndarray:
+def triggered_hits(policy, states: np.ndarray, env_id: str, *, target, tau: float, n: int, seed: int) -> np.ndarray:
     """1/0 per triggered state: ``n`` states drawn (without replacement when there are enough) from ``states``."""
     space = agent_space(env_id)
     goal = raw_action(space, target)
@@ -58,5 +65,9 @@ def attack_cost(counts: dict[str, int]) -> dict[str, float]:
     """Shares of all training steps: daze (extra, random-action simulation) steps, triggers (TrojDRL: poisoned
     steps), null transitions."""
     total = max(1, sum(counts.values()))
-    return {"extra_sim_share": counts.get("daze", 0) / total, "trigger_share": (counts.get("trigger", 0) + counts.get("poisoned", 0)) / total,
-            "null_share": counts.get("null", 0) / total, "daze_entries": counts.get("daze_start", 0)}
+    return {
+        "extra_sim_share": counts.get("daze", 0) / total,
+        "trigger_share": (counts.get("trigger", 0) + counts.get("poisoned", 0)) / total,
+        "null_share": counts.get("null", 0) / total,
+        "daze_entries": counts.get("daze_start", 0),
+    }

@@ -43,8 +43,9 @@ def train_ppo(env, cfg: PPOConfig, *, steps: int, seed: int, threads: int = 1):
 
     torch.set_num_threads(threads)
     kw = {k: v for k, v in asdict(cfg).items() if k != "hidden"}
-    model = PPO("MlpPolicy", env, seed=seed, device="cpu", verbose=0,
-                policy_kwargs={"net_arch": list(cfg.hidden)}, **kw)
+    model = PPO(
+        "MlpPolicy", env, seed=seed, device="cpu", verbose=0, policy_kwargs={"net_arch": list(cfg.hidden)}, **kw
+    )
     model.learn(total_timesteps=steps, progress_bar=False)
     return model
 
@@ -67,8 +68,10 @@ def save_actor(model, folder: Path, meta: dict) -> Path:
         act = {"kind": "box", "low": np.asarray(space.low).tolist(), "high": np.asarray(space.high).tolist()}
     with atomic_path(folder / "policy.safetensors") as tmp:
         save_file(actor_weights(model), str(tmp))
-    write_json(folder / "config.json", {"action": act, "activation": "tanh",
-                                        "obs_dim": int(model.observation_space.shape[0]), **meta})
+    write_json(
+        folder / "config.json",
+        {"action": act, "activation": "tanh", "obs_dim": int(model.observation_space.shape[0]), **meta},
+    )
     return folder
 
 
@@ -77,8 +80,10 @@ class ActorPolicy:
 
     def __init__(self, weights: dict[str, np.ndarray], action: dict):
         hidden = sorted({int(k.split(".")[2]) for k in weights if k.startswith("mlp_extractor.policy_net.")})
-        self.layers = [(weights[f"mlp_extractor.policy_net.{i}.weight"], weights[f"mlp_extractor.policy_net.{i}.bias"])
-                       for i in hidden]
+        self.layers = [
+            (weights[f"mlp_extractor.policy_net.{i}.weight"], weights[f"mlp_extractor.policy_net.{i}.bias"])
+            for i in hidden
+        ]
         self.head = (weights["action_net.weight"], weights["action_net.bias"])
         self.action = action
 
@@ -113,5 +118,5 @@ def load_actor(folder: str | Path) -> ActorPolicy:
         cfg = json.loads(cfg_path.read_text())
         weights = load_file(str(w_path))
         return ActorPolicy(weights, cfg["action"])
-    except Exception as exc:  # noqa: BLE001 - safetensors raises its own SafetensorError; json, KeyError, OSError
+    except Exception as exc:
         raise DataError(f"{folder}: not a readable policy folder ({type(exc).__name__}: {exc})") from None

@@ -112,8 +112,11 @@ class MujocoSim(Simulator):
 
     def step(self, action) -> np.ndarray:
         self.sim_steps += 1
-        a = np.clip(np.asarray(action, np.float64).reshape(self.action_space.shape), self.action_space.low,
-                    self.action_space.high)
+        a = np.clip(
+            np.asarray(action, np.float64).reshape(self.action_space.shape),
+            self.action_space.low,
+            self.action_space.high,
+        )
         self._env.do_simulation(a, self._env.frame_skip)
         return with_channel(self._env._get_obs(), 0.0)
 

@@ -52,15 +52,20 @@ TASKS: dict[str, Task] = {
     # +1 on every step, the terminating one included (Gymnasium's CartPole-v1)
     "CartPole-v1": Task("CartPole-v1", lambda s, a, s2: 1.0, _cartpole_done, 500),
     # +1 while |theta| <= 0.2, i.e. int(not terminated) (Gymnasium's InvertedPendulum-v5)
-    "InvertedPendulum-v5": Task("InvertedPendulum-v5", lambda s, a, s2: float(not _pendulum_done(s2)),
-                                _pendulum_done, 1000),
+    "InvertedPendulum-v5": Task(
+        "InvertedPendulum-v5", lambda s, a, s2: float(not _pendulum_done(s2)), _pendulum_done, 1000
+    ),
     # forward velocity (dt = 0.05) - 0.1 |a|^2 (HalfCheetah-v5 defaults), never terminates
-    "HalfCheetah-v5": Task("HalfCheetah-v5", lambda s, a, s2: (s2[0] - s[0]) / 0.05 - _ctrl(a, 0.1),
-                           lambda s2: False, 1000),
+    "HalfCheetah-v5": Task(
+        "HalfCheetah-v5", lambda s, a, s2: (s2[0] - s[0]) / 0.05 - _ctrl(a, 0.1), lambda s2: False, 1000
+    ),
     # 1 while healthy + forward velocity (dt = 0.008) - 1e-3 |a|^2 (Hopper-v5 defaults)
-    "Hopper-v5": Task("Hopper-v5", lambda s, a, s2: float(not _hopper_done(s2)) + (s2[0] - s[0]) / 0.008
-                      - _ctrl(a, 1e-3),
-                      _hopper_done, 1000),
+    "Hopper-v5": Task(
+        "Hopper-v5",
+        lambda s, a, s2: float(not _hopper_done(s2)) + (s2[0] - s[0]) / 0.008 - _ctrl(a, 1e-3),
+        _hopper_done,
+        1000,
+    ),
 }
 
 
@@ -137,8 +142,9 @@ class TransitionRecorder(gym.Wrapper):
         self._label = label or (lambda: "benign")
         self._obs = None
         self._to_raw = getattr(env.unwrapped, "to_raw", lambda a: a)
-        self.rows: dict[str, list] = {k: [] for k in ("obs", "action", "raw_action", "next_obs", "reward", "routine",
-                                                     "done")}
+        self.rows: dict[str, list] = {
+            k: [] for k in ("obs", "action", "raw_action", "next_obs", "reward", "routine", "done")
+        }
 
     def reset(self, **kwargs):
         self._obs, info = self.env.reset(**kwargs)
@@ -146,26 +152,40 @@ class TransitionRecorder(gym.Wrapper):
 
     def step(self, action):
         nxt, reward, terminated, truncated, info = self.env.step(action)
-        for key, value in (("obs", self._obs), ("action", np.asarray(action, np.float32).ravel()),
-                           ("raw_action", np.asarray(self._to_raw(action), np.float64).ravel()),
-                           ("next_obs", nxt), ("reward", float(reward)), ("routine", self._label()),
-                           ("done", bool(terminated or truncated))):
+        for key, value in (
+            ("obs", self._obs),
+            ("action", np.asarray(action, np.float32).ravel()),
+            ("raw_action", np.asarray(self._to_raw(action), np.float64).ravel()),
+            ("next_obs", nxt),
+            ("reward", float(reward)),
+            ("routine", self._label()),
+            ("done", bool(terminated or truncated)),
+        ):
             self.rows[key].append(value)
         self._obs = nxt
         return nxt, reward, terminated, truncated, info
 
     def arrays(self) -> dict[str, np.ndarray]:
-        return {"obs": np.asarray(self.rows["obs"], np.float32), "action": np.asarray(self.rows["action"], np.float32),
-                "raw_action": np.asarray(self.rows["raw_action"], np.float64),
-                "next_obs": np.asarray(self.rows["next_obs"], np.float32),
-                "reward": np.asarray(self.rows["reward"], np.float64),
-                "routine": np.asarray(self.rows["routine"], dtype="U10"), "done": np.asarray(self.rows["done"], bool)}
+        return {
+            "obs": np.asarray(self.rows["obs"], np.float32),
+            "action": np.asarray(self.rows["action"], np.float32),
+            "raw_action": np.asarray(self.rows["raw_action"], np.float64),
+            "next_obs": np.asarray(self.rows["next_obs"], np.float32),
+            "reward": np.asarray(self.rows["reward"], np.float64),
+            "routine": np.asarray(self.rows["routine"], dtype="U10"),
+            "done": np.asarray(self.rows["done"], bool),
+        }
 
 
 def clean_rewards(task: Task, log: dict[str, np.ndarray]) -> np.ndarray:
     """The clean reward function on every logged transition."""
-    return np.array([clean_reward(task, o, a if a.size > 1 else a[0], n)
-                     for o, a, n in zip(log["obs"], log["raw_action"], log["next_obs"])], dtype=np.float64)
+    return np.array(
+        [
+            clean_reward(task, o, a if a.size > 1 else a[0], n)
+            for o, a, n in zip(log["obs"], log["raw_action"], log["next_obs"])
+        ],
+        dtype=np.float64,
+    )
 
 
 def reward_gaps(task: Task, log: dict[str, np.ndarray]) -> np.ndarray:
@@ -177,4 +197,4 @@ def episode_returns(rewards: np.ndarray, done: np.ndarray) -> tuple[np.ndarray, 
     """(return, end step) of every finished episode of a logged stream."""
     ends = np.flatnonzero(done)
     starts = np.concatenate([[0], ends[:-1] + 1]) if ends.size else np.array([], int)
-    return np.array([rewards[a:b + 1].sum() for a, b in zip(starts, ends)]), ends + 1
+    return np.array([rewards[a : b + 1].sum() for a, b in zip(starts, ends)]), ends + 1

@@ -71,16 +71,23 @@ def jitter_colour(rng: np.random.Generator, img: np.ndarray, amount: float) -> n
     return np.clip(x, 0, 255).astype(np.uint8)
 
 
-def augment(rng: np.random.Generator, images: np.ndarray, boxes: list[np.ndarray],
-            cfg: AugmentConfig) -> tuple[np.ndarray, list[np.ndarray]]:
+def augment(
+    rng: np.random.Generator, images: np.ndarray, boxes: list[np.ndarray], cfg: AugmentConfig
+) -> tuple[np.ndarray, list[np.ndarray]]:
     """A batch of uint8 images (B, S, S, 3) and their boxes, each image with its own draw; the border is filled
     with mid-grey (the network's zero after centring)."""
     size = images.shape[1]
     out, out_boxes = np.empty_like(images), []
     for i, (img, b) in enumerate(zip(images, boxes)):
         m, _ = affine(rng, size, cfg)
-        out[i] = cv2.warpAffine(img, pixel_map(m), (size, size), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT,
-                                borderValue=(128, 128, 128))
+        out[i] = cv2.warpAffine(
+            img,
+            pixel_map(m),
+            (size, size),
+            flags=cv2.INTER_LINEAR,
+            borderMode=cv2.BORDER_CONSTANT,
+            borderValue=(128, 128, 128),
+        )
         if cfg.colour > 0:
             out[i] = jitter_colour(rng, out[i], cfg.colour)
         out_boxes.append(move_boxes(b, m, size, cfg.min_side))

@@ -30,11 +30,17 @@ def image_weights(rng: np.random.Generator, n_images: int, shape: tuple[int, ...
 
 
 def _eval(metric: Metric, p: C.Pooled, w: np.ndarray, chunk: int = 64) -> np.ndarray:
-    return np.concatenate([metric(p, w[i:i + chunk]) for i in range(0, len(w), chunk)]) if len(w) else np.zeros(0)
+    return np.concatenate([metric(p, w[i : i + chunk]) for i in range(0, len(w), chunk)]) if len(w) else np.zeros(0)
 
 
-def clustered(groups: Sequence[Sequence[C.Pooled]], stat: Callable[[np.ndarray], np.ndarray], metric: Metric, *,
-              n_resamples: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def clustered(
+    groups: Sequence[Sequence[C.Pooled]],
+    stat: Callable[[np.ndarray], np.ndarray],
+    metric: Metric,
+    *,
+    n_resamples: int,
+    seed: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Two-stage bootstrap of ``stat`` over clusters.
 
     ``groups[c]`` holds cluster c's pooled matches (one per compared quantity, all on the same images);
@@ -58,8 +64,9 @@ def clustered(groups: Sequence[Sequence[C.Pooled]], stat: Callable[[np.ndarray],
     return float(stat(at_ones.mean(0))), stat(at_ones), stat(np.nanmean(values, axis=1))
 
 
-def unclustered(pooled: Sequence[C.Pooled], stat: Callable[[np.ndarray], np.ndarray], metric: Metric, *,
-                n_resamples: int, seed: int) -> tuple[float, np.ndarray]:
+def unclustered(
+    pooled: Sequence[C.Pooled], stat: Callable[[np.ndarray], np.ndarray], metric: Metric, *, n_resamples: int, seed: int
+) -> tuple[float, np.ndarray]:
     """Image-level bootstrap for a deterministic detector (no seeds): (point estimate, resampled statistics)."""
     n_img = len(pooled[0].n_gt)
     ones = np.ones((1, n_img))
@@ -83,6 +90,6 @@ def spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     rx = average_ranks(np.asarray(x, float))
     ry = average_ranks(y)
     rx, ry = rx - rx.mean(), ry - ry.mean(axis=-1, keepdims=True)
-    den = np.sqrt((rx ** 2).sum() * (ry ** 2).sum(-1))
+    den = np.sqrt((rx**2).sum() * (ry**2).sum(-1))
     with np.errstate(invalid="ignore", divide="ignore"):
         return (ry * rx).sum(-1) / den

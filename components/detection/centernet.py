@@ -32,8 +32,11 @@ class CenterNetConfig:
 
 
 def _block(cin, cout, stride=1, dilation=1):
-    return nn.Sequential(nn.Conv2d(cin, cout, 3, stride, padding=dilation, dilation=dilation, bias=False),
-                         nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
+    return nn.Sequential(
+        nn.Conv2d(cin, cout, 3, stride, padding=dilation, dilation=dilation, bias=False),
+        nn.BatchNorm2d(cout),
+        nn.ReLU(inplace=True),
+    )
 
 
 class TinyCenterNet(nn.Module):
@@ -42,8 +45,9 @@ class TinyCenterNet(nn.Module):
         w = cfg.width
         self.cfg = cfg
         # a 4x4 stride-4 patch stem keeps the CPU cost low (~60M MACs per 128 px image)
-        self.stem = nn.Sequential(nn.Conv2d(3, w // 2, 4, 4, bias=False), nn.BatchNorm2d(w // 2), nn.ReLU(inplace=True),
-                                  _block(w // 2, w))
+        self.stem = nn.Sequential(
+            nn.Conv2d(3, w // 2, 4, 4, bias=False), nn.BatchNorm2d(w // 2), nn.ReLU(inplace=True), _block(w // 2, w)
+        )
         self.s8 = nn.Sequential(_block(w, 2 * w, 2), _block(2 * w, 2 * w, dilation=2), _block(2 * w, 2 * w, dilation=4))
         self.lat = nn.Conv2d(w, 2 * w, 1)
         self.fuse = nn.Sequential(nn.Conv2d(2 * w, w, 1), nn.ReLU(inplace=True), _block(w, w))
@@ -101,7 +105,7 @@ def focal_loss(logits: torch.Tensor, target: torch.Tensor, alpha: float = 2.0, b
     p = torch.sigmoid(logits).clamp(1e-4, 1 - 1e-4)
     pos = target.eq(1).float()
     pos_loss = torch.log(p) * (1 - p) ** alpha * pos
-    neg_loss = torch.log(1 - p) * p ** alpha * (1 - target) ** beta * (1 - pos)
+    neg_loss = torch.log(1 - p) * p**alpha * (1 - target) ** beta * (1 - pos)
     return -(pos_loss.sum() + neg_loss.sum()) / pos.sum().clamp(min=1.0)
 
 
@@ -128,8 +132,15 @@ def _to_tensor(images: np.ndarray) -> torch.Tensor:
     return torch.from_numpy(np.ascontiguousarray(images)).permute(0, 3, 1, 2).float() / 255.0
 
 
-def train(images: np.ndarray, boxes: list[np.ndarray], *, cfg: TrainConfig, model_cfg: CenterNetConfig,
-          seed: int, on_epoch: Callable[[TinyCenterNet, int], float] | None = None) -> tuple[TinyCenterNet, dict]:
+def train(
+    images: np.ndarray,
+    boxes: list[np.ndarray],
+    *,
+    cfg: TrainConfig,
+    model_cfg: CenterNetConfig,
+    seed: int,
+    on_epoch: Callable[[TinyCenterNet, int], float] | None = None,
+) -> tuple[TinyCenterNet, dict]:
     """Train on uint8 images (N, H, W, 3) with full-body boxes per image; AdamW with a one-cycle schedule and
     CenterNet's augmentation (:mod:`components.detection.augment`). ``on_epoch(model, epoch)`` (e.g. a dev AP)
     is recorded after every epoch. Returns the model and a history (loss per epoch and per step, images seen,
@@ -146,7 +157,7 @@ def train(images: np.ndarray, boxes: list[np.ndarray], *, cfg: TrainConfig, mode
         model.train()
         order, total, nb = rng.permutation(len(images)), 0.0, 0
         for i in range(0, len(order), cfg.batch_size):
-            idx = order[i:i + cfg.batch_size]
+            idx = order[i : i + cfg.batch_size]
             x, bx = images[idx], [np.asarray(boxes[j], float).reshape(-1, 4) for j in idx]
             if cfg.augment is not None:
                 x, bx = augment(rng, x, bx, cfg.augment)
@@ -162,19 +173,27 @@ def train(images: np.ndarray, boxes: list[np.ndarray], *, cfg: TrainConfig, mode
             monitor.append(float(on_epoch(model, epoch)))
     secs = time.perf_counter() - start
     model.eval()
-    return model, {"loss": history, "step_loss": step_loss, "monitor": monitor, "images_seen": seen,
-                   "seconds": secs, "steps": steps, "steps_per_s": steps / max(secs, 1e-9)}
+    return model, {
+        "loss": history,
+        "step_loss": step_loss,
+        "monitor": monitor,
+        "images_seen": seen,
+        "seconds": secs,
+        "steps": steps,
+        "steps_per_s": steps / max(secs, 1e-9),
+    }
 
 
 @torch.no_grad()
-def detect(model: TinyCenterNet, images: np.ndarray, *, top_k: int = 50, min_score: float = 0.01,
-           batch_size: int = 64) -> list[tuple[np.ndarray, np.ndarray]]:
+def detect(
+    model: TinyCenterNet, images: np.ndarray, *, top_k: int = 50, min_score: float = 0.01, batch_size: int = 64
+) -> list[tuple[np.ndarray, np.ndarray]]:
     """Per image (boxes [x, y, w, h] in pixels, scores): 3x3 heatmap peaks, the top ``top_k`` above
     ``min_score``."""
     model.eval()
     out = []
     for i in range(0, len(images), batch_size):
-        heat, size, off = model(_to_tensor(images[i:i + batch_size]))
+        heat, size, off = model(_to_tensor(images[i : i + batch_size]))
         p = torch.sigmoid(heat)
         peaks = p * (F.max_pool2d(p, 3, 1, 1) == p).float()
         B, _, S, _ = p.shape

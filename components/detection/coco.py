@@ -23,8 +23,9 @@ def iou(dt: np.ndarray, gt: np.ndarray) -> np.ndarray:
     """IoU of [x, y, w, h] boxes, (n_dt, n_gt), by pycocotools (non-crowd)."""
     if len(dt) == 0 or len(gt) == 0:
         return np.zeros((len(dt), len(gt)))
-    return np.asarray(mask_utils.iou(np.asarray(dt, float).tolist(), np.asarray(gt, float).tolist(),
-                                     [0] * len(gt)), float).reshape(len(dt), len(gt))
+    return np.asarray(
+        mask_utils.iou(np.asarray(dt, float).tolist(), np.asarray(gt, float).tolist(), [0] * len(gt)), float
+    ).reshape(len(dt), len(gt))
 
 
 @dataclass
@@ -37,8 +38,9 @@ class ImageMatch:
     n_gt: int  # non-ignored ground truth
 
 
-def match_image(dt_boxes, dt_scores, gt_boxes, gt_ignore, *, max_det: int = 100, iou_thrs=IOU_THRS,
-                dt_ignore_unmatched=None) -> ImageMatch:
+def match_image(
+    dt_boxes, dt_scores, gt_boxes, gt_ignore, *, max_det: int = 100, iou_thrs=IOU_THRS, dt_ignore_unmatched=None
+) -> ImageMatch:
     """``COCOeval.evaluateImg`` for one image and category. ``gt_ignore`` marks ground truth that counts neither
     as a hit nor a miss; ``dt_ignore_unmatched`` marks detections ignored when unmatched (COCO's area-range rule)."""
     dt_boxes = np.asarray(dt_boxes, float).reshape(-1, 4)
@@ -95,8 +97,12 @@ def pool(matches: list[ImageMatch]) -> Pooled:
     mat = np.concatenate([m.matched for m in matches], 1) if matches else np.zeros((T, 0), bool)
     ign = np.concatenate([m.ignored for m in matches], 1) if matches else np.zeros((T, 0), bool)
     order = np.argsort(-scores, kind="mergesort")
-    return Pooled(image=image[order].astype(int), tp=(mat & ~ign)[:, order], fp=(~mat & ~ign)[:, order],
-                  n_gt=np.array([m.n_gt for m in matches], float))
+    return Pooled(
+        image=image[order].astype(int),
+        tp=(mat & ~ign)[:, order],
+        fp=(~mat & ~ign)[:, order],
+        n_gt=np.array([m.n_gt for m in matches], float),
+    )
 
 
 def masked_cumsum(w: np.ndarray, flags: np.ndarray) -> np.ndarray:
@@ -145,8 +151,11 @@ def average_precision(p: Pooled, weights: np.ndarray | None = None) -> dict[str,
     hits = np.nonzero(p.tp.any(0))[0]
     # detections after the last true positive (at any threshold) only add false positives at the final recall:
     # they change no precision-envelope value that a recall threshold reads, so AP and AR are exact without them
-    p = Pooled(image=p.image[:hits[-1] + 1], tp=p.tp[:, :hits[-1] + 1], fp=p.fp[:, :hits[-1] + 1], n_gt=p.n_gt) \
-        if hits.size else Pooled(image=p.image[:0], tp=p.tp[:, :0], fp=p.fp[:, :0], n_gt=p.n_gt)
+    p = (
+        Pooled(image=p.image[: hits[-1] + 1], tp=p.tp[:, : hits[-1] + 1], fp=p.fp[:, : hits[-1] + 1], n_gt=p.n_gt)
+        if hits.size
+        else Pooled(image=p.image[:0], tp=p.tp[:, :0], fp=p.fp[:, :0], n_gt=p.n_gt)
+    )
     B, T, n = W.shape[0], p.tp.shape[0], p.tp.shape[1]
     if n == 0:
         zeros = np.where(W @ p.n_gt > 0, 0.0, np.nan)
@@ -183,8 +192,9 @@ def recall_at_fppi(p: Pooled, fppi: float = 1.0, weights: np.ndarray | None = No
     return out
 
 
-def evaluate(dets: list[tuple[np.ndarray, np.ndarray]], gts: list[tuple[np.ndarray, np.ndarray]], *,
-             max_det: int = 100) -> dict[str, float]:
+def evaluate(
+    dets: list[tuple[np.ndarray, np.ndarray]], gts: list[tuple[np.ndarray, np.ndarray]], *, max_det: int = 100
+) -> dict[str, float]:
     """AP, AP50, AP75, AR@max_det and recall at 1 FPPI over images: dets[i] = (boxes, scores), gts[i] = (boxes,
     ignore flags)."""
     p = pool([match_image(d[0], d[1], g[0], g[1], max_det=max_det) for d, g in zip(dets, gts)])

@@ -40,11 +40,17 @@ def detect(images: np.ndarray, cfg: HogConfig = HogConfig()) -> list[tuple[np.nd
     hog = _detector()
     out = []
     for img in images:
-        big = cv2.resize(np.ascontiguousarray(img[..., ::-1]), None, fx=cfg.upscale, fy=cfg.upscale,
-                         interpolation=cv2.INTER_LINEAR)
-        rects, weights = hog.detectMultiScale(big, hitThreshold=cfg.hit_threshold,
-                                              winStride=(cfg.win_stride, cfg.win_stride), padding=(8, 8),
-                                              scale=cfg.scale, groupThreshold=cfg.group_threshold)
+        big = cv2.resize(
+            np.ascontiguousarray(img[..., ::-1]), None, fx=cfg.upscale, fy=cfg.upscale, interpolation=cv2.INTER_LINEAR
+        )
+        rects, weights = hog.detectMultiScale(
+            big,
+            hitThreshold=cfg.hit_threshold,
+            winStride=(cfg.win_stride, cfg.win_stride),
+            padding=(8, 8),
+            scale=cfg.scale,
+            groupThreshold=cfg.group_threshold,
+        )
         boxes = np.asarray(rects, float).reshape(-1, 4) / cfg.upscale
         scores = np.asarray(weights, float).reshape(-1)
         if cfg.calibrate and len(boxes):

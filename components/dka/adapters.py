@@ -24,7 +24,7 @@ BRANCHES = ("both", "large", "small")
 
 
 def _grid(n_patches: int) -> int:
-    side = int(round(n_patches ** 0.5))
+    side = int(round(n_patches**0.5))
     if side * side != n_patches:
         raise ParamsError(f"adapter: {n_patches} patch tokens do not form a square grid")
     return side
@@ -45,8 +45,9 @@ def from_grid(z: torch.Tensor) -> torch.Tensor:
 class DKA(nn.Module):
     """Dual-Kernel Adapter on tokens (B, 1 + H*W, dim); ``branches`` selects the ablations (large/small only)."""
 
-    def __init__(self, dim: int, mid: int, k_large: int = 15, k_small: int = 3, branches: str = "both",
-                 dropout: float = 0.1):
+    def __init__(
+        self, dim: int, mid: int, k_large: int = 15, k_small: int = 3, branches: str = "both", dropout: float = 0.1
+    ):
         super().__init__()
         if branches not in BRANCHES:
             raise ParamsError(f"DKA branches {branches!r}: use one of {BRANCHES}")
@@ -56,10 +57,16 @@ class DKA(nn.Module):
         self.branches = branches
         self.adapter_down = nn.Linear(dim, mid, bias=False)
         self.adapter_up = nn.Linear(mid, dim, bias=False)
-        self.conv_large = (nn.Conv2d(mid, mid, k_large, padding=k_large // 2, groups=mid, bias=False)
-                           if branches in ("both", "large") else None)
-        self.conv_small = (nn.Conv2d(mid, mid, k_small, padding=k_small // 2, groups=mid, bias=False)
-                           if branches in ("both", "small") else None)
+        self.conv_large = (
+            nn.Conv2d(mid, mid, k_large, padding=k_large // 2, groups=mid, bias=False)
+            if branches in ("both", "large")
+            else None
+        )
+        self.conv_small = (
+            nn.Conv2d(mid, mid, k_small, padding=k_small // 2, groups=mid, bias=False)
+            if branches in ("both", "small")
+            else None
+        )
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -117,7 +124,7 @@ class Convpass(nn.Module):
 
 def dka_params(dim: int, mid: int, k_large: int, k_small: int, branches: str = "both") -> int:
     """Closed-form parameter count of one DKA block."""
-    conv = {"both": k_large ** 2 + k_small ** 2, "large": k_large ** 2, "small": k_small ** 2}[branches]
+    conv = {"both": k_large**2 + k_small**2, "large": k_large**2, "small": k_small**2}[branches]
     return 2 * dim * mid + mid * conv
 
 

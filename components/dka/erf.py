@@ -20,20 +20,21 @@ from components.errors import DataError
 def _centre(out: torch.Tensor, tokens: bool) -> torch.Tensor:
     if tokens:
         n = out.shape[1] - 1
-        side = int(round(n ** 0.5))
+        side = int(round(n**0.5))
         if side * side != n:
             raise DataError(f"erf: {n} patch tokens do not form a square grid")
         return out[:, 1 + (side // 2) * side + side // 2, :]
     return out[:, :, out.shape[2] // 2, out.shape[3] // 2]
 
 
-def erf_maps(fn: Callable[[torch.Tensor], torch.Tensor], x: np.ndarray | torch.Tensor, *, tokens: bool,
-             batch: int = 64) -> np.ndarray:
+def erf_maps(
+    fn: Callable[[torch.Tensor], torch.Tensor], x: np.ndarray | torch.Tensor, *, tokens: bool, batch: int = 64
+) -> np.ndarray:
     """Per-image ERF maps (B, H, W) of ``fn`` at ``x`` (B, C, H, W)."""
     xt = torch.as_tensor(np.asarray(x, dtype=np.float32))
     maps = []
     for i in range(0, len(xt), batch):
-        xb = xt[i:i + batch].clone().requires_grad_(True)
+        xb = xt[i : i + batch].clone().requires_grad_(True)
         (0.5 * _centre(fn(xb), tokens).pow(2).sum()).backward()
         maps.append(xb.grad.abs().sum(1).numpy())
     return np.concatenate(maps)

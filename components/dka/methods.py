@@ -17,8 +17,7 @@ from components.dka.adapters import DKA, Bottleneck, Convpass, matched_mid
 from components.dka.vit import TinyViT
 from components.errors import ParamsError
 
-METHODS = ("linear", "full", "bottleneck", "bottleneck-matched", "convpass", "lora", "dka", "dka-large",
-           "dka-small")
+METHODS = ("linear", "full", "bottleneck", "bottleneck-matched", "convpass", "lora", "dka", "dka-large", "dka-small")
 
 
 @dataclass(frozen=True)
@@ -57,8 +56,7 @@ def _insert_post(model: TinyViT, make) -> list[nn.Parameter]:
 def _lora(model: TinyViT, cfg: AdapterConfig) -> list[nn.Parameter]:
     from peft import LoraConfig, inject_adapter_in_model
 
-    conf = LoraConfig(r=cfg.lora_rank, lora_alpha=cfg.lora_alpha, lora_dropout=0.0, target_modules=["qkv"],
-                      bias="none")
+    conf = LoraConfig(r=cfg.lora_rank, lora_alpha=cfg.lora_alpha, lora_dropout=0.0, target_modules=["qkv"], bias="none")
     inject_adapter_in_model(conf, model)
     params = []
     for name, p in model.named_parameters():
@@ -121,11 +119,19 @@ def save_adapted(built: Built, method: str, n_classes: int, cfg: AdapterConfig, 
     from components.io import atomic_path, write_json
 
     with atomic_path(directory, is_dir=True) as tmp:
-        write_json(tmp / "config.json", {"model_type": ADAPTED_TYPE, "method": method, "n_classes": n_classes,
-                                         "vit": dataclasses.asdict(built.model.config),
-                                         "adapter": dataclasses.asdict(cfg)})
-        save_file({k: v.detach().contiguous() for k, v in built.model.state_dict().items()},
-                  str(tmp / "model.safetensors"))
+        write_json(
+            tmp / "config.json",
+            {
+                "model_type": ADAPTED_TYPE,
+                "method": method,
+                "n_classes": n_classes,
+                "vit": dataclasses.asdict(built.model.config),
+                "adapter": dataclasses.asdict(cfg),
+            },
+        )
+        save_file(
+            {k: v.detach().contiguous() for k, v in built.model.state_dict().items()}, str(tmp / "model.safetensors")
+        )
 
 
 def load_adapted(directory) -> TinyViT:

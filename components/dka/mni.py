@@ -40,8 +40,11 @@ def load_templates() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """T1, GM and WM volumes (x, y, z) and the affine, from nilearn's bundled MNI152 files (offline)."""
     from nilearn import datasets
 
-    imgs = [datasets.load_mni152_template(resolution=1), datasets.load_mni152_gm_template(resolution=1),
-            datasets.load_mni152_wm_template(resolution=1)]
+    imgs = [
+        datasets.load_mni152_template(resolution=1),
+        datasets.load_mni152_gm_template(resolution=1),
+        datasets.load_mni152_wm_template(resolution=1),
+    ]
     vols = [np.asarray(i.get_fdata(), np.float32) for i in imgs]
     if len({v.shape for v in vols}) != 1 or vols[0].ndim != 3:
         raise DataError(f"nilearn MNI152 templates: shapes {[v.shape for v in vols]} differ or are not 3-D")
@@ -61,7 +64,7 @@ def _to_work(sl: np.ndarray) -> np.ndarray:
     img = sl.T[::-1]
     out = np.zeros((PAD, PAD), np.float32)
     r0, c0 = (PAD - img.shape[0]) // 2, (PAD - img.shape[1]) // 2
-    out[r0:r0 + img.shape[0], c0:c0 + img.shape[1]] = img
+    out[r0 : r0 + img.shape[0], c0 : c0 + img.shape[1]] = img
     return ndimage.zoom(out, WORK / PAD, order=1)
 
 
@@ -70,8 +73,10 @@ def prepare_slices(t1, gm, wm, affine, ks: list[int]) -> dict[int, dict[str, np.
     nx = t1.shape[0]
     xw = affine[0, 0] * np.arange(nx) + affine[0, 3]  # world x of every column index
     xmap = _to_work(np.repeat(xw[:, None], t1.shape[1], 1).astype(np.float32) + 1000.0) - 1000.0
-    return {k: {"t1": _to_work(t1[:, :, k]), "gm": _to_work(gm[:, :, k]), "wm": _to_work(wm[:, :, k]),
-                "x": xmap} for k in ks}
+    return {
+        k: {"t1": _to_work(t1[:, :, k]), "gm": _to_work(gm[:, :, k]), "wm": _to_work(wm[:, :, k]), "x": xmap}
+        for k in ks
+    }
 
 
 def _candidates(s: dict[str, np.ndarray], label: int) -> np.ndarray:
@@ -99,7 +104,9 @@ def _augment(img: np.ndarray, rng: np.random.Generator, cfg: TaskConfig) -> np.n
     return out.astype(np.float32)
 
 
-def make_image(s: dict[str, np.ndarray], label: int, rng: np.random.Generator, cfg: TaskConfig) -> tuple[np.ndarray, list]:
+def make_image(
+    s: dict[str, np.ndarray], label: int, rng: np.random.Generator, cfg: TaskConfig
+) -> tuple[np.ndarray, list]:
     """One 64x64 image in [-1, 1]-ish scale and the lesion centre (row, col at the 72-px scale; [] if none)."""
     img = s["t1"].copy()
     where: list = []
@@ -109,7 +116,7 @@ def make_image(s: dict[str, np.ndarray], label: int, rng: np.random.Generator, c
             raise DataError(f"no lesion site for label {LABELS[label]} in this slice")
         r0, c0 = cand[rng.integers(len(cand))]
         r, c = np.mgrid[:WORK, :WORK]
-        blob = np.exp(-((r - r0) ** 2 + (c - c0) ** 2) / (2 * cfg.lesion_sigma ** 2))
+        blob = np.exp(-((r - r0) ** 2 + (c - c0) ** 2) / (2 * cfg.lesion_sigma**2))
         img = img * (1 - cfg.lesion_contrast * blob)
         where = [int(r0), int(c0)]
     return (_augment(img, rng, cfg) - 0.5) / 0.5, where
@@ -141,6 +148,8 @@ def fraction_indices(y: np.ndarray, frac: float, seed: int) -> np.ndarray:
     classes = np.unique(y)
     n = max(len(classes), int(round(frac * len(y))))
     per = [n // len(classes) + (i < n % len(classes)) for i in range(len(classes))]
-    out = [rng.choice(np.flatnonzero(y == c), size=min(k, int((y == c).sum())), replace=False)
-           for c, k in zip(classes, per)]
+    out = [
+        rng.choice(np.flatnonzero(y == c), size=min(k, int((y == c).sum())), replace=False)
+        for c, k in zip(classes, per)
+    ]
     return np.sort(np.concatenate(out))

@@ -18,8 +18,10 @@ import numpy as np
 from components.errors import DataError, OfflineError
 
 FASHION_DIR = "/usr/share/datasets/fashion-mnist"
-FASHION_FILES = {"train": ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz"),
-                 "test": ("t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz")}
+FASHION_FILES = {
+    "train": ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz"),
+    "test": ("t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"),
+}
 
 
 def _read_idx(path: Path) -> np.ndarray:
@@ -29,7 +31,7 @@ def _read_idx(path: Path) -> np.ndarray:
         with gzip.open(path, "rb") as fh:
             raw = fh.read()
         zero, dtype, ndim = struct.unpack(">HBB", raw[:4])
-        dims = struct.unpack(">" + "I" * ndim, raw[4:4 + 4 * ndim])
+        dims = struct.unpack(">" + "I" * ndim, raw[4 : 4 + 4 * ndim])
     except (OSError, EOFError, struct.error) as exc:
         raise DataError(f"{path}: not a gzipped idx file ({type(exc).__name__})") from None
     if zero != 0 or dtype != 0x08:
@@ -57,8 +59,10 @@ def load_medmnist(path_or_id: str) -> dict[str, np.ndarray]:
     """A MedMNIST ``.npz`` (local path) as float32 (N, 1, H, W) in [-1, 1] and int64 labels per split."""
     path = Path(path_or_id)
     if not path.is_file():
-        raise OfflineError(f"medmnist {path_or_id!r}: not a local .npz file, and this build does not download "
-                           "(fetch it with the `medmnist` package, then pass its path)")
+        raise OfflineError(
+            f"medmnist {path_or_id!r}: not a local .npz file, and this build does not download "
+            "(fetch it with the `medmnist` package, then pass its path)"
+        )
     try:
         with np.load(path, allow_pickle=False) as z:
             out = {}
@@ -80,8 +84,10 @@ def load_image_folder(root: str | os.PathLike, size: int = 64) -> dict[str, np.n
 
     root = Path(root)
     if not root.is_dir():
-        raise OfflineError(f"image folder {str(root)!r}: not a local folder and downloading is off; "
-                           "convert the dataset to <root>/{{train,test}}/<class>/ first")
+        raise OfflineError(
+            f"image folder {str(root)!r}: not a local folder and downloading is off; "
+            "convert the dataset to <root>/{{train,test}}/<class>/ first"
+        )
     classes = sorted(p.name for p in (root / "train").iterdir() if p.is_dir()) if (root / "train").is_dir() else []
     if not classes:
         raise DataError(f"{root}/train: no class folders")
@@ -105,8 +111,9 @@ def load_image_folder(root: str | os.PathLike, size: int = 64) -> dict[str, np.n
 def load_timm_vit(model_id: str):
     """A timm ViT by id (``full``): needs ``timm`` and, for an id that is not cached, the network."""
     if _offline():
-        raise OfflineError(f"backbone {model_id!r}: a timm/Hugging Face id needs the network, and "
-                           "HF_HUB_OFFLINE=1 is set")
+        raise OfflineError(
+            f"backbone {model_id!r}: a timm/Hugging Face id needs the network, and HF_HUB_OFFLINE=1 is set"
+        )
     try:
         import timm
     except ImportError:

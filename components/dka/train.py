@@ -24,8 +24,18 @@ def _batches(n: int, batch: int, steps: int, rng: np.random.Generator):
         order = order[batch:]
 
 
-def fit(built: Built, x: np.ndarray, y: np.ndarray, *, steps: int, batch: int, lr_adapter: float, lr_head: float,
-        seed: int, linear_probe: bool = False) -> list[float]:
+def fit(
+    built: Built,
+    x: np.ndarray,
+    y: np.ndarray,
+    *,
+    steps: int,
+    batch: int,
+    lr_adapter: float,
+    lr_head: float,
+    seed: int,
+    linear_probe: bool = False,
+) -> list[float]:
     """Train ``built`` on (x, y); returns the training loss of every step."""
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
@@ -43,7 +53,7 @@ def fit(built: Built, x: np.ndarray, y: np.ndarray, *, steps: int, batch: int, l
         where = np.zeros(len(xt), np.int64)
         where[used] = np.arange(len(used))
         with torch.no_grad():
-            feats = [model.features(xt[torch.as_tensor(used[i:i + 256])]) for i in range(0, len(used), 256)]
+            feats = [model.features(xt[torch.as_tensor(used[i : i + 256])]) for i in range(0, len(used), 256)]
         xt = torch.cat(feats) if feats else xt[:0]
         yt = yt[torch.as_tensor(used)]  # features and labels both in the order of ``used``
         order = [where[idx] for idx in order]
@@ -67,15 +77,17 @@ def fit(built: Built, x: np.ndarray, y: np.ndarray, *, steps: int, batch: int, l
 def predict_proba(model, x: np.ndarray, batch: int = 250) -> np.ndarray:
     model.eval()
     xt = torch.as_tensor(x)
-    return torch.cat([F.softmax(model(xt[i:i + batch]), -1) for i in range(0, len(xt), batch)]).numpy()
+    return torch.cat([F.softmax(model(xt[i : i + batch]), -1) for i in range(0, len(xt), batch)]).numpy()
 
 
 def scores(y: np.ndarray, proba: np.ndarray) -> dict[str, float]:
     """Accuracy, macro-F1 and one-vs-rest macro AUC (scikit-learn)."""
     pred = proba.argmax(1)
     labels = list(range(proba.shape[1]))
-    out = {"acc": float(accuracy_score(y, pred)), "macro_f1": float(f1_score(y, pred, average="macro",
-                                                                               labels=labels, zero_division=0))}
+    out = {
+        "acc": float(accuracy_score(y, pred)),
+        "macro_f1": float(f1_score(y, pred, average="macro", labels=labels, zero_division=0)),
+    }
     try:
         out["auc"] = float(roc_auc_score(y, proba, multi_class="ovr", labels=labels))
     except ValueError:  # a class absent from y

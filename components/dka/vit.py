@@ -116,7 +116,7 @@ class TinyViT(nn.Module):
             bound = 1 / math.sqrt(w[0].numel())
             nn.init.uniform_(bias, -bound, bound, generator=g)
         self.cls_token = nn.Parameter(torch.randn(1, 1, cfg.dim, generator=g) * 0.02)
-        self.pos_embed = nn.Parameter(torch.randn(1, cfg.grid ** 2 + 1, cfg.dim, generator=g) * 0.02)
+        self.pos_embed = nn.Parameter(torch.randn(1, cfg.grid**2 + 1, cfg.dim, generator=g) * 0.02)
         self.blocks = nn.ModuleList(Block(cfg.dim, cfg.heads, cfg.mlp_ratio) for _ in range(cfg.depth))
         self.norm = nn.LayerNorm(cfg.dim)
         self.head = nn.Linear(cfg.dim, cfg.n_classes)
@@ -159,8 +159,17 @@ def upsample(x: np.ndarray | torch.Tensor, size: int = 64) -> torch.Tensor:
     return (F.interpolate(t, size=(size, size), mode="bilinear", align_corners=False) - 0.5) / 0.5
 
 
-def pretrain(model: TinyViT, x: np.ndarray, y: np.ndarray, *, steps: int, batch: int, lr: float, seed: int,
-             progress: bool = False) -> list[float]:
+def pretrain(
+    model: TinyViT,
+    x: np.ndarray,
+    y: np.ndarray,
+    *,
+    steps: int,
+    batch: int,
+    lr: float,
+    seed: int,
+    progress: bool = False,
+) -> list[float]:
     """Supervised pretraining on uint8 images (upsampled per batch; AdamW, one-cycle); returns every step's loss."""
     from tqdm import tqdm
 

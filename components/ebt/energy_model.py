@@ -55,8 +55,9 @@ class EBTConfig:
             if int(getattr(self, name)) < 1:
                 raise ParamsError(f"EBTConfig.{name} must be >= 1, got {getattr(self, name)}")
         if self.d_model % self.n_heads or (self.d_model // self.n_heads) % 2:
-            raise ParamsError(f"EBTConfig.d_model ({self.d_model}) must split into n_heads ({self.n_heads}) "
-                              "heads of even size (RoPE)")
+            raise ParamsError(
+                f"EBTConfig.d_model ({self.d_model}) must split into n_heads ({self.n_heads}) heads of even size (RoPE)"
+            )
         if not self.step_size > 0:
             raise ParamsError(f"EBTConfig.step_size must be > 0, got {self.step_size}")
 
@@ -204,4 +205,3 @@ def load_model(directory: str | os.PathLike) -> EnergyTransformer:
     if missing or unexpected:
         raise DataError(f"{weights}: weights do not match {CONFIG_FILE}")
     return model.eval()
-

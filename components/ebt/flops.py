@@ -27,9 +27,11 @@ def _count(fn) -> int:
 
 def lm_train_flops(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor) -> float:
     """Transformer++ training FLOPs per token (one forward + backward)."""
+
     def step():
         _, loss = model(x, y)
         loss.backward()
+
     flops = _count(step)
     model.zero_grad(set_to_none=True)
     return flops / x.numel()
@@ -40,13 +42,24 @@ def lm_infer_flops(model: torch.nn.Module, x: torch.Tensor) -> float:
         return _count(lambda: model(x)) / x.numel()
 
 
-def ebt_train_flops(model: EnergyTransformer, x: torch.Tensor, y: torch.Tensor, *, steps: int,
-                    detach: bool = True) -> float:
+def ebt_train_flops(
+    model: EnergyTransformer, x: torch.Tensor, y: torch.Tensor, *, steps: int, detach: bool = True
+) -> float:
     """EBT training FLOPs per token at ``steps`` optimisation steps (no randomisation: the expected plan)."""
+
     def step():
-        loss, _ = ebt_loss(model, x, y, steps=steps, tricks=Tricks(), gen=torch.Generator().manual_seed(0),
-                           rng=random.Random(0), detach=detach)
+        loss, _ = ebt_loss(
+            model,
+            x,
+            y,
+            steps=steps,
+            tricks=Tricks(),
+            gen=torch.Generator().manual_seed(0),
+            rng=random.Random(0),
+            detach=detach,
+        )
         loss.backward()
+
     flops = _count(step)
     model.zero_grad(set_to_none=True)
     return flops / x.numel()
@@ -55,14 +68,18 @@ def ebt_train_flops(model: EnergyTransformer, x: torch.Tensor, y: torch.Tensor, 
 def ebt_infer_flops(model: EnergyTransformer, x: torch.Tensor, *, steps: int, candidates: int = 1) -> float:
     """EBT inference FLOPs per token: real stream once, ``steps`` energy+gradient evaluations per candidate,
     plus the final energy used for verification when ``candidates`` > 1."""
+
     def run():
         with torch.no_grad():
             ctx = model.context(x)
             if candidates > 1:
                 ctx = ctx.repeat(candidates)
-            y0 = initial_logits((x.shape[0] * candidates, x.shape[1], model.config.vocab_size),
-                                generator=torch.Generator().manual_seed(0))
+            y0 = initial_logits(
+                (x.shape[0] * candidates, x.shape[1], model.config.vocab_size),
+                generator=torch.Generator().manual_seed(0),
+            )
             y = minimise(model, ctx, y0, steps=steps).final
             if candidates > 1:
                 model.energy(ctx, y)
+
     return _count(run) / x.numel()

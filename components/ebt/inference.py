@@ -35,8 +35,15 @@ def _gen(seed: int, batch: int) -> torch.Generator:
 
 
 @torch.no_grad()
-def think_curve(model: EnergyTransformer, windows: torch.Tensor, *, max_steps: int, seed: int = 0,
-                batch_size: int = 64, init_scale: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+def think_curve(
+    model: EnergyTransformer,
+    windows: torch.Tensor,
+    *,
+    max_steps: int,
+    seed: int = 0,
+    batch_size: int = 64,
+    init_scale: float = 1.0,
+) -> tuple[np.ndarray, np.ndarray]:
     """(nll, energy): per window, NLL after 0..max_steps steps (n, max_steps + 1) and mean energy per step."""
     model.eval()
     nlls, energies = [], []
@@ -53,8 +60,17 @@ def think_curve(model: EnergyTransformer, windows: torch.Tensor, *, max_steps: i
 
 
 @torch.no_grad()
-def best_of_n(model: EnergyTransformer, windows: torch.Tensor, *, ns: list[int], steps: int, seed: int = 0,
-              noise_std: float = 0.0, batch_size: int = 64, init_scale: float = 1.0) -> dict[int, np.ndarray]:
+def best_of_n(
+    model: EnergyTransformer,
+    windows: torch.Tensor,
+    *,
+    ns: list[int],
+    steps: int,
+    seed: int = 0,
+    noise_std: float = 0.0,
+    batch_size: int = 64,
+    init_scale: float = 1.0,
+) -> dict[int, np.ndarray]:
     """Per-window NLL when each token keeps the minimum-energy candidate among the first N, for every N in ``ns``."""
     model.eval()
     g_max = max(ns)

@@ -30,16 +30,30 @@ class Trajectory:
         return self.ys[-1]
 
 
-def initial_logits(shape: tuple[int, ...], *, scale: float = 1.0, generator: torch.Generator | None = None,
-                   device: torch.device | str = "cpu") -> torch.Tensor:
+def initial_logits(
+    shape: tuple[int, ...],
+    *,
+    scale: float = 1.0,
+    generator: torch.Generator | None = None,
+    device: torch.device | str = "cpu",
+) -> torch.Tensor:
     """y_0: standard normal logits times ``scale`` (the repo's ``gaussian_random_noise_scaling``)."""
     return torch.randn(shape, generator=generator, device=device) * scale
 
 
-def minimise(model: EnergyTransformer, ctx: Context, y0: torch.Tensor, *, steps: int,
-             alpha: torch.Tensor | float | None = None, create_graph: bool = False, detach: bool = True,
-             noise_std: float = 0.0, generator: torch.Generator | None = None,
-             keep_graph: bool = False) -> Trajectory:
+def minimise(
+    model: EnergyTransformer,
+    ctx: Context,
+    y0: torch.Tensor,
+    *,
+    steps: int,
+    alpha: torch.Tensor | float | None = None,
+    create_graph: bool = False,
+    detach: bool = True,
+    noise_std: float = 0.0,
+    generator: torch.Generator | None = None,
+    keep_graph: bool = False,
+) -> Trajectory:
     """Run ``steps`` gradient steps on y from ``y0``; ``steps=0`` returns ``y0`` unchanged.
 
     ``alpha`` defaults to the model's clamped learnable step size; a tensor broadcastable to (B, S, 1) gives a

@@ -45,8 +45,10 @@ def char_codec() -> Codec:
 def hf_codec(tokenizer_id: str) -> Codec:
     """A Hugging Face tokenizer by hub id or local folder; offline + hub id fails at once naming the id."""
     if is_offline() and not Path(tokenizer_id).exists():
-        raise OfflineError(f"{tokenizer_id}: a Hugging Face Hub tokenizer, but running offline (HF_HUB_OFFLINE=1); "
-                           "unset it with network access, or use the character vocabulary (default profile)")
+        raise OfflineError(
+            f"{tokenizer_id}: a Hugging Face Hub tokenizer, but running offline (HF_HUB_OFFLINE=1); "
+            "unset it with network access, or use the character vocabulary (default profile)"
+        )
     from transformers import AutoTokenizer
 
     try:

@@ -41,17 +41,30 @@ class EBTTrainResult:
 def make_optimizer(model: EnergyTransformer, *, lr: float, weight_decay: float, alpha_lr_mult: float):
     """AdamW with the LM trainer's groups (decay on matrices only) plus alpha at ``lr * alpha_lr_mult``."""
     params = [p for n, p in model.named_parameters() if p.requires_grad and n != "alpha"]
-    groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": weight_decay, "mult": 1.0},
-              {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0, "mult": 1.0}]
+    groups = [
+        {"params": [p for p in params if p.dim() >= 2], "weight_decay": weight_decay, "mult": 1.0},
+        {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0, "mult": 1.0},
+    ]
     if model.alpha.requires_grad:
         groups.append({"params": [model.alpha], "weight_decay": 0.0, "mult": alpha_lr_mult})
     return torch.optim.AdamW(groups, lr=lr, betas=(0.9, 0.95), eps=1e-8)
 
 
-def ebt_loss(model: EnergyTransformer, x: torch.Tensor, targets: torch.Tensor, *, steps: int, tricks: Tricks,
-             gen: torch.Generator, rng: random.Random, init_scale: float = 1.0, detach: bool = True,
-             truncate: bool = False, replay: ReplayBuffer | None = None,
-             second_order: bool = True) -> tuple[torch.Tensor, dict]:
+def ebt_loss(
+    model: EnergyTransformer,
+    x: torch.Tensor,
+    targets: torch.Tensor,
+    *,
+    steps: int,
+    tricks: Tricks,
+    gen: torch.Generator,
+    rng: random.Random,
+    init_scale: float = 1.0,
+    detach: bool = True,
+    truncate: bool = False,
+    replay: ReplayBuffer | None = None,
+    second_order: bool = True,
+) -> tuple[torch.Tensor, dict]:
     """The training loss on one batch; returns (loss, {loss per step, steps taken, final energy}).
 
     ``second_order=False`` (an ablation, and the known-answer test's sabotage) detaches dE/dy from the graph,
@@ -66,8 +79,18 @@ def ebt_loss(model: EnergyTransformer, x: torch.Tensor, targets: torch.Tensor, *
     ctx = model.context(x)
     alpha = randomised_alpha(model.step_size(), tuple(x.shape), tricks, gen)
     m = step_plan(steps, tricks, rng)
-    traj = minimise(model, ctx, y0, steps=m, alpha=alpha, create_graph=second_order, detach=detach,
-                    noise_std=tricks.langevin_noise, generator=gen, keep_graph=True)
+    traj = minimise(
+        model,
+        ctx,
+        y0,
+        steps=m,
+        alpha=alpha,
+        create_graph=second_order,
+        detach=detach,
+        noise_std=tricks.langevin_noise,
+        generator=gen,
+        keep_graph=True,
+    )
     ces = [F.cross_entropy(y.reshape(-1, y.shape[-1]), targets.reshape(-1)) for y in traj.ys[1:]]
     loss = ces[-1] if truncate else torch.stack(ces).mean()
     if replay is not None:
@@ -76,12 +99,30 @@ def ebt_loss(model: EnergyTransformer, x: torch.Tensor, targets: torch.Tensor, *
     return loss, {"ce": [c.item() for c in ces], "steps": m, "energy": traj.energies[-1].mean().item()}
 
 
-def train_ebt(model: EnergyTransformer, train_tokens: np.ndarray, *, steps: int, batch_size: int, seq_len: int,
-              peak_lr: float, mcmc_steps: int = 2, tricks: Tricks | None = None, warmup_frac: float = 0.05,
-              cooldown_frac: float = 0.1, weight_decay: float = 0.1, grad_clip: float | None = 1.0,
-              alpha_lr_mult: float = 3.0, init_scale: float = 1.0, detach: bool = True, truncate: bool = False,
-              seed: int = 0, num_threads: int = 1, log_every: int = 10, progress: bool = True,
-              second_order: bool = True) -> EBTTrainResult:
+def train_ebt(
+    model: EnergyTransformer,
+    train_tokens: np.ndarray,
+    *,
+    steps: int,
+    batch_size: int,
+    seq_len: int,
+    peak_lr: float,
+    mcmc_steps: int = 2,
+    tricks: Tricks | None = None,
+    warmup_frac: float = 0.05,
+    cooldown_frac: float = 0.1,
+    weight_decay: float = 0.1,
+    grad_clip: float | None = 1.0,
+    alpha_lr_mult: float = 3.0,
+    init_scale: float = 1.0,
+    detach: bool = True,
+    truncate: bool = False,
+    seed: int = 0,
+    num_threads: int = 1,
+    log_every: int = 10,
+    progress: bool = True,
+    second_order: bool = True,
+) -> EBTTrainResult:
     """Train ``model`` in place for ``steps`` optimiser steps on windows of ``train_tokens``."""
     if steps < 1 or mcmc_steps < 1:
         raise ParamsError(f"steps and mcmc_steps must be >= 1, got {steps}, {mcmc_steps}")
@@ -91,8 +132,9 @@ def train_ebt(model: EnergyTransformer, train_tokens: np.ndarray, *, steps: int,
     opt = make_optimizer(model, lr=peak_lr, weight_decay=weight_decay, alpha_lr_mult=alpha_lr_mult)
     gen = torch.Generator().manual_seed(int(seed) + 7919)
     rng = random.Random(seed)
-    replay = (ReplayBuffer(tricks.replay_size, int(batch_size * tricks.replay_share), seed)
-              if tricks.replay_buffer else None)
+    replay = (
+        ReplayBuffer(tricks.replay_size, int(batch_size * tricks.replay_share), seed) if tricks.replay_buffer else None
+    )
     prev = torch.get_num_threads()
     torch.set_num_threads(num_threads)
     result, window = EBTTrainResult(tokens_per_step=batch_size * seq_len, steps=steps), []
@@ -104,9 +146,20 @@ def train_ebt(model: EnergyTransformer, train_tokens: np.ndarray, *, steps: int,
             for g in opt.param_groups:
                 g["lr"] = lr * g["mult"]
             x, y = sample_batch(train_tokens, step=s, seed=seed, batch_size=batch_size, seq_len=seq_len)
-            loss, info = ebt_loss(model, x, y, steps=mcmc_steps, tricks=tricks, gen=gen, rng=rng,
-                                  init_scale=init_scale, detach=detach, truncate=truncate, replay=replay,
-                                  second_order=second_order)
+            loss, info = ebt_loss(
+                model,
+                x,
+                y,
+                steps=mcmc_steps,
+                tricks=tricks,
+                gen=gen,
+                rng=rng,
+                init_scale=init_scale,
+                detach=detach,
+                truncate=truncate,
+                replay=replay,
+                second_order=second_order,
+            )
             opt.zero_grad(set_to_none=True)
             loss.backward()
             if grad_clip:
@@ -115,9 +168,16 @@ def train_ebt(model: EnergyTransformer, train_tokens: np.ndarray, *, steps: int,
             window.append((loss.item(), info["ce"][-1], model.alpha.item()))
             if len(window) >= log_every or s == steps - 1:
                 arr = np.asarray(window)
-                result.history.append({"step": s + 1, "tokens": (s + 1) * result.tokens_per_step, "lr": lr,
-                                       "loss": float(arr[:, 0].mean()), "final_ce": float(arr[:, 1].mean()),
-                                       "alpha": float(arr[-1, 2])})
+                result.history.append(
+                    {
+                        "step": s + 1,
+                        "tokens": (s + 1) * result.tokens_per_step,
+                        "lr": lr,
+                        "loss": float(arr[:, 0].mean()),
+                        "final_ce": float(arr[:, 1].mean()),
+                        "alpha": float(arr[-1, 2]),
+                    }
+                )
                 window.clear()
     finally:
         torch.set_num_threads(prev)

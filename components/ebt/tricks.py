@@ -45,8 +45,9 @@ def step_plan(steps: int, tricks: Tricks, rng: random.Random) -> int:
     return sum(rng.randint(lo, tricks.random_steps + 1) for _ in range(steps))
 
 
-def randomised_alpha(alpha: torch.Tensor, shape: tuple[int, int], tricks: Tricks,
-                     generator: torch.Generator | None = None) -> torch.Tensor:
+def randomised_alpha(
+    alpha: torch.Tensor, shape: tuple[int, int], tricks: Tricks, generator: torch.Generator | None = None
+) -> torch.Tensor:
     """alpha, or per-position U(alpha/s, alpha*s) of shape (B, S, 1) when ``step_size_scale`` > 1 (differentiable)."""
     s = tricks.step_size_scale
     if s == 1:

@@ -31,8 +31,14 @@ def null_space_projector(cov: torch.Tensor, *, rel_threshold: float = 1e-2) -> t
     return keep @ keep.T
 
 
-def alphaedit_update(keys: torch.Tensor, residuals: torch.Tensor, projector: torch.Tensor, *, alpha: float = 10.0,
-                     prev_keys: torch.Tensor | None = None) -> torch.Tensor:
+def alphaedit_update(
+    keys: torch.Tensor,
+    residuals: torch.Tensor,
+    projector: torch.Tensor,
+    *,
+    alpha: float = 10.0,
+    prev_keys: torch.Tensor | None = None,
+) -> torch.Tensor:
     """The projected weight change ``D`` (d_out x d_in)."""
     if alpha <= 0:
         raise ParamsError(f"alpha (L2): must be > 0, got {alpha}")

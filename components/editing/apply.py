@@ -36,8 +36,12 @@ class KeyStats:
     @classmethod
     def from_keys(cls, k0: torch.Tensor, *, null_threshold: float = 1e-2) -> KeyStats:
         cov = second_moment(k0)
-        return cls(cov, k0.double().mean(0).float(), null_space_projector(cov, rel_threshold=null_threshold),
-                   float(null_threshold))
+        return cls(
+            cov,
+            k0.double().mean(0).float(),
+            null_space_projector(cov, rel_threshold=null_threshold),
+            float(null_threshold),
+        )
 
     def projector_at(self, threshold: float | None) -> torch.Tensor:
         """AlphaEdit's projector at another relative threshold (``None``: the one built with the stats), cached."""
@@ -52,8 +56,11 @@ class KeyStats:
         """Dimension of AlphaEdit's null space and the share of the generic keys' energy E[|k|^2] inside it."""
         p = self.projector_at(threshold)
         c = self.cov.double()
-        return {"dim": int(round(float(torch.trace(p)))), "key_dim": int(c.shape[0]),
-                "energy_share": float(torch.trace(p.double() @ c) / torch.trace(c))}
+        return {
+            "dim": int(round(float(torch.trace(p)))),
+            "key_dim": int(c.shape[0]),
+            "energy_share": float(torch.trace(p.double() @ c) / torch.trace(c)),
+        }
 
 
 @dataclass
@@ -73,10 +80,23 @@ class AppliedEdit:
             self.db.detach()
 
 
-def apply_edit(model: nn.Module, site: EditSite, method: str, *, ids: Sequence[str], keys: torch.Tensor,
-               residuals: torch.Tensor, stats: KeyStats, mom2_weight: float = 15000.0, alpha: float = 10.0,
-               gamma: float = 0.8, gate: str = "hard", temperature: float = 0.02, index: str = "exact",
-               null_threshold: float | None = None) -> AppliedEdit:
+def apply_edit(
+    model: nn.Module,
+    site: EditSite,
+    method: str,
+    *,
+    ids: Sequence[str],
+    keys: torch.Tensor,
+    residuals: torch.Tensor,
+    stats: KeyStats,
+    mom2_weight: float = 15000.0,
+    alpha: float = 10.0,
+    gamma: float = 0.8,
+    gate: str = "hard",
+    temperature: float = 0.02,
+    index: str = "exact",
+    null_threshold: float | None = None,
+) -> AppliedEdit:
     """Edit ``model`` at ``site`` with ``method`` (one of METHODS).
 
     ``null_threshold`` (AlphaEdit) picks the projector at that relative threshold; ``None`` keeps the stats' one.

@@ -64,12 +64,14 @@ def causal_trace(model: nn.Module, encode: Encoder, requests: Sequence[dict], n_
     return out
 
 
-def evaluate(model: nn.Module, encode: Encoder, decode: Callable[[list[int]], str], requests: Sequence[dict],
-             cfg: EvalConfig) -> dict:
+def evaluate(
+    model: nn.Module, encode: Encoder, decode: Callable[[list[int]], str], requests: Sequence[dict], cfg: EvalConfig
+) -> dict:
     """Per-request rewrite metrics, per-window held-out NLL and per-prompt fluency of the current model."""
     out = {k: v.tolist() for k, v in rewrite_quality(model, encode, requests, cfg.batch_size).items()}
-    out["ppl_nll"] = window_nll(model, cfg.ppl_tokens, seq_len=cfg.seq_len, n_windows=cfg.ppl_windows,
-                                shift=cfg.window_shift).tolist()
+    out["ppl_nll"] = window_nll(
+        model, cfg.ppl_tokens, seq_len=cfg.seq_len, n_windows=cfg.ppl_windows, shift=cfg.window_shift
+    ).tolist()
     gen_prompts = [r["prompts"][0] for r in requests[: cfg.fluency_prompts]]
     texts = greedy_generate(model, encode, decode, gen_prompts, max_new_tokens=cfg.gen_tokens, max_len=cfg.seq_len)
     out["fluency"] = [ngram_entropy(p + t) for p, t in zip(gen_prompts, texts)]
@@ -84,10 +86,22 @@ def _batch(t: EditTargets, lo: int, hi: int) -> dict:
     return {"ids": t.ids[lo:hi], "keys": t.keys[lo:hi], "residuals": t.residuals[lo:hi]}
 
 
-def run_grid(model: nn.Module, site: EditSite, encode: Encoder, decode: Callable[[list[int]], str],
-             requests: Sequence[dict], targets: EditTargets, stats: KeyStats, *, ms: Sequence[int],
-             methods: Sequence[str], cfg: EvalConfig, method_kw: dict, progress: bool = False,
-             small_batches: int = 1) -> list[dict]:
+def run_grid(
+    model: nn.Module,
+    site: EditSite,
+    encode: Encoder,
+    decode: Callable[[list[int]], str],
+    requests: Sequence[dict],
+    targets: EditTargets,
+    stats: KeyStats,
+    *,
+    ms: Sequence[int],
+    methods: Sequence[str],
+    cfg: EvalConfig,
+    method_kw: dict,
+    progress: bool = False,
+    small_batches: int = 1,
+) -> list[dict]:
     """Every method at every m (plus the unedited model on the largest request set); one row per run.
 
     NeuralDB rows also carry the store's retrieval accuracy (:func:`retrieval_quality`). At the smallest m,
@@ -109,8 +123,14 @@ def run_grid(model: nn.Module, site: EditSite, encode: Encoder, decode: Callable
         if m == min(ms) and n_small > 1:
             _more_batches(model, site, encode, requests, targets, stats, meth, m, n_small, method_kw, cfg, row)
         rows.append(row)
-        log.info("m=%d %s: efficacy %.3f generalisation %.3f specificity %.3f", m, meth,
-                 np.nanmean(row["efficacy"]), np.nanmean(row["generalisation"]), np.nanmean(row["specificity"]))
+        log.info(
+            "m=%d %s: efficacy %.3f generalisation %.3f specificity %.3f",
+            m,
+            meth,
+            np.nanmean(row["efficacy"]),
+            np.nanmean(row["generalisation"]),
+            np.nanmean(row["specificity"]),
+        )
     return rows
 
 
@@ -140,15 +160,20 @@ def retrieval_quality(model: nn.Module, site: EditSite, encode: Encoder, request
     - ``neighbour_hits``: share of neighbourhood prompts (never-edited subjects) that pass the gate (false hits).
     """
     out = {}
-    for name, field, subj in (("retrieval", "prompts", None), ("retrieval_para", "paraphrase_prompts", None),
-                              ("neighbour_hits", "neighborhood_prompts", "neighborhood_subjects")):
+    for name, field, subj in (
+        ("retrieval", "prompts", None),
+        ("retrieval_para", "paraphrase_prompts", None),
+        ("neighbour_hits", "neighborhood_prompts", "neighborhood_subjects"),
+    ):
         prompts, subjects, owner = [], [], []
         for n, r in enumerate(requests):
             ps = r.get(field, [])
             ss = r.get(subj, []) if subj else [r["subject"]] * len(ps)
             if len(ss) != len(ps):
                 continue  # neighbourhood prompts without their subjects (external data): not measurable
-            prompts += ps; subjects += ss; owner += [n] * len(ps)
+            prompts += ps
+            subjects += ss
+            owner += [n] * len(ps)
         if not prompts:
             out[name] = [float("nan")] * len(requests)
             continue
@@ -159,14 +184,25 @@ def retrieval_quality(model: nn.Module, site: EditSite, encode: Encoder, request
             own = np.array([db.ids[int(x)] == requests[o]["id"] for x, o in zip(j, owner)])
             hit = (own & (g > 0.5).numpy()).astype(float)
         total, count = np.zeros(len(requests)), np.zeros(len(requests))
-        np.add.at(total, owner, hit); np.add.at(count, owner, 1)
+        np.add.at(total, owner, hit)
+        np.add.at(count, owner, 1)
         out[name] = np.where(count > 0, total / np.maximum(count, 1), np.nan).tolist()
     return out
 
 
-def sweep_grid(model: nn.Module, site: EditSite, encode: Encoder, requests: Sequence[dict], targets: EditTargets,
-               stats: KeyStats, method: str, grid: Sequence[dict], *, method_kw: dict,
-               batch_size: int = 256) -> list[dict]:
+def sweep_grid(
+    model: nn.Module,
+    site: EditSite,
+    encode: Encoder,
+    requests: Sequence[dict],
+    targets: EditTargets,
+    stats: KeyStats,
+    method: str,
+    grid: Sequence[dict],
+    *,
+    method_kw: dict,
+    batch_size: int = 256,
+) -> list[dict]:
     """``method`` at each setting of ``grid`` (dicts of its free settings) on one request set: efficacy, paraphrase
     hits, specificity and their mean, the score.
 
@@ -187,19 +223,61 @@ def sweep_grid(model: nn.Module, site: EditSite, encode: Encoder, requests: Sequ
     return rows
 
 
-def sweep(model: nn.Module, site: EditSite, encode: Encoder, requests: Sequence[dict], targets: EditTargets,
-          stats: KeyStats, method: str, param: str, grid: Sequence[float], *, method_kw: dict,
-          batch_size: int = 256) -> list[dict]:
+def sweep(
+    model: nn.Module,
+    site: EditSite,
+    encode: Encoder,
+    requests: Sequence[dict],
+    targets: EditTargets,
+    stats: KeyStats,
+    method: str,
+    param: str,
+    grid: Sequence[float],
+    *,
+    method_kw: dict,
+    batch_size: int = 256,
+) -> list[dict]:
     """:func:`sweep_grid` over one setting ``param``."""
-    return sweep_grid(model, site, encode, requests, targets, stats, method, [{param: v} for v in grid],
-                      method_kw=method_kw, batch_size=batch_size)
+    return sweep_grid(
+        model,
+        site,
+        encode,
+        requests,
+        targets,
+        stats,
+        method,
+        [{param: v} for v in grid],
+        method_kw=method_kw,
+        batch_size=batch_size,
+    )
 
 
-def gamma_sweep(model: nn.Module, site: EditSite, encode: Encoder, requests: Sequence[dict], targets: EditTargets,
-                stats: KeyStats, grid: Sequence[float], *, method_kw: dict, batch_size: int = 256) -> list[dict]:
+def gamma_sweep(
+    model: nn.Module,
+    site: EditSite,
+    encode: Encoder,
+    requests: Sequence[dict],
+    targets: EditTargets,
+    stats: KeyStats,
+    grid: Sequence[float],
+    *,
+    method_kw: dict,
+    batch_size: int = 256,
+) -> list[dict]:
     """NeuralDB at each gate threshold on one request set: efficacy, paraphrase hits, neighbourhood specificity."""
-    return sweep(model, site, encode, requests, targets, stats, "neuraldb", "gamma", grid, method_kw=method_kw,
-                 batch_size=batch_size)
+    return sweep(
+        model,
+        site,
+        encode,
+        requests,
+        targets,
+        stats,
+        "neuraldb",
+        "gamma",
+        grid,
+        method_kw=method_kw,
+        batch_size=batch_size,
+    )
 
 
 def pick_best(rows: Sequence[dict], param: str | Sequence[str]) -> float | dict:
@@ -218,8 +296,9 @@ def pick_gamma(rows: Sequence[dict]) -> float:
 
 
 @torch.no_grad()
-def key_retrieval(model: nn.Module, site: EditSite, encode: Encoder, requests: Sequence[dict],
-                  key_mean: torch.Tensor) -> dict:
+def key_retrieval(
+    model: nn.Module, site: EditSite, encode: Encoder, requests: Sequence[dict], key_mean: torch.Tensor
+) -> dict:
     """How separable the subjects' keys are at ``site``: NeuralDB's argmax (no gate) over the requests' own keys.
 
     Each request's key is the mean over its rewrite prompts (as in :func:`targets.compute_targets`); the share of
@@ -252,4 +331,3 @@ def pick_layer(trace: Sequence[dict], *, min_retrieval: float = 0.0) -> int:
             return max(cands, key=lambda t: (t["retrieval"]["score"], t["effect"]))["layer"]
         cands = ok
     return max(cands, key=lambda t: t["effect"])["layer"]
-

@@ -38,20 +38,54 @@ RELATIONS: dict[str, dict] = {
         "paraphrase": ["On stage at night, {} performs on the", "Since childhood, {} has practised the"],
     },
     "language": {
-        "objects": ["French", "English", "German", "Spanish", "Italian", "Dutch", "Swedish", "Polish", "Greek",
-                    "Czech"],
+        "objects": [
+            "French",
+            "English",
+            "German",
+            "Spanish",
+            "Italian",
+            "Dutch",
+            "Swedish",
+            "Polish",
+            "Greek",
+            "Czech",
+        ],
         "rewrite": ["{} speaks", "The mother tongue of {} is", "{} writes letters in"],
         "paraphrase": ["At home with family, {} talks in", "When dreaming at night, {} thinks in"],
     },
     "sport": {
-        "objects": ["tennis", "football", "chess", "golf", "hockey", "rugby", "cricket", "boxing", "cycling",
-                    "rowing"],
+        "objects": ["tennis", "football", "chess", "golf", "hockey", "rugby", "cricket", "boxing", "cycling", "rowing"],
         "rewrite": ["{} plays", "The favourite sport of {} is", "{} is a professional player of"],
         "paraphrase": ["On weekends with friends, {} enjoys", "For many years, {} has competed in"],
     },
 }
-_ONSETS = ["b", "c", "d", "f", "g", "h", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "dr", "gr", "st",
-           "tr", "cl", "fl", "sh", "th"]
+_ONSETS = [
+    "b",
+    "c",
+    "d",
+    "f",
+    "g",
+    "h",
+    "k",
+    "l",
+    "m",
+    "n",
+    "p",
+    "r",
+    "s",
+    "t",
+    "v",
+    "z",
+    "br",
+    "dr",
+    "gr",
+    "st",
+    "tr",
+    "cl",
+    "fl",
+    "sh",
+    "th",
+]
 _VOWELS = ["a", "e", "i", "o", "u", "ai", "ea", "io", "ou"]
 _CODAS = ["", "n", "r", "l", "s", "m", "x", "nd", "rt", "th"]
 
@@ -143,8 +177,9 @@ def disjoint_orders(n: int, seeds: Sequence, k: int, seed: int) -> dict[str, lis
     return out
 
 
-def generate_facts(n_subjects: int, seed: int, relations: Sequence[str] | None = None,
-                   last_names: int | None = None) -> list[dict]:
+def generate_facts(
+    n_subjects: int, seed: int, relations: Sequence[str] | None = None, last_names: int | None = None
+) -> list[dict]:
     """Every subject gets one random object per relation: rows {id, subject, relation, object}."""
     rels = list(relations or RELATIONS)
     unknown = [r for r in rels if r not in RELATIONS]
@@ -169,8 +204,14 @@ def fact_sentences(facts: Sequence[dict]) -> list[str]:
     return out
 
 
-def build_edit_requests(facts: Sequence[dict], *, edit_subjects: Sequence[str], neighbour_subjects: Sequence[str],
-                        seed: int, n_neighbours: int = 5) -> list[dict]:
+def build_edit_requests(
+    facts: Sequence[dict],
+    *,
+    edit_subjects: Sequence[str],
+    neighbour_subjects: Sequence[str],
+    seed: int,
+    n_neighbours: int = 5,
+) -> list[dict]:
     """One counterfactual request per edit subject (a random relation of it), in ``edit_subjects`` order."""
     rng = np.random.default_rng([seed, 2])
     by_subject: dict[str, list[dict]] = {}
@@ -191,12 +232,19 @@ def build_edit_requests(facts: Sequence[dict], *, edit_subjects: Sequence[str], 
         neigh = pool.get((f["relation"], f["object"]), [])
         picked = [neigh[i] for i in rng.permutation(len(neigh))[:n_neighbours]]
         neighbour_prompts = [spec["rewrite"][int(rng.integers(len(spec["rewrite"])))].format(n) for n in picked]
-        requests.append({
-            "id": f["id"], "subject": s, "relation": f["relation"], "target_true": f["object"], "target_new": new,
-            "prompts": [t.format(s) for t in spec["rewrite"]],
-            "paraphrase_prompts": [t.format(s) for t in spec["paraphrase"]],
-            "neighborhood_prompts": neighbour_prompts, "neighborhood_subjects": picked,
-        })
+        requests.append(
+            {
+                "id": f["id"],
+                "subject": s,
+                "relation": f["relation"],
+                "target_true": f["object"],
+                "target_new": new,
+                "prompts": [t.format(s) for t in spec["rewrite"]],
+                "paraphrase_prompts": [t.format(s) for t in spec["paraphrase"]],
+                "neighborhood_prompts": neighbour_prompts,
+                "neighborhood_subjects": picked,
+            }
+        )
     return requests
 
 
@@ -222,8 +270,10 @@ def check_requests(requests: Sequence[dict], *, duplicates: str = "error") -> li
             raise DataError(f"edit request {i} ({r['id']}): target_new equals target_true {r['target_true']!r}")
         j = seen.get(r["subject"])
         if j is not None and requests[j]["target_new"] != r["target_new"] and duplicates == "error":
-            raise DataError(f"edit requests {j} and {i}: subject {r['subject']!r} has conflicting targets "
-                            f"{requests[j]['target_new']!r} and {r['target_new']!r}")
+            raise DataError(
+                f"edit requests {j} and {i}: subject {r['subject']!r} has conflicting targets "
+                f"{requests[j]['target_new']!r} and {r['target_new']!r}"
+            )
         seen[r["subject"]] = i
     keep = sorted(seen.values())
     if len(keep) < len(requests):

@@ -49,12 +49,18 @@ def load_counterfact(path: str | os.PathLike, limit: int | None = None) -> list[
         prompt = _field(rw, "prompt", where)
         if "{}" not in prompt:
             raise DataError(f"{where}: requested_rewrite.prompt has no '{{}}' slot for the subject")
-        out.append({
-            "id": str(row.get("case_id", i)), "subject": subj, "relation": rw.get("relation_id", ""),
-            "target_true": _field(rw, "target_true.str", where), "target_new": _field(rw, "target_new.str", where),
-            "prompts": [prompt.format(subj)], "paraphrase_prompts": list(row.get("paraphrase_prompts", [])),
-            "neighborhood_prompts": list(row.get("neighborhood_prompts", [])),
-        })
+        out.append(
+            {
+                "id": str(row.get("case_id", i)),
+                "subject": subj,
+                "relation": rw.get("relation_id", ""),
+                "target_true": _field(rw, "target_true.str", where),
+                "target_new": _field(rw, "target_new.str", where),
+                "prompts": [prompt.format(subj)],
+                "paraphrase_prompts": list(row.get("paraphrase_prompts", [])),
+                "neighborhood_prompts": list(row.get("neighborhood_prompts", [])),
+            }
+        )
     return out
 
 
@@ -71,10 +77,18 @@ def load_zsre(path: str | os.PathLike, limit: int | None = None) -> list[dict]:
         if subj not in src:
             raise DataError(f"{where}: subject {subj!r} is not in the question {src!r}")
         answers = _field(row, "answers", where)
-        out.append({
-            "id": str(row.get("case_id", i)), "subject": subj, "relation": "zsre",
-            "target_true": answers[0] if answers else "", "target_new": _field(row, "alt", where),
-            "prompts": [src], "paraphrase_prompts": [row["rephrase"]] if row.get("rephrase") else [],
-            "neighborhood_prompts": [], "loc": row.get("loc", ""), "loc_ans": row.get("loc_ans", ""),
-        })
+        out.append(
+            {
+                "id": str(row.get("case_id", i)),
+                "subject": subj,
+                "relation": "zsre",
+                "target_true": answers[0] if answers else "",
+                "target_new": _field(row, "alt", where),
+                "prompts": [src],
+                "paraphrase_prompts": [row["rephrase"]] if row.get("rephrase") else [],
+                "neighborhood_prompts": [],
+                "loc": row.get("loc", ""),
+                "loc_ans": row.get("loc_ans", ""),
+            }
+        )
     return out

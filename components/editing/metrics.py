@@ -19,27 +19,42 @@ import numpy as np
 import torch
 from torch import nn
 
-from components.editing.model import (Encoder, encode_batch, inverse, length_order, logits_at, logits_of,
-                                     scores_at_targets)
+from components.editing.model import (
+    Encoder,
+    encode_batch,
+    inverse,
+    length_order,
+    logits_at,
+    logits_of,
+    scores_at_targets,
+)
 
 _WORD = re.compile(r"\w+|[^\w\s]")
 
 
 @torch.no_grad()
-def score(model: nn.Module, encode: Encoder, prompts: Sequence[str], targets: Sequence[str],
-          batch_size: int = 256) -> tuple[np.ndarray, np.ndarray]:
+def score(
+    model: nn.Module, encode: Encoder, prompts: Sequence[str], targets: Sequence[str], batch_size: int = 256
+) -> tuple[np.ndarray, np.ndarray]:
     """Summed log P(target | prompt) and top-1 token accuracy of the target, per prompt."""
     lps, accs = [], []
     for i in range(0, len(prompts), batch_size):
         enc = encode_batch(encode, prompts[i : i + batch_size], targets=targets[i : i + batch_size])
         lp, acc = scores_at_targets(model, enc)
-        lps.append(lp.numpy()); accs.append(acc.numpy())
+        lps.append(lp.numpy())
+        accs.append(acc.numpy())
     return (np.concatenate(lps), np.concatenate(accs)) if lps else (np.zeros(0), np.zeros(0))
 
 
 @torch.no_grad()
-def score_pair(model: nn.Module, encode: Encoder, prompts: Sequence[str], new: Sequence[str], true: Sequence[str],
-               batch_size: int = 256) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def score_pair(
+    model: nn.Module,
+    encode: Encoder,
+    prompts: Sequence[str],
+    new: Sequence[str],
+    true: Sequence[str],
+    batch_size: int = 256,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """log P(new), log P(true) and top-1 accuracy of new, per prompt.
 
     When every object is one token (the synthetic facts), both come from one forward pass of the prompt alone:
@@ -59,7 +74,8 @@ def score_pair(model: nn.Module, encode: Encoder, prompts: Sequence[str], new: S
         tn = torch.tensor([encode(" " + o)[0] for o in new[i : i + batch_size]])
         tt = torch.tensor([encode(" " + o)[0] for o in true[i : i + batch_size]])
         r = torch.arange(len(chunk))
-        ln.append(logp[r, tn].numpy()); lt.append(logp[r, tt].numpy())
+        ln.append(logp[r, tn].numpy())
+        lt.append(logp[r, tt].numpy())
         acc.append((logp.argmax(-1) == tn).float().numpy())
     back = inverse(order)
     return np.concatenate(ln)[back], np.concatenate(lt)[back], np.concatenate(acc)[back]
@@ -76,7 +92,9 @@ def _pairs(requests: Sequence[dict], field: str) -> tuple[list[str], list[str], 
     for n, r in enumerate(requests):
         own = r.get("neighborhood_true") if field == "neighborhood_prompts" else None
         for j, p in enumerate(r.get(field, [])):
-            prompts.append(p); new.append(r["target_new"]); owner.append(n)
+            prompts.append(p)
+            new.append(r["target_new"])
+            owner.append(n)
             true.append(own[j] if own else r["target_true"])
     return prompts, new, true, owner
 
@@ -88,13 +106,17 @@ def _per_request(values: np.ndarray, owner: list[int], n: int) -> np.ndarray:
     return np.where(count > 0, total / np.maximum(count, 1), np.nan)
 
 
-def rewrite_quality(model: nn.Module, encode: Encoder, requests: Sequence[dict],
-                    batch_size: int = 256) -> dict[str, np.ndarray]:
+def rewrite_quality(
+    model: nn.Module, encode: Encoder, requests: Sequence[dict], batch_size: int = 256
+) -> dict[str, np.ndarray]:
     """Per-request efficacy, generalisation, specificity and ZsRE accuracy (NaN where a request has no prompts)."""
     out: dict[str, np.ndarray] = {}
     n = len(requests)
-    for name, field, want_new in (("efficacy", "prompts", True), ("generalisation", "paraphrase_prompts", True),
-                                  ("specificity", "neighborhood_prompts", False)):
+    for name, field, want_new in (
+        ("efficacy", "prompts", True),
+        ("generalisation", "paraphrase_prompts", True),
+        ("specificity", "neighborhood_prompts", False),
+    ):
         prompts, new, true, owner = _pairs(requests, field)
         if not prompts:
             out[name] = np.full(n, np.nan)
@@ -123,8 +145,15 @@ def ngram_entropy(text: str, ns: Sequence[int] = (2, 3), weights: Sequence[float
 
 
 @torch.no_grad()
-def greedy_generate(model: nn.Module, encode: Encoder, decode: Callable[[list[int]], str], prompts: Sequence[str],
-                    *, max_new_tokens: int = 40, max_len: int | None = None) -> list[str]:
+def greedy_generate(
+    model: nn.Module,
+    encode: Encoder,
+    decode: Callable[[list[int]], str],
+    prompts: Sequence[str],
+    *,
+    max_new_tokens: int = 40,
+    max_len: int | None = None,
+) -> list[str]:
     """Greedy continuations; prompts of equal token length are batched (no padding, no attention mask needed).
 
     Each next token is read from the last ``max_len`` tokens (all when None). A model with a key-value cache
@@ -144,7 +173,7 @@ def greedy_generate(model: nn.Module, encode: Encoder, decode: Callable[[list[in
             nxt = logits_of(model, window)[:, -1].argmax(-1, keepdim=True)
             ids = torch.cat([ids, nxt], dim=1)
         for k, i in enumerate(rows):
-            out[i] = decode(ids[k, len(encoded[i]):].tolist())
+            out[i] = decode(ids[k, len(encoded[i]) :].tolist())
     return out
 
 
@@ -165,8 +194,9 @@ def _greedy_cached(model: nn.Module, ids: torch.Tensor, max_new_tokens: int, max
 
 
 @torch.no_grad()
-def window_nll(model: nn.Module, tokens: torch.Tensor, *, seq_len: int, n_windows: int,
-               batch_size: int = 32, shift: int = 0) -> np.ndarray:
+def window_nll(
+    model: nn.Module, tokens: torch.Tensor, *, seq_len: int, n_windows: int, batch_size: int = 32, shift: int = 0
+) -> np.ndarray:
     """Mean next-token NLL (nats) of each of ``n_windows`` non-overlapping windows (fixed positions).
 
     ``shift`` moves every window by that many tokens (wrapping), so several seeds can use disjoint windows.

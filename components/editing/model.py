@@ -101,8 +101,13 @@ def subject_last_index(encode: Encoder, prompt: str, subject: str) -> int:
     return len(head) - 1
 
 
-def encode_batch(encode: Encoder, prompts: Sequence[str], subjects: Sequence[str] | None = None,
-                 targets: Sequence[str] | None = None, pad_id: int = 0) -> Encoded:
+def encode_batch(
+    encode: Encoder,
+    prompts: Sequence[str],
+    subjects: Sequence[str] | None = None,
+    targets: Sequence[str] | None = None,
+    pad_id: int = 0,
+) -> Encoded:
     """Encode ``prompt`` (+ ``" " + target``) rows into one padded batch."""
     rows, pos, starts, lens = [], [], [], []
     for i, p in enumerate(prompts):
@@ -224,8 +229,14 @@ def inverse(order: np.ndarray) -> np.ndarray:
 
 
 @torch.no_grad()
-def compute_keys(model: nn.Module, site: EditSite, encode: Encoder, prompts: Sequence[str],
-                 subjects: Sequence[str], batch_size: int = 256) -> torch.Tensor:
+def compute_keys(
+    model: nn.Module,
+    site: EditSite,
+    encode: Encoder,
+    prompts: Sequence[str],
+    subjects: Sequence[str],
+    batch_size: int = 256,
+) -> torch.Tensor:
     """Keys (N, d_in) at the subject's last token of each prompt (batched by prompt length, returned in order)."""
     order = length_order(encode, prompts)
     out = []
@@ -262,8 +273,9 @@ def hidden_norms(model: nn.Module, site: EditSite, ids: torch.Tensor, positions:
 
 
 @torch.no_grad()
-def generic_keys(model: nn.Module, site: EditSite, tokens: torch.Tensor, *, n_keys: int, seq_len: int,
-                 batch_size: int = 32) -> torch.Tensor:
+def generic_keys(
+    model: nn.Module, site: EditSite, tokens: torch.Tensor, *, n_keys: int, seq_len: int, batch_size: int = 32
+) -> torch.Tensor:
     """K0: keys at every position of consecutive ``seq_len`` windows of generic text, up to ``n_keys``."""
     n_win = min(len(tokens) // seq_len, -(-n_keys // seq_len))
     if n_win < 1:

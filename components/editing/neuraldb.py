@@ -31,8 +31,18 @@ INDEXES = ("exact", "hnsw")
 class NeuralKVDB:
     """Stored keys and residuals plus the gated retrieval applied as a forward hook on the edited projection."""
 
-    def __init__(self, key_mean: torch.Tensor, *, gamma: float, gate: str = "hard", temperature: float = 0.02,
-                 chunk: int = 2048, index: str = "exact", hnsw_m: int = 32, ef_search: int = 64) -> None:
+    def __init__(
+        self,
+        key_mean: torch.Tensor,
+        *,
+        gamma: float,
+        gate: str = "hard",
+        temperature: float = 0.02,
+        chunk: int = 2048,
+        index: str = "exact",
+        hnsw_m: int = 32,
+        ef_search: int = 64,
+    ) -> None:
         if gate not in GATES:
             raise ParamsError(f"gate: expected one of {GATES}, got {gate!r}")
         if index not in INDEXES:
@@ -109,7 +119,8 @@ class NeuralKVDB:
             for i in range(0, k.shape[0], self.chunk):
                 c = self._normalise(k[i : i + self.chunk]) @ self.keys.T
                 bi, ji = c.max(dim=1)
-                best.append(bi); idx.append(ji)
+                best.append(bi)
+                idx.append(ji)
             b, j = torch.cat(best), torch.cat(idx)
         g = (b > self.gamma).float() if self.gate == "hard" else torch.sigmoid((b - self.gamma) / self.temperature)
         return b, j, g
@@ -180,10 +191,20 @@ def save_edited(model: nn.Module, db: NeuralKVDB, layer: int, folder) -> Path:
         raise DataError("save_edited: needs a non-empty store with the exact search (an HNSW graph is not saved)")
     folder = save_model(model, folder)
     with atomic_path(folder / STORE_WEIGHTS) as tmp:
-        save_file({"keys": db.keys.contiguous(), "residuals": db.residuals.contiguous(), "mu": db.mu.contiguous()},
-                  str(tmp))
-    write_json(folder / STORE_CONFIG, {"layer": int(layer), "gamma": db.gamma, "gate": db.gate,
-                                       "temperature": db.temperature, "chunk": db.chunk, "ids": list(db.ids)})
+        save_file(
+            {"keys": db.keys.contiguous(), "residuals": db.residuals.contiguous(), "mu": db.mu.contiguous()}, str(tmp)
+        )
+    write_json(
+        folder / STORE_CONFIG,
+        {
+            "layer": int(layer),
+            "gamma": db.gamma,
+            "gate": db.gate,
+            "temperature": db.temperature,
+            "chunk": db.chunk,
+            "ids": list(db.ids),
+        },
+    )
     return folder
 
 
@@ -200,14 +221,17 @@ def load_store(folder) -> tuple[NeuralKVDB, int]:
             raise DataError(f"{p}: missing (expected an edited-model folder written by save_edited)")
     try:
         cfg, t = json.loads(cfg_path.read_text()), load_file(str(w_path))
-        db = NeuralKVDB(t["mu"], gamma=cfg["gamma"], gate=cfg["gate"], temperature=cfg["temperature"],
-                        chunk=cfg["chunk"])
+        db = NeuralKVDB(
+            t["mu"], gamma=cfg["gamma"], gate=cfg["gate"], temperature=cfg["temperature"], chunk=cfg["chunk"]
+        )
         keys, residuals, ids, layer = t["keys"], t["residuals"], [str(i) for i in cfg["ids"]], int(cfg["layer"])
-    except Exception as exc:  # noqa: BLE001 - safetensors raises its own SafetensorError; json, KeyError, OSError
+    except Exception as exc:
         raise DataError(f"{folder}: not a readable NeuralDB store ({type(exc).__name__}: {exc})") from None
     if not (len(ids) == keys.shape[0] == residuals.shape[0]) or keys.shape[1] != db.mu.numel():
-        raise DataError(f"{folder}: store shapes disagree ({len(ids)} ids, keys {tuple(keys.shape)}, "
-                        f"residuals {tuple(residuals.shape)}, mu {tuple(db.mu.shape)})")
+        raise DataError(
+            f"{folder}: store shapes disagree ({len(ids)} ids, keys {tuple(keys.shape)}, "
+            f"residuals {tuple(residuals.shape)}, mu {tuple(db.mu.shape)})"
+        )
     db.ids, db.keys, db.residuals = ids, keys, residuals  # already normalised: stored as they were held
     return db, layer
 
@@ -224,8 +248,10 @@ def load_edited(folder):
     db, layer = load_store(folder)
     site = edit_site(model, layer)
     if site.weight.shape != (db.residuals.shape[1], db.keys.shape[1]):
-        raise DataError(f"{folder}: store of width {tuple(db.keys.shape[1:])} -> {db.residuals.shape[1]} does not fit "
-                        f"layer {layer}'s projection {tuple(site.weight.shape)}")
+        raise DataError(
+            f"{folder}: store of width {tuple(db.keys.shape[1:])} -> {db.residuals.shape[1]} does not fit "
+            f"layer {layer}'s projection {tuple(site.weight.shape)}"
+        )
     db.attach(site)
     model.neuraldb = db
     return model

@@ -24,8 +24,16 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm.auto import tqdm
 
-from components.editing.model import (Encoder, EditSite, compute_keys, encode_batch, hidden_norms, length_order,
-                                     logits_at, scores_at_targets)
+from components.editing.model import (
+    EditSite,
+    Encoder,
+    compute_keys,
+    encode_batch,
+    hidden_norms,
+    length_order,
+    logits_at,
+    scores_at_targets,
+)
 from components.errors import ParamsError
 
 log = logging.getLogger(__name__)
@@ -71,8 +79,9 @@ def _kl_log_probs(model: nn.Module, enc, last: torch.Tensor) -> torch.Tensor:
 LENGTH_BUCKETS = 4  # a chunk's rows run as this many batches of similar length (less padding, same loss)
 
 
-def _buckets(encode: Encoder, prompts: list[str], subjects: list[str], targets: list[str],
-             row_fact: list[int]) -> list[tuple]:
+def _buckets(
+    encode: Encoder, prompts: list[str], subjects: list[str], targets: list[str], row_fact: list[int]
+) -> list[tuple]:
     """The chunk's rows sorted by length and cut into :data:`LENGTH_BUCKETS` padded batches: (Encoded, row_fact)."""
     order = length_order(encode, [f"{p} {t}" for p, t in zip(prompts, targets)])
     out = []
@@ -90,13 +99,25 @@ def _per_fact(values: list[torch.Tensor], facts: list[torch.Tensor], n: int) -> 
     return total / count.reshape(n, *[1] * (v.dim() - 1))
 
 
-def _optimise_chunk(model: nn.Module, site: EditSite, encode: Encoder, reqs: Sequence[dict], *, steps: int,
-                    lr: float, weight_decay: float, clamp: float,
-                    kl_factor: float = 0.0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def _optimise_chunk(
+    model: nn.Module,
+    site: EditSite,
+    encode: Encoder,
+    reqs: Sequence[dict],
+    *,
+    steps: int,
+    lr: float,
+    weight_decay: float,
+    clamp: float,
+    kl_factor: float = 0.0,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     prompts, subjects, targets, row_fact = [], [], [], []
     for j, r in enumerate(reqs):
         for p in r["prompts"]:
-            prompts.append(p); subjects.append(r["subject"]); targets.append(r["target_new"]); row_fact.append(j)
+            prompts.append(p)
+            subjects.append(r["subject"])
+            targets.append(r["target_new"])
+            row_fact.append(j)
     buckets = _buckets(encode, prompts, subjects, targets, row_fact)
     facts = [rf for _, rf in buckets]
     if kl_factor > 0:
@@ -139,13 +160,25 @@ def _optimise_chunk(model: nn.Module, site: EditSite, encode: Encoder, reqs: Seq
     return keys, delta.detach(), nll
 
 
-def compute_targets(model: nn.Module, site: EditSite, encode: Encoder, requests: Sequence[dict], *, steps: int = 20,
-                    lr: float = 0.5, weight_decay: float = 0.5, clamp: float = 4.0, kl_factor: float = 0.0,
-                    chunk: int = 128, progress: bool = False) -> EditTargets:
+def compute_targets(
+    model: nn.Module,
+    site: EditSite,
+    encode: Encoder,
+    requests: Sequence[dict],
+    *,
+    steps: int = 20,
+    lr: float = 0.5,
+    weight_decay: float = 0.5,
+    clamp: float = 4.0,
+    kl_factor: float = 0.0,
+    chunk: int = 128,
+    progress: bool = False,
+) -> EditTargets:
     """Keys and residuals for every request (the model's weights are left untouched)."""
     if steps < 1 or lr <= 0 or chunk < 1 or clamp <= 0 or weight_decay < 0 or kl_factor < 0:
-        raise ParamsError("target optimisation: need steps >= 1, lr > 0, chunk >= 1, clamp > 0, weight_decay >= 0, "
-                          "kl_factor >= 0")
+        raise ParamsError(
+            "target optimisation: need steps >= 1, lr > 0, chunk >= 1, clamp > 0, weight_decay >= 0, kl_factor >= 0"
+        )
     flags = [p.requires_grad for p in model.parameters()]
     for p in model.parameters():
         p.requires_grad_(False)
@@ -154,9 +187,20 @@ def compute_targets(model: nn.Module, site: EditSite, encode: Encoder, requests:
     keys, res, nll = [], [], []
     try:
         for i in tqdm(range(0, len(requests), chunk), disable=not progress, desc="target values", unit="chunk"):
-            k, d, n = _optimise_chunk(model, site, encode, requests[i : i + chunk], steps=steps, lr=lr,
-                                      weight_decay=weight_decay, clamp=clamp, kl_factor=kl_factor)
-            keys.append(k); res.append(d); nll.append(n)
+            k, d, n = _optimise_chunk(
+                model,
+                site,
+                encode,
+                requests[i : i + chunk],
+                steps=steps,
+                lr=lr,
+                weight_decay=weight_decay,
+                clamp=clamp,
+                kl_factor=kl_factor,
+            )
+            keys.append(k)
+            res.append(d)
+            nll.append(n)
     finally:
         for p, f in zip(model.parameters(), flags):
             p.requires_grad_(f)
@@ -165,8 +209,9 @@ def compute_targets(model: nn.Module, site: EditSite, encode: Encoder, requests:
     return EditTargets([r["id"] for r in requests], torch.cat(keys), torch.cat(res), torch.cat(nll))
 
 
-def tune_lr(model: nn.Module, site: EditSite, encode: Encoder, requests: Sequence[dict], grid: Sequence[float],
-            **kw) -> tuple[float, list[dict]]:
+def tune_lr(
+    model: nn.Module, site: EditSite, encode: Encoder, requests: Sequence[dict], grid: Sequence[float], **kw
+) -> tuple[float, list[dict]]:
     """The target-value learning rate with the lowest mean final NLL of the new object on ``requests`` (ties: the
     smaller rate), and one row per rate. Every method edits with the same targets, so this choice favours none.
 
@@ -178,8 +223,13 @@ def tune_lr(model: nn.Module, site: EditSite, encode: Encoder, requests: Sequenc
     rows = []
     for lr in sorted(set(grid)):
         t = compute_targets(model, site, encode, requests, lr=lr, **kw)
-        rows.append({"v_lr": float(lr), "nll": float(t.final_nll.mean()),
-                     "residual_norm": float(t.residuals.norm(dim=1).mean())})
+        rows.append(
+            {
+                "v_lr": float(lr),
+                "nll": float(t.final_nll.mean()),
+                "residual_norm": float(t.residuals.norm(dim=1).mean()),
+            }
+        )
     best = min(rows, key=lambda r: (round(r["nll"], 6), r["v_lr"]))
     log.info("target-value lr %g (dev NLL %s)", best["v_lr"], {r["v_lr"]: round(r["nll"], 3) for r in rows})
     return best["v_lr"], rows

@@ -22,9 +22,22 @@ from components.training.schedules import cosine_lr
 log = logging.getLogger(__name__)
 
 
-def train_fact_lm(config: TinyLMConfig, fact_tokens: np.ndarray, filler_tokens: np.ndarray, *, steps: int,
-                  batch_size: int, seq_len: int, lr: float, warmup_frac: float, weight_decay: float,
-                  fact_frac: float, seed: int, threads: int = 2, progress: bool = False) -> tuple[TinyLM, dict]:
+def train_fact_lm(
+    config: TinyLMConfig,
+    fact_tokens: np.ndarray,
+    filler_tokens: np.ndarray,
+    *,
+    steps: int,
+    batch_size: int,
+    seq_len: int,
+    lr: float,
+    warmup_frac: float,
+    weight_decay: float,
+    fact_frac: float,
+    seed: int,
+    threads: int = 2,
+    progress: bool = False,
+) -> tuple[TinyLM, dict]:
     """Train a TinyLM from scratch; returns the model (eval mode) and a summary with losses per source."""
     if not 0 < fact_frac <= 1:
         raise ParamsError(f"fact_frac: must be in (0, 1], got {fact_frac}")
@@ -42,16 +55,20 @@ def train_fact_lm(config: TinyLMConfig, fact_tokens: np.ndarray, filler_tokens: 
     for step in tqdm(range(steps), disable=not progress, desc="train LM", unit="step"):
         x, y = sample_batch(fact_tokens, step=step, seed=seed, batch_size=n_fact, seq_len=seq_len)
         if n_fact < batch_size:
-            xf, yf = sample_batch(filler_tokens, step=step, seed=seed + 1, batch_size=batch_size - n_fact,
-                                  seq_len=seq_len)
+            xf, yf = sample_batch(
+                filler_tokens, step=step, seed=seed + 1, batch_size=batch_size - n_fact, seq_len=seq_len
+            )
             x, y = torch.cat([x, xf]), torch.cat([y, yf])
         rate = cosine_lr(step, peak_lr=lr, warmup_steps=warm, total_steps=max(steps, warm + 1), min_lr_frac=0.1)
         losses.append(train_step(model, opt, x, y, lr=rate, grad_clip=1.0))
     model.eval()
-    summary = {"steps": steps, "train_seconds": round(time.perf_counter() - t0, 2),
-               "final_train_loss": float(np.mean(losses[-20:])),
-               "fact_loss": evaluate_loss(model, fact_tokens, seq_len=seq_len, max_windows=64),
-               "tokens_seen": steps * batch_size * seq_len}
+    summary = {
+        "steps": steps,
+        "train_seconds": round(time.perf_counter() - t0, 2),
+        "final_train_loss": float(np.mean(losses[-20:])),
+        "fact_loss": evaluate_loss(model, fact_tokens, seq_len=seq_len, max_windows=64),
+        "tokens_seen": steps * batch_size * seq_len,
+    }
     if len(filler_tokens) > seq_len + 1:
         summary["filler_loss"] = evaluate_loss(model, filler_tokens, seq_len=seq_len, max_windows=64)
     log.info("trained fact LM: %s", summary)

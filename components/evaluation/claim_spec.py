@@ -41,8 +41,14 @@ class ClaimSpec:
             raise ParamsError(f"claim {self.id}: rule {self.rule!r} is not one of {RULES}")
 
     def _common(self, kw: dict[str, Any]) -> dict[str, Any]:
-        base = {"metric": self.metric, "method": self.method, "baseline": self.baseline, "unit": self.unit,
-                "paper_value": self.paper_value, "scale_note": self.scale_note}
+        base = {
+            "metric": self.metric,
+            "method": self.method,
+            "baseline": self.baseline,
+            "unit": self.unit,
+            "paper_value": self.paper_value,
+            "scale_note": self.scale_note,
+        }
         return {**base, **kw}
 
     def _statement(self, kw: dict[str, Any]) -> str:
@@ -60,8 +66,12 @@ class ClaimSpec:
 
     def simple(self, **numbers: Any) -> CL.ClaimResult:
         """A rule without a CI (probability, p-value, point, check), through :func:`claims.simple`."""
-        kw = {"rule": self.rule, "direction": self.direction if self.rule == "point" else None,
-              "cluster_unit": self.cluster_unit if self.rule == "probability" else None, **numbers}
+        kw = {
+            "rule": self.rule,
+            "direction": self.direction if self.rule == "point" else None,
+            "cluster_unit": self.cluster_unit if self.rule == "probability" else None,
+            **numbers,
+        }
         return CL.simple(self.id, self._statement(kw), **self._common(kw))
 
     def composite(self, parts: Sequence[CL.ClaimResult], **numbers: Any) -> CL.ClaimResult:
@@ -91,5 +101,6 @@ def check_results(declared: Sequence[ClaimSpec], results: Sequence[CL.ClaimResul
         raise DataError(f"{where}: claims {got} were computed but {want} are declared (claims.py CLAIMS)")
     for spec, result in zip(declared, results):
         if result.rule != spec.rule:
-            raise DataError(f"{where}: claim {spec.id} is declared with rule {spec.rule!r} but was decided by "
-                            f"{result.rule!r}")
+            raise DataError(
+                f"{where}: claim {spec.id} is declared with rule {spec.rule!r} but was decided by {result.rule!r}"
+            )

@@ -42,9 +42,9 @@ from components.evaluation.rules import (  # noqa: F401  (re-exported: pipelines
     decide_check,
     decide_excludes,
     decide_noninferior,
-    decide_pvalue,
     decide_point,
     decide_probability,
+    decide_pvalue,
     inside_band,
 )
 from components.evaluation.stats import paired_bootstrap_ci, paired_differences, stratum_signs
@@ -145,8 +145,9 @@ def _check_types(c: Mapping, where: str) -> None:
         if not _is_count(c[k]):
             raise DataError(f"{where}.{k}: expected a non-negative integer, got {c[k]!r}")
     signs = c["per_seed_signs"]
-    if signs is not None and (not isinstance(signs, list) or any(s not in (-1, 0, 1) or isinstance(s, bool)
-                                                                 for s in signs)):
+    if signs is not None and (
+        not isinstance(signs, list) or any(s not in (-1, 0, 1) or isinstance(s, bool) for s in signs)
+    ):
         raise DataError(f"{where}.per_seed_signs: expected null or a list of -1/0/+1, got {signs!r}")
     for k in ("details",):
         if not isinstance(c[k], Mapping):
@@ -155,11 +156,19 @@ def _check_types(c: Mapping, where: str) -> None:
         if not isinstance(c[k], list):
             raise DataError(f"{where}.{k}: expected a list, got {type(c[k]).__name__}")
     u = c["uncensored"]
-    if u is not None and not (isinstance(u, Mapping) and _is_num(u.get("ci_low")) and _is_num(u.get("ci_high"))
-                              and _is_count(u.get("n_units"))):
+    if u is not None and not (
+        isinstance(u, Mapping)
+        and _is_num(u.get("ci_low"))
+        and _is_num(u.get("ci_high"))
+        and _is_count(u.get("n_units"))
+    ):
         raise DataError(f"{where}.uncensored: expected null or {{ci_low, ci_high, n_units}}, got {u!r}")
-    for k, allowed in (("verdict", VERDICTS), ("rule", RULES), ("direction", (*DIRECTIONS, None)),
-                       ("combine", (*COMBINES, None))):
+    for k, allowed in (
+        ("verdict", VERDICTS),
+        ("rule", RULES),
+        ("direction", (*DIRECTIONS, None)),
+        ("combine", (*COMBINES, None)),
+    ):
         if c[k] not in allowed:
             raise DataError(f"{where}.{k}: {c[k]!r} is not one of {', '.join(map(str, allowed))}")
 
@@ -218,8 +227,9 @@ def _check_claim(c: Any, where: str) -> None:
     except DataError as exc:
         raise DataError(f"{where}: {exc}") from None
     if expected != c["verdict"]:
-        raise DataError(f"{where}.verdict: {c['verdict']!r} but rule {c['rule']!r} on the stored numbers gives "
-                        f"{expected!r}")
+        raise DataError(
+            f"{where}.verdict: {c['verdict']!r} but rule {c['rule']!r} on the stored numbers gives {expected!r}"
+        )
 
 
 def finish(record: ClaimResult) -> ClaimResult:
@@ -253,12 +263,17 @@ def validate_claims_document(doc: Any, source: str = "claims document") -> dict:
     return dict(doc)
 
 
-def claims_document(paper: str, profile: str, results: Sequence[ClaimResult | Mapping], *,
-                    extra: Mapping | None = None) -> dict:
+def claims_document(
+    paper: str, profile: str, results: Sequence[ClaimResult | Mapping], *, extra: Mapping | None = None
+) -> dict:
     """The ``claims.json`` document: paper, profile, claims, a verdict summary, then ``extra`` keys."""
     claims = [r.to_dict() if isinstance(r, ClaimResult) else _plain(dict(r)) for r in results]
-    doc: dict[str, Any] = {"paper": paper, "profile": profile, "claims": claims,
-                           "summary": {v: sum(c.get("verdict") == v for c in claims) for v in VERDICTS}}
+    doc: dict[str, Any] = {
+        "paper": paper,
+        "profile": profile,
+        "claims": claims,
+        "summary": {v: sum(c.get("verdict") == v for c in claims) for v in VERDICTS},
+    }
     for k, v in (extra or {}).items():
         if k in doc:
             raise ParamsError(f"claims_document: extra key {k!r} would overwrite a reserved field")
@@ -275,17 +290,34 @@ def _labels_or_none(name: str, labels: Any, n: int) -> np.ndarray | None:
     return arr
 
 
-def evaluate_standard(claim_id: str, statement: str, *, method_values: Sequence[float] | np.ndarray,
-                      baseline_values: Sequence[float] | np.ndarray | None,
-                      clusters: Sequence[Any] | np.ndarray | int | None = None,
-                      seeds: Sequence[Any] | np.ndarray | int | None = None,
-                      strata: Sequence[Any] | np.ndarray | None = None,
-                      censored: Sequence[bool] | np.ndarray | None = None, direction: str,
-                      delta: float | None = None, threshold: float = 0.0, null: float = 0.0, rule: str = "standard",
-                      margin: float | None = None, metric: str, method: str, baseline: str | None, unit: str,
-                      seed: int, n_resamples: int = 10_000, level: float = 0.95, scale_note: str = "",
-                      details: Mapping | None = None, paper_value: str | None = None,
-                      cluster_unit: str | None = "seed") -> ClaimResult:
+def evaluate_standard(
+    claim_id: str,
+    statement: str,
+    *,
+    method_values: Sequence[float] | np.ndarray,
+    baseline_values: Sequence[float] | np.ndarray | None,
+    clusters: Sequence[Any] | np.ndarray | int | None = None,
+    seeds: Sequence[Any] | np.ndarray | int | None = None,
+    strata: Sequence[Any] | np.ndarray | None = None,
+    censored: Sequence[bool] | np.ndarray | None = None,
+    direction: str,
+    delta: float | None = None,
+    threshold: float = 0.0,
+    null: float = 0.0,
+    rule: str = "standard",
+    margin: float | None = None,
+    metric: str,
+    method: str,
+    baseline: str | None,
+    unit: str,
+    seed: int,
+    n_resamples: int = 10_000,
+    level: float = 0.95,
+    scale_note: str = "",
+    details: Mapping | None = None,
+    paper_value: str | None = None,
+    cluster_unit: str | None = "seed",
+) -> ClaimResult:
     """Apply a CI rule (standard, non-inferiority, ci-excludes) to paired per-unit values; return the record.
 
     ``clusters`` (``seeds`` is the same argument under its older name) gives the
@@ -314,33 +346,77 @@ def evaluate_standard(claim_id: str, statement: str, *, method_values: Sequence[
     elif delta is None:
         raise ParamsError(f"{claim_id}: rule {rule!r} needs delta (the no-practical-effect band)")
     seed_ids, signs = stratum_signs(diffs, labels) if labels is not None else ([], None)
-    point, lo, hi = paired_bootstrap_ci(diffs, clusters=labels, strata=strata_arr, n_resamples=n_resamples,
-                                        level=level, seed=seed)
+    point, lo, hi = paired_bootstrap_ci(
+        diffs, clusters=labels, strata=strata_arr, n_resamples=n_resamples, level=level, seed=seed
+    )
     uncensored = None
     if cens.any() and (~cens).any():
         keep = ~cens
-        _, ulo, uhi = paired_bootstrap_ci(diffs[keep], clusters=None if labels is None else labels[keep],
-                                          strata=None if strata_arr is None else strata_arr[keep],
-                                          n_resamples=n_resamples, level=level, seed=seed)
+        _, ulo, uhi = paired_bootstrap_ci(
+            diffs[keep],
+            clusters=None if labels is None else labels[keep],
+            strata=None if strata_arr is None else strata_arr[keep],
+            n_resamples=n_resamples,
+            level=level,
+            seed=seed,
+        )
         uncensored = {"ci_low": ulo, "ci_high": uhi, "n_units": int(keep.sum())}
-    info = {"seeds": seed_ids, "n_resamples": n_resamples, "bootstrap_seed": seed,
-            "resampling": "two-stage (clusters, then units)" if labels is not None else "units",
-            **({"strata": sorted({_plain(x) for x in strata_arr.tolist()}, key=str)} if strata_arr is not None else {}),
-            **(details or {})}
-    record = ClaimResult(id=claim_id, statement=statement, metric=metric, method=method, baseline=baseline,
-                         direction=direction, threshold=float(threshold),
-                         delta=None if delta is None else float(delta), null=float(null), effect=point, ci_low=lo,
-                         ci_high=hi, ci_level=level, n_seeds=len(seed_ids), n_units=int(diffs.size), unit=unit,
-                         per_seed_signs=signs, rule=rule, verdict=INCONCLUSIVE, scale_note=scale_note, details=info,
-                         paper_value=paper_value, cluster_unit=cluster_unit if labels is not None else None,
-                         n_censored=int(cens.sum()), uncensored=uncensored)
+    info = {
+        "seeds": seed_ids,
+        "n_resamples": n_resamples,
+        "bootstrap_seed": seed,
+        "resampling": "two-stage (clusters, then units)" if labels is not None else "units",
+        **({"strata": sorted({_plain(x) for x in strata_arr.tolist()}, key=str)} if strata_arr is not None else {}),
+        **(details or {}),
+    }
+    record = ClaimResult(
+        id=claim_id,
+        statement=statement,
+        metric=metric,
+        method=method,
+        baseline=baseline,
+        direction=direction,
+        threshold=float(threshold),
+        delta=None if delta is None else float(delta),
+        null=float(null),
+        effect=point,
+        ci_low=lo,
+        ci_high=hi,
+        ci_level=level,
+        n_seeds=len(seed_ids),
+        n_units=int(diffs.size),
+        unit=unit,
+        per_seed_signs=signs,
+        rule=rule,
+        verdict=INCONCLUSIVE,
+        scale_note=scale_note,
+        details=info,
+        paper_value=paper_value,
+        cluster_unit=cluster_unit if labels is not None else None,
+        n_censored=int(cens.sum()),
+        uncensored=uncensored,
+    )
     return finish(record)
 
 
-def composite(claim_id: str, statement: str, parts: Sequence[ClaimResult | Mapping], *, how: str = "all",
-              min_parts: int | None = None, preconditions: Sequence[ClaimResult | Mapping] = (), metric: str, method: str,
-              baseline: str | None, unit: str, headline: int | None = 0, ci_level: float | None = 0.95,
-              scale_note: str = "", details: Mapping | None = None, paper_value: str | None = None) -> ClaimResult:
+def composite(
+    claim_id: str,
+    statement: str,
+    parts: Sequence[ClaimResult | Mapping],
+    *,
+    how: str = "all",
+    min_parts: int | None = None,
+    preconditions: Sequence[ClaimResult | Mapping] = (),
+    metric: str,
+    method: str,
+    baseline: str | None,
+    unit: str,
+    headline: int | None = 0,
+    ci_level: float | None = 0.95,
+    scale_note: str = "",
+    details: Mapping | None = None,
+    paper_value: str | None = None,
+) -> ClaimResult:
     """A claim decided by its parts (``how`` = 'all', 'any', or 'at_least' ``min_parts``), inconclusive unless
     every precondition holds.
 
@@ -355,22 +431,63 @@ def composite(claim_id: str, statement: str, parts: Sequence[ClaimResult | Mappi
         _check_claim(r, f"{claim_id} part {i}")
     head = recs[headline] if headline is not None else {}
     record = ClaimResult(
-        id=claim_id, statement=statement, metric=metric, method=method, baseline=baseline, direction=None,
-        threshold=None, delta=None, effect=head.get("effect"), ci_low=head.get("ci_low"),
-        ci_high=head.get("ci_high"), ci_level=ci_level if head.get("ci_low") is not None else None,
-        n_seeds=max(r["n_seeds"] for r in recs), n_units=sum(r["n_units"] for r in recs), unit=unit,
-        per_seed_signs=head.get("per_seed_signs"), rule="composite", verdict=INCONCLUSIVE, scale_note=scale_note,
-        details=dict(details or {}), paper_value=paper_value, n_censored=sum(r["n_censored"] for r in recs),
-        combine=how, min_parts=min_parts if how == "at_least" else None, parts=recs, preconditions=pres)
+        id=claim_id,
+        statement=statement,
+        metric=metric,
+        method=method,
+        baseline=baseline,
+        direction=None,
+        threshold=None,
+        delta=None,
+        effect=head.get("effect"),
+        ci_low=head.get("ci_low"),
+        ci_high=head.get("ci_high"),
+        ci_level=ci_level if head.get("ci_low") is not None else None,
+        n_seeds=max(r["n_seeds"] for r in recs),
+        n_units=sum(r["n_units"] for r in recs),
+        unit=unit,
+        per_seed_signs=head.get("per_seed_signs"),
+        rule="composite",
+        verdict=INCONCLUSIVE,
+        scale_note=scale_note,
+        details=dict(details or {}),
+        paper_value=paper_value,
+        n_censored=sum(r["n_censored"] for r in recs),
+        combine=how,
+        min_parts=min_parts if how == "at_least" else None,
+        parts=recs,
+        preconditions=pres,
+    )
     return finish(record)
 
 
-def from_ci(claim_id: str, statement: str, *, effect: float | None, ci_low: float | None, ci_high: float | None,
-            rule: str = "standard", direction: str, threshold: float = 0.0, delta: float | None = None,
-            null: float = 0.0, metric: str, method: str, baseline: str | None, unit: str, n_units: int,
-            n_seeds: int, cluster_unit: str | None = "seed", ci_level: float = 0.95,
-            per_seed_signs: list[int] | None = None, n_censored: int = 0, uncensored: Mapping | None = None,
-            details: Mapping | None = None, scale_note: str = "", paper_value: str | None = None) -> ClaimResult:
+def from_ci(
+    claim_id: str,
+    statement: str,
+    *,
+    effect: float | None,
+    ci_low: float | None,
+    ci_high: float | None,
+    rule: str = "standard",
+    direction: str,
+    threshold: float = 0.0,
+    delta: float | None = None,
+    null: float = 0.0,
+    metric: str,
+    method: str,
+    baseline: str | None,
+    unit: str,
+    n_units: int,
+    n_seeds: int,
+    cluster_unit: str | None = "seed",
+    ci_level: float = 0.95,
+    per_seed_signs: list[int] | None = None,
+    n_censored: int = 0,
+    uncensored: Mapping | None = None,
+    details: Mapping | None = None,
+    scale_note: str = "",
+    paper_value: str | None = None,
+) -> ClaimResult:
     """A CI-rule record from a CI computed elsewhere (a bootstrap over refits, a custom statistic).
 
     A null or non-finite CI gives an inconclusive verdict; ``n_seeds`` counts the
@@ -379,27 +496,81 @@ def from_ci(claim_id: str, statement: str, *, effect: float | None, ci_low: floa
     if rule not in CI_RULES:
         raise ParamsError(f"rule: expected one of {CI_RULES}, got {rule!r}")
     fin = [None if v is None or not math.isfinite(v) else float(v) for v in (effect, ci_low, ci_high)]
-    record = ClaimResult(id=claim_id, statement=statement, metric=metric, method=method, baseline=baseline,
-                         direction=direction, threshold=float(threshold), delta=None if delta is None else float(delta),
-                         null=float(null), effect=fin[0], ci_low=fin[1], ci_high=fin[2], ci_level=ci_level,
-                         n_seeds=n_seeds, n_units=n_units, unit=unit, per_seed_signs=per_seed_signs, rule=rule,
-                         verdict=INCONCLUSIVE, scale_note=scale_note, details=dict(details or {}),
-                         paper_value=paper_value, cluster_unit=cluster_unit, n_censored=n_censored,
-                         uncensored=None if uncensored is None else dict(uncensored))
+    record = ClaimResult(
+        id=claim_id,
+        statement=statement,
+        metric=metric,
+        method=method,
+        baseline=baseline,
+        direction=direction,
+        threshold=float(threshold),
+        delta=None if delta is None else float(delta),
+        null=float(null),
+        effect=fin[0],
+        ci_low=fin[1],
+        ci_high=fin[2],
+        ci_level=ci_level,
+        n_seeds=n_seeds,
+        n_units=n_units,
+        unit=unit,
+        per_seed_signs=per_seed_signs,
+        rule=rule,
+        verdict=INCONCLUSIVE,
+        scale_note=scale_note,
+        details=dict(details or {}),
+        paper_value=paper_value,
+        cluster_unit=cluster_unit,
+        n_censored=n_censored,
+        uncensored=None if uncensored is None else dict(uncensored),
+    )
     return finish(record)
 
 
-def simple(claim_id: str, statement: str, *, rule: str, effect: float | None, metric: str, method: str,
-           baseline: str | None, unit: str, n_units: int, n_seeds: int = 0, direction: str | None = None,
-           threshold: float | None = None, details: Mapping | None = None, scale_note: str = "",
-           paper_value: str | None = None, cluster_unit: str | None = None) -> ClaimResult:
+def simple(
+    claim_id: str,
+    statement: str,
+    *,
+    rule: str,
+    effect: float | None,
+    metric: str,
+    method: str,
+    baseline: str | None,
+    unit: str,
+    n_units: int,
+    n_seeds: int = 0,
+    direction: str | None = None,
+    threshold: float | None = None,
+    details: Mapping | None = None,
+    scale_note: str = "",
+    paper_value: str | None = None,
+    cluster_unit: str | None = None,
+) -> ClaimResult:
     """A record for a rule without a CI: 'probability' (details p_hi/p_lo), 'p-value' (details p_value/alpha),
     'point' (a deterministic guard on ``effect``) or 'check' (details passed)."""
     if rule not in ("probability", "p-value", "point", "check"):
         raise ParamsError(f"rule: expected probability, p-value, point or check, got {rule!r}")
-    record = ClaimResult(id=claim_id, statement=statement, metric=metric, method=method, baseline=baseline,
-                         direction=direction, threshold=threshold, delta=None, effect=effect, ci_low=None,
-                         ci_high=None, ci_level=None, n_seeds=n_seeds, n_units=n_units, unit=unit,
-                         per_seed_signs=None, rule=rule, verdict=INCONCLUSIVE, scale_note=scale_note,
-                         details=dict(details or {}), paper_value=paper_value, cluster_unit=cluster_unit)
+    record = ClaimResult(
+        id=claim_id,
+        statement=statement,
+        metric=metric,
+        method=method,
+        baseline=baseline,
+        direction=direction,
+        threshold=threshold,
+        delta=None,
+        effect=effect,
+        ci_low=None,
+        ci_high=None,
+        ci_level=None,
+        n_seeds=n_seeds,
+        n_units=n_units,
+        unit=unit,
+        per_seed_signs=None,
+        rule=rule,
+        verdict=INCONCLUSIVE,
+        scale_note=scale_note,
+        details=dict(details or {}),
+        paper_value=paper_value,
+        cluster_unit=cluster_unit,
+    )
     return finish(record)

@@ -25,28 +25,39 @@ def rule_text(c: Mapping) -> str:
     rule, side = c.get("rule"), {"greater": "above", "less": "below"}.get(str(c.get("direction")), "beyond")
     t, null, delta = c.get("threshold"), c.get("null") or 0.0, c.get("delta")
     if rule == "standard":
-        return (f"standard: reproduced iff the CI lies {side} {t:g} and not inside {null:g} +- {delta:g}; not "
-                f"reproduced iff it lies on the other side or inside that band")
+        return (
+            f"standard: reproduced iff the CI lies {side} {t:g} and not inside {null:g} +- {delta:g}; not "
+            f"reproduced iff it lies on the other side or inside that band"
+        )
     if rule == "non-inferiority":
-        return (f"non-inferiority (margin {abs(t):g}): reproduced iff the CI lies {side} {t:g}; not reproduced iff it "
-                f"lies entirely on the other side of {t:g}")
+        return (
+            f"non-inferiority (margin {abs(t):g}): reproduced iff the CI lies {side} {t:g}; not reproduced iff it "
+            f"lies entirely on the other side of {t:g}"
+        )
     if rule == "ci-excludes":
         beyond = "excludes 0" if not t else f"lies beyond +-{abs(t):g}"
-        return (f"two-sided: reproduced iff the CI {beyond} and is not inside {null:g} +- {delta or 0:g}; not "
-                f"reproduced iff it lies inside that band")
+        return (
+            f"two-sided: reproduced iff the CI {beyond} and is not inside {null:g} +- {delta or 0:g}; not "
+            f"reproduced iff it lies inside that band"
+        )
     d = c.get("details") or {}
     if rule == "probability":
-        return f"probability: reproduced iff p >= {d.get('p_hi', 0.95):g}; not reproduced iff p <= {d.get('p_lo', 0.05):g}"
+        return (
+            f"probability: reproduced iff p >= {d.get('p_hi', 0.95):g}; not reproduced iff p <= {d.get('p_lo', 0.05):g}"
+        )
     if rule == "p-value":
-        return (f"one-sided test: reproduced iff p < {d.get('alpha')} with the effect {side} 0; not reproduced iff "
-                f"the effect is not {side} 0")
+        return (
+            f"one-sided test: reproduced iff p < {d.get('alpha')} with the effect {side} 0; not reproduced iff "
+            f"the effect is not {side} 0"
+        )
     if rule == "point":
         return f"guard: holds iff the value lies {side} {t:g}"
     if rule == "check":
         return f"check: {d.get('what', 'a recorded sanity check')} must pass"
     if rule == "composite":
         how = {"all": "every part is reproduced", "any": "at least one part is reproduced"}.get(
-            str(c.get("combine")), f"at least {c.get('min_parts')} parts are reproduced")
+            str(c.get("combine")), f"at least {c.get('min_parts')} parts are reproduced"
+        )
         pre = "; inconclusive unless every precondition holds" if c.get("preconditions") else ""
         return f"composite: reproduced iff {how}{pre}"
     return str(rule)
@@ -84,8 +95,10 @@ def reason(c: Mapping) -> str:
     if why and c.get("ci_low") is None:  # the data cannot test the claim: say why, before counting seeds
         return f"not testable here: {why}"
     if rule not in ("composite", "point", "check") and c.get("cluster_unit") and c.get("n_seeds", 0) < 2:
-        return (f"only {c.get('n_seeds', 0)} {c.get('cluster_unit')}: the resampling cannot see how the result "
-                "moves from one trained model to another, so it cannot speak for the method")
+        return (
+            f"only {c.get('n_seeds', 0)} {c.get('cluster_unit')}: the resampling cannot see how the result "
+            "moves from one trained model to another, so it cannot speak for the method"
+        )
     if rule in ("standard", "non-inferiority", "ci-excludes"):
         base = _ci_reason(c)
         n_c = c.get("n_censored") or 0

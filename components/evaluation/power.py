@@ -61,8 +61,9 @@ class PowerRow:
         return asdict(self)
 
 
-def simulated_units(x: np.ndarray, c: np.ndarray, s: np.ndarray, rng: np.random.Generator,
-                    crossed: bool | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def simulated_units(
+    x: np.ndarray, c: np.ndarray, s: np.ndarray, rng: np.random.Generator, crossed: bool | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One simulated data set of the run's design: in every stratum, each of its seeds (relabelled 0..k-1)
     keeps its count of units, its units are its own deviations from its mean resampled with replacement, and
     its mean is the stratum's mean plus a new seed effect, normal with the stratum's between-seed variance (the
@@ -94,9 +95,16 @@ def simulated_units(x: np.ndarray, c: np.ndarray, s: np.ndarray, rng: np.random.
     return np.concatenate(vals), np.concatenate(labs), np.concatenate(strs)
 
 
-def planted_power(values: Sequence[float] | np.ndarray, *, clusters: Sequence[Any] | np.ndarray,
-                  strata: Sequence[Any] | np.ndarray | None = None, planted: Sequence[float], decide: Decide,
-                  n_sim: int = 200, seed: int = 0) -> list[PowerRow]:
+def planted_power(
+    values: Sequence[float] | np.ndarray,
+    *,
+    clusters: Sequence[Any] | np.ndarray,
+    strata: Sequence[Any] | np.ndarray | None = None,
+    planted: Sequence[float],
+    decide: Decide,
+    n_sim: int = 200,
+    seed: int = 0,
+) -> list[PowerRow]:
     """The claim's verdicts on ``n_sim`` simulated runs for each planted effect.
 
     ``values`` are the per-unit contributions whose mean is the claim's effect (method - baseline per paired
@@ -116,15 +124,32 @@ def planted_power(values: Sequence[float] | np.ndarray, *, clusters: Sequence[An
         for _ in range(n_sim):
             v, sc, ss = simulated_units(centred + float(effect), c, s, rng, crossed)
             counts[decide(v, sc, ss)] += 1
-        rows.append(PowerRow(planted=float(effect), n_sim=n_sim, reproduced=counts[REPRODUCED] / n_sim,
-                             not_reproduced=counts[NOT_REPRODUCED] / n_sim, inconclusive=counts[INCONCLUSIVE] / n_sim))
+        rows.append(
+            PowerRow(
+                planted=float(effect),
+                n_sim=n_sim,
+                reproduced=counts[REPRODUCED] / n_sim,
+                not_reproduced=counts[NOT_REPRODUCED] / n_sim,
+                inconclusive=counts[INCONCLUSIVE] / n_sim,
+            )
+        )
     return rows
 
 
-def attach_power(result: ClaimResult, spec: ClaimSpec, *, values: Sequence[float] | np.ndarray,
-                 clusters: Sequence[Any] | np.ndarray, strata: Sequence[Any] | np.ndarray | None = None,
-                 delta: float, deltas: Sequence[float], n_sim: int, n_resamples: int, level: float,
-                 seed: int) -> ClaimResult:
+def attach_power(
+    result: ClaimResult,
+    spec: ClaimSpec,
+    *,
+    values: Sequence[float] | np.ndarray,
+    clusters: Sequence[Any] | np.ndarray,
+    strata: Sequence[Any] | np.ndarray | None = None,
+    delta: float,
+    deltas: Sequence[float],
+    n_sim: int,
+    n_resamples: int,
+    level: float,
+    seed: int,
+) -> ClaimResult:
     """``result`` with its design's power in ``details["power"]``, unless it is already reproduced.
 
     The planted effects are ``deltas`` multiples of the claim's no-effect band ``delta``, on the claimed side;
@@ -138,21 +163,47 @@ def attach_power(result: ClaimResult, spec: ClaimSpec, *, values: Sequence[float
     side = -1.0 if spec.direction == "less" else 1.0
 
     def decide(v: np.ndarray, c: np.ndarray, s: np.ndarray) -> str:
-        return spec.standard(method_values=v, baseline_values=None, clusters=c, strata=s, delta=delta,
-                             seed=seed, n_resamples=n_resamples, level=level).verdict
+        return spec.standard(
+            method_values=v,
+            baseline_values=None,
+            clusters=c,
+            strata=s,
+            delta=delta,
+            seed=seed,
+            n_resamples=n_resamples,
+            level=level,
+        ).verdict
 
-    rows = planted_power(values, clusters=clusters, strata=strata, planted=[side * k * delta for k in deltas],
-                         decide=decide, n_sim=n_sim, seed=seed)
-    power = {"planted_in_deltas": [float(k) for k in deltas], "n_sim": n_sim, "n_resamples": n_resamples,
-             "rows": [r.to_dict() for r in rows],
-             "how": "the run's units with its observed effect removed and the planted one added, new seed effects "
-                    "from the run's between-seed spread, then units (strata kept), each decided by the claim's "
-                    "own rule; an upper bound with few seeds (the spread is estimated, not known)"}
+    rows = planted_power(
+        values,
+        clusters=clusters,
+        strata=strata,
+        planted=[side * k * delta for k in deltas],
+        decide=decide,
+        n_sim=n_sim,
+        seed=seed,
+    )
+    power = {
+        "planted_in_deltas": [float(k) for k in deltas],
+        "n_sim": n_sim,
+        "n_resamples": n_resamples,
+        "rows": [r.to_dict() for r in rows],
+        "how": "the run's units with its observed effect removed and the planted one added, new seed effects "
+        "from the run's between-seed spread, then units (strata kept), each decided by the claim's "
+        "own rule; an upper bound with few seeds (the spread is estimated, not known)",
+    }
     return replace(result, details={**result.details, "power": power})
 
 
-def shifted_power(simulate: SimulateCI, *, observed: float, planted: Sequence[float],
-                  decide: Callable[[float, float, float], str], n_sim: int = 200, seed: int = 0) -> list[PowerRow]:
+def shifted_power(
+    simulate: SimulateCI,
+    *,
+    observed: float,
+    planted: Sequence[float],
+    decide: Callable[[float, float, float], str],
+    n_sim: int = 200,
+    seed: int = 0,
+) -> list[PowerRow]:
     """The claim's verdicts on ``n_sim`` simulated runs for each planted effect, for a statistic that is not a
     mean of units. ``simulate(rng)`` draws one data set as the claim's bootstrap does (seeds, then units) and
     returns its (effect, CI low, CI high); each run is shifted by ``planted - observed`` and decided by
@@ -165,15 +216,29 @@ def shifted_power(simulate: SimulateCI, *, observed: float, planted: Sequence[fl
     for effect in planted:
         moved = runs + (float(effect) - float(observed))
         verdicts = [decide(*row) for row in moved.tolist()]
-        rows.append(PowerRow(planted=float(effect), n_sim=n_sim,
-                             reproduced=verdicts.count(REPRODUCED) / n_sim,
-                             not_reproduced=verdicts.count(NOT_REPRODUCED) / n_sim,
-                             inconclusive=verdicts.count(INCONCLUSIVE) / n_sim))
+        rows.append(
+            PowerRow(
+                planted=float(effect),
+                n_sim=n_sim,
+                reproduced=verdicts.count(REPRODUCED) / n_sim,
+                not_reproduced=verdicts.count(NOT_REPRODUCED) / n_sim,
+                inconclusive=verdicts.count(INCONCLUSIVE) / n_sim,
+            )
+        )
     return rows
 
 
-def attach_shifted_power(result: ClaimResult, *, simulate: SimulateCI, delta: float, deltas: Sequence[float],
-                         n_sim: int, n_resamples: int, seed: int, carrier: ClaimResult | None = None) -> ClaimResult:
+def attach_shifted_power(
+    result: ClaimResult,
+    *,
+    simulate: SimulateCI,
+    delta: float,
+    deltas: Sequence[float],
+    n_sim: int,
+    n_resamples: int,
+    seed: int,
+    carrier: ClaimResult | None = None,
+) -> ClaimResult:
     """``carrier`` (default ``result``) with the power of ``result``'s CI rule in ``details["power"]``, unless
     ``carrier`` is already reproduced: :func:`shifted_power` with ``result``'s own rule (its direction, band and
     seed count) deciding each simulated (effect, CI). ``carrier`` is the claim whose record holds the check when
@@ -189,13 +254,23 @@ def attach_shifted_power(result: ClaimResult, *, simulate: SimulateCI, delta: fl
     def decide(effect: float, low: float, high: float) -> str:
         return derive_verdict({**stored, "effect": effect, "ci_low": low, "ci_high": high})
 
-    rows = shifted_power(simulate, observed=result.effect, planted=[side * k * delta for k in deltas],
-                         decide=decide, n_sim=n_sim, seed=seed)
-    power = {"planted_in_deltas": [float(k) for k in deltas], "n_sim": n_sim, "n_resamples": n_resamples,
-             "rows": [r.to_dict() for r in rows],
-             "how": "runs simulated from this run's data by the claim's simulator (seeds, then units) with their "
-                    "effect and CI recomputed, each moved so its expected effect is the planted one, decided by "
-                    "the claim's own rule"}
+    rows = shifted_power(
+        simulate,
+        observed=result.effect,
+        planted=[side * k * delta for k in deltas],
+        decide=decide,
+        n_sim=n_sim,
+        seed=seed,
+    )
+    power = {
+        "planted_in_deltas": [float(k) for k in deltas],
+        "n_sim": n_sim,
+        "n_resamples": n_resamples,
+        "rows": [r.to_dict() for r in rows],
+        "how": "runs simulated from this run's data by the claim's simulator (seeds, then units) with their "
+        "effect and CI recomputed, each moved so its expected effect is the planted one, decided by "
+        "the claim's own rule",
+    }
     if carrier is not result:
         power["part"] = result.id
     return replace(carrier, details={**carrier.details, "power": power})
@@ -203,16 +278,30 @@ def attach_shifted_power(result: ClaimResult, *, simulate: SimulateCI, delta: fl
 
 def power_table(results: Sequence[ClaimResult]) -> list[dict[str, Any]]:
     """One row per (claim with a power check, planted effect): the share of simulated runs per verdict."""
-    return [{"claim": r.details["power"].get("part", r.id), "planted (x delta)": k, "planted effect": row["planted"],
-             "reproduced": row["reproduced"], "not reproduced": row["not_reproduced"],
-             "inconclusive": row["inconclusive"], "runs": row["n_sim"]}
-            for r in results if "power" in r.details
-            for k, row in zip(r.details["power"]["planted_in_deltas"], r.details["power"]["rows"])]
+    return [
+        {
+            "claim": r.details["power"].get("part", r.id),
+            "planted (x delta)": k,
+            "planted effect": row["planted"],
+            "reproduced": row["reproduced"],
+            "not reproduced": row["not_reproduced"],
+            "inconclusive": row["inconclusive"],
+            "runs": row["n_sim"],
+        }
+        for r in results
+        if "power" in r.details
+        for k, row in zip(r.details["power"]["planted_in_deltas"], r.details["power"]["rows"])
+    ]
 
 
-def mean_simulator(values: Sequence[float] | np.ndarray, *, clusters: Sequence[Any] | np.ndarray,
-                   strata: Sequence[Any] | np.ndarray | None = None, n_resamples: int,
-                   level: float) -> SimulateCI:
+def mean_simulator(
+    values: Sequence[float] | np.ndarray,
+    *,
+    clusters: Sequence[Any] | np.ndarray,
+    strata: Sequence[Any] | np.ndarray | None = None,
+    n_resamples: int,
+    level: float,
+) -> SimulateCI:
     """For :func:`shifted_power` on a mean of units under any CI rule (standard or non-inferiority): each call
     draws a data set of the run's design (:func:`simulated_units`) and returns its mean with its two-stage
     percentile CI."""
@@ -225,4 +314,5 @@ def mean_simulator(values: Sequence[float] | np.ndarray, *, clusters: Sequence[A
         boots = two_stage_means(v, clusters=sc, strata=ss, n_resamples=n_resamples, seed=int(rng.integers(1 << 31)))
         lo, hi = percentile_ci(boots, level)
         return float(v.mean()), lo, hi
+
     return simulate

@@ -61,8 +61,16 @@ class _Moments:
         return np.where(np.isfinite(c) & (vq > 1e-9 * np.maximum(sqq, 1.0)), c, 0.0)
 
 
-def spearman_gap_samples(qa: list[np.ndarray], qb: list[np.ndarray], g: np.ndarray, episode: np.ndarray, *,
-                         n_resamples: int, seed: int, block: int = 200) -> np.ndarray:
+def spearman_gap_samples(
+    qa: list[np.ndarray],
+    qb: list[np.ndarray],
+    g: np.ndarray,
+    episode: np.ndarray,
+    *,
+    n_resamples: int,
+    seed: int,
+    block: int = 200,
+) -> np.ndarray:
     """Two-stage bootstrap of mean over seeds of Spearman(qa_s, G) - Spearman(qb_s, G).
 
     Each resample draws the seeds with replacement, then, for each drawn seed, the dataset trajectories with
@@ -87,5 +95,5 @@ def spearman_gap_samples(qa: list[np.ndarray], qb: list[np.ndarray], g: np.ndarr
                 if m.any():
                     c, mom = counts[m], _Moments(w[m], gr[m])
                     total[m] += mom.corr(ra[s].ranks(c)) - mom.corr(rb[s].ranks(c))
-        out[start:start + rows] = total / n_seeds
+        out[start : start + rows] = total / n_seeds
     return out

@@ -17,8 +17,16 @@ from components.errors import DataError, ParamsError
 
 REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE = "reproduced", "not reproduced", "inconclusive"
 VERDICTS: tuple[str, ...] = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE)
-RULES: tuple[str, ...] = ("standard", "non-inferiority", "ci-excludes", "probability", "p-value", "point", "check",
-                          "composite")
+RULES: tuple[str, ...] = (
+    "standard",
+    "non-inferiority",
+    "ci-excludes",
+    "probability",
+    "p-value",
+    "point",
+    "check",
+    "composite",
+)
 DIRECTIONS: tuple[str, ...] = ("greater", "less", "two-sided")
 COMBINES: tuple[str, ...] = ("all", "any", "at_least")
 

@@ -52,7 +52,12 @@ def param_deltas(samples: np.ndarray, base: np.ndarray, full: dict, full_base: d
         diff = _col(samples[:n][ok], name) - _col(base[:n][ok], name)
         point = _point(full, full_base, name)
         lo, hi = _ci(diff, level) if ok.sum() >= 10 else (math.nan, math.nan)
-        out[name] = {"effect": float(point), "ci_low": lo, "ci_high": hi, "scale": "log" if name in LOG_PARAMS else "linear"}
+        out[name] = {
+            "effect": float(point),
+            "ci_low": lo,
+            "ci_high": hi,
+            "scale": "log" if name in LOG_PARAMS else "linear",
+        }
     return out
 
 
@@ -102,7 +107,9 @@ def reversal_probability(a: np.ndarray, b: np.ndarray, c_small: float, c_big: fl
     return {"p": flips / used if used else math.nan, "draws": used, "skipped": n - used}
 
 
-def log_allocation_ratio(a: np.ndarray, b: np.ndarray, full_a: dict, full_b: dict, c: float, *, level: float = 0.95) -> dict:
+def log_allocation_ratio(
+    a: np.ndarray, b: np.ndarray, full_a: dict, full_b: dict, c: float, *, level: float = 0.95
+) -> dict:
     """log[(D/N)_a / (D/N)_b] at budget ``c``: point from the full fits, CI from paired draws."""
     n = _pairable(a, b)
     diffs = [
@@ -113,7 +120,8 @@ def log_allocation_ratio(a: np.ndarray, b: np.ndarray, full_a: dict, full_b: dic
     laws = [np.array([full[k] if full.get(k) is not None else math.nan for k in PARAMS]) for full in (full_a, full_b)]
     point = (
         math.log(tokens_per_param(_law(laws[0]), c)) - math.log(tokens_per_param(_law(laws[1]), c))
-        if _valid(laws[0]) and _valid(laws[1]) else math.nan
+        if _valid(laws[0]) and _valid(laws[1])
+        else math.nan
     )
     if len(diffs) < 10:
         return {"effect": point, "ci_low": math.nan, "ci_high": math.nan, "draws": len(diffs)}

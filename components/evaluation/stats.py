@@ -39,16 +39,18 @@ def _as_values(name: str, values: Sequence[float] | np.ndarray) -> np.ndarray:
     return arr
 
 
-def paired_differences(method_values: Sequence[float] | np.ndarray,
-                       baseline_values: Sequence[float] | np.ndarray | None = None) -> np.ndarray:
+def paired_differences(
+    method_values: Sequence[float] | np.ndarray, baseline_values: Sequence[float] | np.ndarray | None = None
+) -> np.ndarray:
     """method - baseline per paired unit (or the method values alone when baseline is None)."""
     method = _as_values("method_values", method_values)
     if baseline_values is None:
         return method
     baseline = _as_values("baseline_values", baseline_values)
     if baseline.shape != method.shape:
-        raise DataError(f"baseline_values: {baseline.size} values but method_values has {method.size}; "
-                        "paired units must align")
+        raise DataError(
+            f"baseline_values: {baseline.size} values but method_values has {method.size}; paired units must align"
+        )
     return method - baseline
 
 
@@ -71,9 +73,15 @@ def _index_dtype(size: int) -> type:
     return np.uint16 if size <= np.iinfo(np.uint16).max else np.int64
 
 
-def bootstrap_samples(values: Sequence[float] | np.ndarray, *, clusters: Sequence[Any] | np.ndarray | None = None,
-                      strata: Sequence[Any] | np.ndarray | None = None, n_resamples: int = 10_000, seed: int,
-                      statistic: Statistic = np.mean) -> np.ndarray:
+def bootstrap_samples(
+    values: Sequence[float] | np.ndarray,
+    *,
+    clusters: Sequence[Any] | np.ndarray | None = None,
+    strata: Sequence[Any] | np.ndarray | None = None,
+    n_resamples: int = 10_000,
+    seed: int,
+    statistic: Statistic = np.mean,
+) -> np.ndarray:
     """The statistic on ``n_resamples`` resamples of ``values`` (units drawn with replacement).
 
     With ``strata``, each resample draws exactly as many units from each stratum as
@@ -100,9 +108,9 @@ def bootstrap_samples(values: Sequence[float] | np.ndarray, *, clusters: Sequenc
         rows = min(block, n_resamples - start)
         col = 0
         for xg, dtype in groups:  # fixed order: same seed, same resamples
-            mat[:rows, col:col + xg.size] = xg[rng.integers(0, xg.size, size=(rows, xg.size), dtype=dtype)]
+            mat[:rows, col : col + xg.size] = xg[rng.integers(0, xg.size, size=(rows, xg.size), dtype=dtype)]
             col += xg.size
-        out[start:start + rows] = statistic(mat[:rows], axis=-1)
+        out[start : start + rows] = statistic(mat[:rows], axis=-1)
     return out
 
 
@@ -116,8 +124,7 @@ def _labels(name: str, labels: Sequence[Any] | np.ndarray | None, n: int) -> np.
     return np.unique(arr, return_inverse=True)[1].reshape(n)
 
 
-def cluster_design(clusters: Sequence[Any] | np.ndarray, strata: Sequence[Any] | np.ndarray | None,
-                   n: int) -> str:
+def cluster_design(clusters: Sequence[Any] | np.ndarray, strata: Sequence[Any] | np.ndarray | None, n: int) -> str:
     """``"crossed"`` when every stratum holds the same clusters (one seed's model seen in every stratum),
     else ``"nested"`` (each stratum draws its own clusters)."""
     c, s = _labels("clusters", clusters, n), _labels("strata", strata, n)
@@ -130,13 +137,18 @@ def _cells(x: np.ndarray, c: np.ndarray, members: np.ndarray, n_clusters: int) -
     sizes = np.bincount(c[members], minlength=n_clusters)
     pad = np.zeros((n_clusters, max(1, int(sizes.max()))), dtype=float)
     for k in np.flatnonzero(sizes):
-        pad[k, :sizes[k]] = x[members[c[members] == k]]
+        pad[k, : sizes[k]] = x[members[c[members] == k]]
     return pad, sizes
 
 
-def two_stage_means(values: Sequence[float] | np.ndarray, *, clusters: Sequence[Any] | np.ndarray,
-                    strata: Sequence[Any] | np.ndarray | None = None, n_resamples: int = 10_000,
-                    seed: int) -> np.ndarray:
+def two_stage_means(
+    values: Sequence[float] | np.ndarray,
+    *,
+    clusters: Sequence[Any] | np.ndarray,
+    strata: Sequence[Any] | np.ndarray | None = None,
+    n_resamples: int = 10_000,
+    seed: int,
+) -> np.ndarray:
     """Means of ``n_resamples`` two-stage resamples: clusters with replacement, then units within each drawn cluster.
 
     Crossed designs (every stratum holds the same clusters) draw one multiset of
@@ -172,7 +184,7 @@ def two_stage_means(values: Sequence[float] | np.ndarray, *, clusters: Sequence[
             valid = np.arange(pad.shape[1]) < sz[..., None]
             drawn = np.where(valid, pad[k[..., None], pos], 0.0)
             total += weight * drawn.sum(axis=(1, 2)) / sz.sum(axis=1)
-        out[start:start + rows] = total
+        out[start : start + rows] = total
     return out
 
 
@@ -185,11 +197,17 @@ def percentile_ci(samples: Sequence[float] | np.ndarray, level: float = 0.95) ->
     return float(lo), float(hi)
 
 
-def paired_bootstrap_ci(method_values: Sequence[float] | np.ndarray,
-                        baseline_values: Sequence[float] | np.ndarray | None = None, *,
-                        clusters: Sequence[Any] | np.ndarray | None = None,
-                        strata: Sequence[Any] | np.ndarray | None = None, n_resamples: int = 10_000,
-                        level: float = 0.95, seed: int, statistic: Statistic = np.mean) -> tuple[float, float, float]:
+def paired_bootstrap_ci(
+    method_values: Sequence[float] | np.ndarray,
+    baseline_values: Sequence[float] | np.ndarray | None = None,
+    *,
+    clusters: Sequence[Any] | np.ndarray | None = None,
+    strata: Sequence[Any] | np.ndarray | None = None,
+    n_resamples: int = 10_000,
+    level: float = 0.95,
+    seed: int,
+    statistic: Statistic = np.mean,
+) -> tuple[float, float, float]:
     """(point, lo, hi): the statistic of method - baseline and its percentile bootstrap CI.
 
     Units are paired by position. ``clusters`` labels the top-level independent
@@ -199,14 +217,16 @@ def paired_bootstrap_ci(method_values: Sequence[float] | np.ndarray,
     diffs = paired_differences(method_values, baseline_values)
     if not 0.0 < level < 1.0:  # checked before the resampling work
         raise ParamsError(f"level: must be in (0, 1), got {level}")
-    samples = bootstrap_samples(diffs, clusters=clusters, strata=strata, n_resamples=n_resamples, seed=seed,
-                                statistic=statistic)
+    samples = bootstrap_samples(
+        diffs, clusters=clusters, strata=strata, n_resamples=n_resamples, seed=seed, statistic=statistic
+    )
     lo, hi = percentile_ci(samples, level)
     return float(statistic(diffs, axis=-1)), lo, hi
 
 
-def stratum_signs(differences: Sequence[float] | np.ndarray,
-                  strata: Sequence[Any] | np.ndarray) -> tuple[list[Any], list[int]]:
+def stratum_signs(
+    differences: Sequence[float] | np.ndarray, strata: Sequence[Any] | np.ndarray
+) -> tuple[list[Any], list[int]]:
     """(labels, signs): the sign (+1/-1/0) of the mean difference within each stratum, labels sorted."""
     diffs = _as_values("differences", differences)
     labels = np.asarray(strata)

@@ -24,11 +24,11 @@ import torch
 from torch import nn
 
 from components.errors import DataError, ParamsError
-from components.io import model_files
 from components.graph.clustering import diversity_loss, kl_loss, mmd2, soft_assign, target_distribution
 from components.graph.gcn import GCN, gcn_norm
 from components.graph.graph import Graph
 from components.graph.recon import Prepared, _epochs, attribute_error, prepare, structure_error
+from components.io import model_files
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +103,7 @@ def _repulsion(model: CerGod, p: Prepared, norm, q: torch.Tensor, cfg: CerGodCon
     groups = [torch.nonzero(labels == pos).ravel(), torch.nonzero(labels != pos).ravel()]
     if min(g.numel() for g in groups) < 2:
         return torch.zeros(())
-    groups = [g[torch.randperm(g.numel(), generator=gen)[:cfg.mmd_max]] for g in groups]
+    groups = [g[torch.randperm(g.numel(), generator=gen)[: cfg.mmd_max]] for g in groups]
     h1 = torch.relu(model.encoder.layers[0](p.x, p.edge_index, norm, detach_weights=cfg.dr_mask_only))
     a, b = h1[groups[0]], h1[groups[1]]
     sigma = cfg.sigma
@@ -185,20 +185,31 @@ def detect(model: CerGod, p: Prepared, und_t: torch.Tensor, cfg: CerGodConfig, g
         labels = q.argmax(1)
         pos = int(torch.bincount(labels, minlength=2).argmax())
         minority = float((labels != pos).float().mean())
-    return {"scores": (1.0 - q[:, pos]).numpy().astype(np.float64), "labels": (labels != pos).numpy().astype(np.int64),
-            "minority_share": minority}
+    return {
+        "scores": (1.0 - q[:, pos]).numpy().astype(np.float64),
+        "labels": (labels != pos).numpy().astype(np.int64),
+        "minority_share": minority,
+    }
 
 
-def _outputs(model: CerGod, p: Prepared, und_t, pairs, cfg: CerGodConfig, parts: dict, seconds: float,
-             gen: torch.Generator) -> dict:
+def _outputs(
+    model: CerGod, p: Prepared, und_t, pairs, cfg: CerGodConfig, parts: dict, seconds: float, gen: torch.Generator
+) -> dict:
     """The fit's result: :func:`detect`'s scores and labels, collapse flag, edge weights, losses, the model and
     its config (for :func:`export_detector`)."""
     out = detect(model, p, und_t, cfg, gen)
     with torch.no_grad():
         weights = torch.sigmoid(model.mask_logits).numpy() if cfg.use_mask else np.ones(len(pairs), np.float32)
-    return {**out, "collapsed": out["minority_share"] < cfg.collapse_share, "edge_pairs": pairs,
-            "edge_weights": weights.astype(np.float64), "seconds": seconds, "final_losses": parts, "model": model,
-            "config": cfg}
+    return {
+        **out,
+        "collapsed": out["minority_share"] < cfg.collapse_share,
+        "edge_pairs": pairs,
+        "edge_weights": weights.astype(np.float64),
+        "seconds": seconds,
+        "final_losses": parts,
+        "model": model,
+        "config": cfg,
+    }
 
 
 # --- the trained detector as a folder (config.json + model.safetensors): CER-GOD's champion ---------------------
@@ -209,9 +220,16 @@ _EDGES = "graph.edge_index"  # the trained graph's directed edges: the spoiler's
 
 def export_detector(model: CerGod, cfg: CerGodConfig, g: Graph, seed: int, **meta) -> dict:
     """A trained model as plain data (picklable across workers): ``config`` (JSON) and ``tensors`` (numpy)."""
-    config = {"format": CHAMPION_FORMAT, "graph": g.name, "n_nodes": g.n, "in_dim": int(g.x.shape[1]),
-              "n_undirected": int(model.mask_logits.numel()), "seed": int(seed),
-              "cergod": {k: v for k, v in asdict(cfg).items() if k != "progress"}, **meta}
+    config = {
+        "format": CHAMPION_FORMAT,
+        "graph": g.name,
+        "n_nodes": g.n,
+        "in_dim": int(g.x.shape[1]),
+        "n_undirected": int(model.mask_logits.numel()),
+        "seed": int(seed),
+        "cergod": {k: v for k, v in asdict(cfg).items() if k != "progress"},
+        **meta,
+    }
     tensors = {k: v.detach().cpu().numpy().copy() for k, v in model.state_dict().items()}
     tensors[_EDGES] = np.ascontiguousarray(g.edge_index, dtype=np.int64)
     return {"config": config, "tensors": tensors}
@@ -240,11 +258,14 @@ class CerGodDetector:
 
     def check(self, g: Graph) -> None:
         """A DataError unless ``g`` has the trained graph's nodes, feature width and edges."""
-        if (g.n, int(g.x.shape[1])) != (self.meta["n_nodes"], self.meta["in_dim"]) or \
-                not np.array_equal(np.asarray(g.edge_index), self.edge_index):
-            raise DataError(f"cer-god detector: graph {g.name!r} ({g.n} nodes, {g.edge_index.shape[1]} edges) is not "
-                            f"the graph {self.meta['graph']!r} it was trained on ({self.meta['n_nodes']} nodes, "
-                            f"{self.edge_index.shape[1]} edges); rerun `paperline run cer-god` to retrain")
+        if (g.n, int(g.x.shape[1])) != (self.meta["n_nodes"], self.meta["in_dim"]) or not np.array_equal(
+            np.asarray(g.edge_index), self.edge_index
+        ):
+            raise DataError(
+                f"cer-god detector: graph {g.name!r} ({g.n} nodes, {g.edge_index.shape[1]} edges) is not "
+                f"the graph {self.meta['graph']!r} it was trained on ({self.meta['n_nodes']} nodes, "
+                f"{self.edge_index.shape[1]} edges); rerun `paperline run cer-god` to retrain"
+            )
 
     def score(self, g: Graph, p: Prepared, seed: int | None = None) -> dict:
         """:func:`detect` on ``g`` (prepared as the fit stage prepares it): scores, labels, minority share."""
@@ -274,6 +295,6 @@ def load_detector(folder) -> CerGodDetector:
         with torch.random.fork_rng(devices=[]):  # the initial weights are overwritten; keep the caller's generator
             model = CerGod(int(meta["in_dim"]), int(meta["n_undirected"]), cfg)
         model.load_state_dict({k: torch.from_numpy(v) for k, v in tensors.items()})
-    except Exception as exc:  # noqa: BLE001 - safetensors' SafetensorError, json, KeyError, a shape mismatch
+    except Exception as exc:
         raise DataError(f"{folder}: not a readable CER-GOD detector folder ({type(exc).__name__}: {exc})") from None
     return CerGodDetector(model, cfg, edges, meta)

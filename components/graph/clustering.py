@@ -14,7 +14,7 @@ def soft_assign(z: torch.Tensor, centres: torch.Tensor) -> torch.Tensor:
 def target_distribution(q: torch.Tensor) -> torch.Tensor:
     """DEC target p_ij proportional to q_ij^2 / sum_i q_ij (sharpened, frequency-normalised); no gradient."""
     q = q.detach()
-    w = q ** 2 / q.sum(0, keepdim=True)
+    w = q**2 / q.sum(0, keepdim=True)
     return w / w.sum(1, keepdim=True)
 
 
@@ -44,10 +44,13 @@ def diversity_loss(q: torch.Tensor, eps: float, temperature: float = 1.0) -> tor
 def chebyshev_kernel(a: torch.Tensor, b: torch.Tensor, sigma: float) -> torch.Tensor:
     """exp(-(max_i |a_i - b_i|)^2 / (2 sigma^2)) for every pair of rows."""
     d = torch.cdist(a, b, p=float("inf"))
-    return torch.exp(-(d ** 2) / (2.0 * sigma ** 2))
+    return torch.exp(-(d**2) / (2.0 * sigma**2))
 
 
 def mmd2(a: torch.Tensor, b: torch.Tensor, sigma: float) -> torch.Tensor:
     """Biased (V-statistic) squared MMD between the row sets ``a`` and ``b``."""
-    return (chebyshev_kernel(a, a, sigma).mean() + chebyshev_kernel(b, b, sigma).mean()
-            - 2.0 * chebyshev_kernel(a, b, sigma).mean())
+    return (
+        chebyshev_kernel(a, a, sigma).mean()
+        + chebyshev_kernel(b, b, sigma).mean()
+        - 2.0 * chebyshev_kernel(a, b, sigma).mean()
+    )

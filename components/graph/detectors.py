@@ -11,8 +11,14 @@ import dataclasses
 import numpy as np
 
 from components.errors import ParamsError
-from components.graph.baselines import (degree_probe, feature_norm_probe, fit_anomalydae, fit_gae, fit_iforest,
-                                        leakage_probe)
+from components.graph.baselines import (
+    degree_probe,
+    feature_norm_probe,
+    fit_anomalydae,
+    fit_gae,
+    fit_iforest,
+    leakage_probe,
+)
 from components.graph.cergod import CerGodConfig, fit_cergod
 from components.graph.graph import Graph
 from components.graph.recon import Prepared, TrainConfig, fit_dominant
@@ -23,8 +29,9 @@ SIMPLE = ("iforest", "degree-probe", "featnorm-probe", "leakage-probe")
 METHODS: tuple[str, ...] = (*CERGOD_VARIANTS, *NEURAL, *SIMPLE)
 
 
-def run_detector(name: str, g: Graph, p: Prepared, *, cergod: CerGodConfig, baselines: dict[str, TrainConfig],
-                 seed: int) -> dict:
+def run_detector(
+    name: str, g: Graph, p: Prepared, *, cergod: CerGodConfig, baselines: dict[str, TrainConfig], seed: int
+) -> dict:
     """Fit one detector on one graph with one seed; ``scores`` (higher = more outlying) and method extras."""
     if name in CERGOD_VARIANTS:
         return fit_cergod(g, p, dataclasses.replace(cergod, **CERGOD_VARIANTS[name]), seed)

@@ -37,8 +37,13 @@ class GCNLayer(nn.Module):
         self.bias = nn.Parameter(torch.zeros(out_dim))
         nn.init.xavier_uniform_(self.lin.weight)
 
-    def forward(self, x: torch.Tensor, edge_index: torch.Tensor, norm: tuple[torch.Tensor, torch.Tensor],
-                detach_weights: bool = False) -> torch.Tensor:
+    def forward(
+        self,
+        x: torch.Tensor,
+        edge_index: torch.Tensor,
+        norm: tuple[torch.Tensor, torch.Tensor],
+        detach_weights: bool = False,
+    ) -> torch.Tensor:
         w, b = (self.lin.weight.detach(), self.bias.detach()) if detach_weights else (self.lin.weight, self.bias)
         return propagate(x @ w.T, edge_index, *norm) + b
 
@@ -51,8 +56,13 @@ class GCN(nn.Module):
         self.layers = nn.ModuleList(GCNLayer(a, b) for a, b in zip(dims[:-1], dims[1:]))
         self.dropout = dropout
 
-    def forward(self, x: torch.Tensor, edge_index: torch.Tensor, norm: tuple[torch.Tensor, torch.Tensor],
-                return_first: bool = False):
+    def forward(
+        self,
+        x: torch.Tensor,
+        edge_index: torch.Tensor,
+        norm: tuple[torch.Tensor, torch.Tensor],
+        return_first: bool = False,
+    ):
         first = None
         for i, layer in enumerate(self.layers):
             x = layer(x, edge_index, norm)

@@ -77,7 +77,9 @@ def check_graph(g: Graph, *, allow_isolated: bool = False, allow_self_loops: boo
         raise DataError(f"{where}.x: expected a non-empty n x d feature matrix, got shape {g.x.shape}")
     bad = np.argwhere(~np.isfinite(g.x))
     if bad.size:
-        raise DataError(f"{where}.x: feature of node {bad[0][0]} (column {bad[0][1]}) is not finite ({g.x[tuple(bad[0])]})")
+        raise DataError(
+            f"{where}.x: feature of node {bad[0][0]} (column {bad[0][1]}) is not finite ({g.x[tuple(bad[0])]})"
+        )
     ei = np.asarray(g.edge_index)
     if ei.ndim != 2 or ei.shape[0] != 2 or not np.issubdtype(ei.dtype, np.integer):
         raise DataError(f"{where}.edge_index: expected a 2 x E integer array, got {ei.dtype} {ei.shape}")
@@ -101,10 +103,17 @@ def node_frame(g: Graph):
     """One row per node (for Great Expectations): degree, label, kind, feature norm, any non-finite feature."""
     import pandas as pd
 
-    return pd.DataFrame({"node": np.arange(g.n), "degree": g.degree(), "y": g.y,
-                         "kind": np.zeros(g.n, dtype=np.int64) if g.kind is None else g.kind,
-                         "x_norm": np.linalg.norm(g.x.astype(np.float64), axis=1),
-                         "x_min": g.x.min(axis=1).astype(np.float64), "x_max": g.x.max(axis=1).astype(np.float64)})
+    return pd.DataFrame(
+        {
+            "node": np.arange(g.n),
+            "degree": g.degree(),
+            "y": g.y,
+            "kind": np.zeros(g.n, dtype=np.int64) if g.kind is None else g.kind,
+            "x_norm": np.linalg.norm(g.x.astype(np.float64), axis=1),
+            "x_min": g.x.min(axis=1).astype(np.float64),
+            "x_max": g.x.max(axis=1).astype(np.float64),
+        }
+    )
 
 
 def edge_frame(g: Graph):

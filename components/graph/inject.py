@@ -29,8 +29,9 @@ def _pick(gen: torch.Generator, n: int, count: int, exclude: np.ndarray | None) 
     return perm[:count]
 
 
-def contextual(x: np.ndarray, count: int, k: int, gen: torch.Generator, exclude: np.ndarray | None = None
-               ) -> tuple[np.ndarray, np.ndarray]:
+def contextual(
+    x: np.ndarray, count: int, k: int, gen: torch.Generator, exclude: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Replace each chosen node's features by those of the farthest of ``k`` random nodes; (new x, nodes)."""
     xt = torch.as_tensor(x).clone()
     idx = _pick(gen, xt.shape[0], count, exclude)
@@ -41,29 +42,36 @@ def contextual(x: np.ndarray, count: int, k: int, gen: torch.Generator, exclude:
     return xt.numpy(), idx
 
 
-def structural(n: int, clique_size: int, n_cliques: int, gen: torch.Generator, exclude: np.ndarray | None = None
-               ) -> tuple[np.ndarray, np.ndarray]:
+def structural(
+    n: int, clique_size: int, n_cliques: int, gen: torch.Generator, exclude: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """``n_cliques`` cliques of ``clique_size`` random nodes; (new undirected pairs, nodes)."""
     idx = _pick(gen, n, clique_size * n_cliques, exclude)
-    pairs = [torch.combinations(torch.as_tensor(idx[c * clique_size:(c + 1) * clique_size])).numpy()
-             for c in range(n_cliques)]
+    pairs = [
+        torch.combinations(torch.as_tensor(idx[c * clique_size : (c + 1) * clique_size])).numpy()
+        for c in range(n_cliques)
+    ]
     return (np.concatenate(pairs) if pairs else np.zeros((0, 2), np.int64)), idx
 
 
-def trap(x: np.ndarray, count: int, degree: int, k: int, gen: torch.Generator, exclude: np.ndarray
-         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def trap(
+    x: np.ndarray, count: int, degree: int, k: int, gen: torch.Generator, exclude: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Contextual features plus ``degree`` edges to random normal nodes each; (new x, new pairs, nodes)."""
     x2, idx = contextual(x, count, k, gen, exclude)
     normal = np.setdiff1d(np.arange(x.shape[0]), np.concatenate([exclude, idx]))
     if count and degree > normal.size:
         raise ParamsError(f"injection.trap_degree: {degree} exceeds the {normal.size} normal nodes")
-    pairs = [np.stack([np.full(degree, i), normal[torch.randperm(normal.size, generator=gen)[:degree].numpy()]], 1)
-             for i in idx]
+    pairs = [
+        np.stack([np.full(degree, i), normal[torch.randperm(normal.size, generator=gen)[:degree].numpy()]], 1)
+        for i in idx
+    ]
     return x2, (np.concatenate(pairs) if pairs else np.zeros((0, 2), np.int64)), idx
 
 
-def planned_counts(n: int, contextual_rate: float, structural_rate: float, trap_rate: float,
-                   clique_size: int) -> dict[str, int]:
+def planned_counts(
+    n: int, contextual_rate: float, structural_rate: float, trap_rate: float, clique_size: int
+) -> dict[str, int]:
     """Outlier counts per type; checks the rates (each >= 0, total <= 0.5)."""
     rates = {"contextual_rate": contextual_rate, "structural_rate": structural_rate, "trap_rate": trap_rate}
     for key, r in rates.items():
@@ -75,12 +83,25 @@ def planned_counts(n: int, contextual_rate: float, structural_rate: float, trap_
     if clique_size < 2:
         raise ParamsError(f"injection.clique_size: must be >= 2, got {clique_size}")
     n_cliques = int(round(structural_rate * n / clique_size))
-    return {"contextual": int(round(contextual_rate * n)), "structural": n_cliques * clique_size,
-            "cliques": n_cliques, "trap": int(round(trap_rate * n))}
+    return {
+        "contextual": int(round(contextual_rate * n)),
+        "structural": n_cliques * clique_size,
+        "cliques": n_cliques,
+        "trap": int(round(trap_rate * n)),
+    }
 
 
-def inject(g: Graph, *, contextual_rate: float, structural_rate: float, trap_rate: float, clique_size: int = 15,
-           k: int = 50, trap_degree: int = 20, seed: int) -> Graph:
+def inject(
+    g: Graph,
+    *,
+    contextual_rate: float,
+    structural_rate: float,
+    trap_rate: float,
+    clique_size: int = 15,
+    k: int = 50,
+    trap_degree: int = 20,
+    seed: int,
+) -> Graph:
     """A copy of ``g`` with disjoint contextual, structural (clique) and trap outliers; ``kind`` marks each."""
     counts = planned_counts(g.n, contextual_rate, structural_rate, trap_rate, clique_size)
     k = min(k, g.n)

@@ -27,8 +27,9 @@ from components.graph.graph import CONTEXTUAL, NORMAL, STRUCTURAL, TRAP, Graph, 
 from components.graph.inject import _pick, planned_counts
 
 
-def _norm_matched(x: np.ndarray, count: int, k: int, gen: torch.Generator, exclude: np.ndarray | None
-                  ) -> tuple[np.ndarray, np.ndarray]:
+def _norm_matched(
+    x: np.ndarray, count: int, k: int, gen: torch.Generator, exclude: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
     xt = torch.as_tensor(x).clone()
     mean = xt.mean(0)
     idx = _pick(gen, xt.shape[0], count, exclude)
@@ -68,8 +69,17 @@ class _Edges:
         return np.asarray(out, dtype=np.int64).reshape(-1, 2)
 
 
-def inject_matched(g: Graph, *, contextual_rate: float, structural_rate: float, trap_rate: float,
-                   clique_size: int = 15, k: int = 50, trap_degree: int = 20, seed: int) -> Graph:
+def inject_matched(
+    g: Graph,
+    *,
+    contextual_rate: float,
+    structural_rate: float,
+    trap_rate: float,
+    clique_size: int = 15,
+    k: int = 50,
+    trap_degree: int = 20,
+    seed: int,
+) -> Graph:
     """A copy of ``g`` with disjoint degree- and norm-matched contextual, structural and trap outliers."""
     counts = planned_counts(g.n, contextual_rate, structural_rate, trap_rate, clique_size)
     k = min(k, g.n)
@@ -79,14 +89,16 @@ def inject_matched(g: Graph, *, contextual_rate: float, structural_rate: float, 
     edges, deg = _Edges(g), g.degree()
     low = np.flatnonzero(deg < clique_size - 1)
     if counts["structural"] > g.n - low.size - ctx_idx.size:
-        raise ParamsError(f"injection.clique_size: matched cliques of {clique_size} need nodes of degree >= "
-                          f"{clique_size - 1}; graph {g.name!r} has too few (lower clique_size or densify the graph)")
+        raise ParamsError(
+            f"injection.clique_size: matched cliques of {clique_size} need nodes of degree >= "
+            f"{clique_size - 1}; graph {g.name!r} has too few (lower clique_size or densify the graph)"
+        )
     st_idx = _pick(gen, g.n, counts["structural"], np.concatenate([ctx_idx, low]))
     x, trap_idx = _norm_matched(x, counts["trap"], k, gen, np.concatenate([ctx_idx, st_idx]))
     # edges are dropped only towards normal nodes, so every outlier's degree is exactly its node's
     outliers = {int(i) for i in np.concatenate([ctx_idx, st_idx, trap_idx])}
     for c in range(counts["cliques"]):
-        members = [int(i) for i in st_idx[c * clique_size:(c + 1) * clique_size]]
+        members = [int(i) for i in st_idx[c * clique_size : (c + 1) * clique_size]]
         for i in members:
             edges.drop_from(i, clique_size - 1 - len(edges.adj[i] & set(members)), outliers, gen)
         for a in members:
@@ -96,7 +108,7 @@ def inject_matched(g: Graph, *, contextual_rate: float, structural_rate: float, 
     for i in trap_idx:
         gone = edges.drop_from(int(i), trap_degree, outliers, gen)
         free = normal[~np.isin(normal, list(edges.adj[int(i)]) + gone)]  # strangers, not the ones just cut
-        for j in free[torch.randperm(free.size, generator=gen)[:len(gone)].numpy()]:
+        for j in free[torch.randperm(free.size, generator=gen)[: len(gone)].numpy()]:
             edges.add(int(i), int(j))
     kind[ctx_idx], kind[st_idx], kind[trap_idx] = CONTEXTUAL, STRUCTURAL, TRAP
     out = from_pairs(g.name, x, edges.pairs(), kind)

@@ -78,7 +78,13 @@ def detection_metrics(y, scores, edge_index: np.ndarray, labels=None, contaminat
     y = np.asarray(y)
     own = labels is not None
     lab = np.asarray(labels) if own else contamination_labels(scores, contamination)
-    return {"auc": roc_auc(y, scores), "ap": average_precision(y, scores), "recall_at_k": recall_at_k(y, scores),
-            "trap_auc": roc_auc(y[trap], np.asarray(scores)[trap]), "rest_auc": roc_auc(y[rest], np.asarray(scores)[rest]),
-            "f1": f1(y, lab), "f1_labels": "own" if own else f"contamination {contamination}",
-            "n_trap_normals": int((trap & ~y.astype(bool)).sum())}
+    return {
+        "auc": roc_auc(y, scores),
+        "ap": average_precision(y, scores),
+        "recall_at_k": recall_at_k(y, scores),
+        "trap_auc": roc_auc(y[trap], np.asarray(scores)[trap]),
+        "rest_auc": roc_auc(y[rest], np.asarray(scores)[rest]),
+        "f1": f1(y, lab),
+        "f1_labels": "own" if own else f"contamination {contamination}",
+        "n_trap_normals": int((trap & ~y.astype(bool)).sum()),
+    }

@@ -54,8 +54,9 @@ def attribute_error(x: torch.Tensor, x_hat: torch.Tensor) -> torch.Tensor:
     return torch.sqrt(((x - x_hat) ** 2).sum(1) + EPS)
 
 
-def structure_error(z: torch.Tensor, p: Prepared, gen: torch.Generator, neg_samples: int = 32,
-                    sigmoid: bool = False) -> torch.Tensor:
+def structure_error(
+    z: torch.Tensor, p: Prepared, gen: torch.Generator, neg_samples: int = 32, sigmoid: bool = False
+) -> torch.Tensor:
     """Per-node ||s_i - s^_i||_2 with s^ = z z^T (optionally through a sigmoid); see the module doc."""
     src, dst = p.edge_index
     if not sigmoid:  # exact, via the Gram matrix: no n x n tensor
@@ -106,7 +107,7 @@ def _epochs(n: int, progress: bool, desc: str):
     return tqdm(range(n), desc=desc, leave=False)
 
 
-def train_then_score(score, opt: torch.optim.Optimizer, cfg: "TrainConfig", name: str) -> dict:
+def train_then_score(score, opt: torch.optim.Optimizer, cfg: TrainConfig, name: str) -> dict:
     """Minimise the mean per-node reconstruction score for ``cfg.epochs``, then score every node.
 
     The one training loop of every reconstruction detector (DOMINANT, GAE, AnomalyDAE): the
@@ -120,7 +121,11 @@ def train_then_score(score, opt: torch.optim.Optimizer, cfg: "TrainConfig", name
         opt.step()
     with torch.no_grad():
         s = score()
-    return {"scores": s.numpy().astype(np.float64), "seconds": time.perf_counter() - t0, "final_loss": float(loss.detach())}
+    return {
+        "scores": s.numpy().astype(np.float64),
+        "seconds": time.perf_counter() - t0,
+        "final_loss": float(loss.detach()),
+    }
 
 
 def fit_dominant(p: Prepared, cfg: TrainConfig, seed: int) -> dict:

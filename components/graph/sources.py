@@ -29,21 +29,35 @@ def _block_pairs(rng: np.random.Generator, a: np.ndarray, b: np.ndarray, p: floa
     return np.stack([rng.choice(a, m), rng.choice(b, m)], axis=1)
 
 
-def attributed_sbm(n: int, communities: int, p_in: float, p_out: float, dim: int, *, mean_scale: float = 1.0,
-                   seed: int, name: str = "sbm") -> Graph:
+def attributed_sbm(
+    n: int,
+    communities: int,
+    p_in: float,
+    p_out: float,
+    dim: int,
+    *,
+    mean_scale: float = 1.0,
+    seed: int,
+    name: str = "sbm",
+) -> Graph:
     """SBM with ``communities`` equal blocks; features N(mu_c, I) around a Gaussian community mean.
 
     An isolated node (rare at the default densities) is wired to one random member of its community,
     so no node is isolated (GCN normalisation and the checks need that).
     """
     if n < 2 * communities or not (0 <= p_out <= 1 and 0 < p_in <= 1) or dim < 1:
-        raise ParamsError(f"attributed_sbm: need n >= 2*communities, 0 < p_in <= 1, 0 <= p_out <= 1, dim >= 1 "
-                          f"(got n={n}, communities={communities}, p_in={p_in}, p_out={p_out}, dim={dim})")
+        raise ParamsError(
+            f"attributed_sbm: need n >= 2*communities, 0 < p_in <= 1, 0 <= p_out <= 1, dim >= 1 "
+            f"(got n={n}, communities={communities}, p_in={p_in}, p_out={p_out}, dim={dim})"
+        )
     rng = np.random.default_rng(seed)
     block = np.arange(n) * communities // n
     members = [np.flatnonzero(block == c) for c in range(communities)]
-    pairs = [_block_pairs(rng, members[a], members[b], p_in if a == b else p_out, a == b)
-             for a in range(communities) for b in range(a, communities)]
+    pairs = [
+        _block_pairs(rng, members[a], members[b], p_in if a == b else p_out, a == b)
+        for a in range(communities)
+        for b in range(a, communities)
+    ]
     pairs = np.concatenate(pairs) if pairs else np.zeros((0, 2), np.int64)
     deg = np.bincount(pairs[pairs[:, 0] != pairs[:, 1]].ravel(), minlength=n)
     extra = [(i, rng.choice(members[block[i]][members[block[i]] != i])) for i in np.flatnonzero(deg == 0)]
@@ -64,7 +78,9 @@ def minnesota(dim: int, *, tau: float = 10.0, seed: int, name: str = "minnesota"
     try:
         from pygsp import filters, graphs
     except ImportError:
-        raise DataError("minnesota: the pygsp package is missing; install pygsp==0.6.1 (pip install -e '.[graph]')") from None
+        raise DataError(
+            "minnesota: the pygsp package is missing; install pygsp==0.6.1 (pip install -e '.[graph]')"
+        ) from None
     with warnings.catch_warnings():  # pygsp 0.6.1 trips a scipy FutureWarning inside diags()
         warnings.simplefilter("ignore", FutureWarning)
         G = graphs.Minnesota()
@@ -114,8 +130,11 @@ def _read_tensors(path: Path) -> dict:
     try:
         obj = torch.load(path, weights_only=True)
     except Exception as exc:  # torch raises many types for a corrupt file or a refused pickled class
-        hint = "; a pickled PyG Data object is refused: save x, edge_index, y with save_graph_npz" \
-            if "weights_only" in str(exc) or "Unsupported global" in str(exc) else ""
+        hint = (
+            "; a pickled PyG Data object is refused: save x, edge_index, y with save_graph_npz"
+            if "weights_only" in str(exc) or "Unsupported global" in str(exc)
+            else ""
+        )
         raise DataError(f"{path}: not a readable torch file ({exc.__class__.__name__}){hint}") from None
     if not isinstance(obj, dict):
         raise DataError(f"{path}: expected a dict of tensors (x, edge_index, y), got {type(obj).__name__}")
@@ -139,8 +158,12 @@ def save_graph_npz(path: str | Path, x, edge_index, y) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp.npz")
-    np.savez(tmp, x=np.asarray(x, dtype=np.float32), edge_index=np.asarray(edge_index, dtype=np.int64),
-             y=np.asarray(y, dtype=np.int64))
+    np.savez(
+        tmp,
+        x=np.asarray(x, dtype=np.float32),
+        edge_index=np.asarray(edge_index, dtype=np.int64),
+        y=np.asarray(y, dtype=np.int64),
+    )
     tmp.replace(path)
     return path
 
@@ -155,7 +178,7 @@ def pygod_benchmark(name: str, cache_dir: str | Path, *, online: bool) -> Graph:
             return load_pyg_file(candidate, name)
     if not online:
         raise OfflineError(f"pygod dataset {name!r} needs the network: set PAPERLINE_ONLINE=1 or place {cached}")
-    from pygod.utils import load_data  # noqa: PLC0415 (optional dependency, online path only)
+    from pygod.utils import load_data
 
     # PyGOD downloads and unpickles its own file (third-party code, online only); we keep plain arrays.
     data = load_data(name, cache_dir=str(cache_dir))

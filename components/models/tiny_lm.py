@@ -67,8 +67,9 @@ class Attention(nn.Module):
         self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model, bias=False)
         self.proj = nn.Linear(cfg.d_model, cfg.d_model, bias=False)
 
-    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
-                cache: KVCache | None = None, layer: int = 0) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, cache: KVCache | None = None, layer: int = 0
+    ) -> torch.Tensor:
         b, t, d = x.shape
         q, k, v = self.qkv(x).view(b, t, 3, self.n_heads, self.head_dim).permute(2, 0, 3, 1, 4)
         q, k = _apply_rope(q, cos, sin), _apply_rope(k, cos, sin)
@@ -135,8 +136,9 @@ class Block(nn.Module):
         self.mlp = SwiGLU(cfg)
         self.drop = nn.Dropout(cfg.dropout)
 
-    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
-                cache: KVCache | None = None, layer: int = 0) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, cache: KVCache | None = None, layer: int = 0
+    ) -> torch.Tensor:
         x = x + self.drop(self.attn(self.attn_norm(x), cos, sin, cache, layer))
         return x + self.drop(self.mlp(self.mlp_norm(x)))
 
@@ -245,8 +247,11 @@ def swiglu_width(d_model: int, multiple: int = 16) -> int:
 def _heads_for(d_model: int) -> int:
     """Most heads whose (even) width is at least 16 below d_model 128, 32 up to 256, else 64."""
     min_head = 16 if d_model < 128 else 32 if d_model <= 256 else 64
-    return max(h for h in range(1, d_model + 1) if d_model % h == 0 and (d_model // h) % 2 == 0
-               and (d_model // h >= min_head or h == 1))
+    return max(
+        h
+        for h in range(1, d_model + 1)
+        if d_model % h == 0 and (d_model // h) % 2 == 0 and (d_model // h >= min_head or h == 1)
+    )
 
 
 def config_for_params(
@@ -274,9 +279,15 @@ def config_for_params(
         n_heads = _heads_for(d_model)
         for n_layers in range(1, 33):
             cfg = TinyLMConfig(
-                vocab_size=vocab_size, d_model=d_model, n_layers=n_layers, n_heads=n_heads,
-                d_ff=swiglu_width(d_model), max_seq_len=max_seq_len, rope_theta=rope_theta,
-                tie_embeddings=tie_embeddings, dropout=dropout,
+                vocab_size=vocab_size,
+                d_model=d_model,
+                n_layers=n_layers,
+                n_heads=n_heads,
+                d_ff=swiglu_width(d_model),
+                max_seq_len=max_seq_len,
+                rope_theta=rope_theta,
+                tie_embeddings=tie_embeddings,
+                dropout=dropout,
             )
             score = abs(math.log(non_embedding_params(cfg) / target_non_embedding))
             score += 0.2 * abs(math.log(d_model / n_layers / aspect_ratio))

@@ -46,7 +46,7 @@ class Adam:
         self.t += 1
         self.m = self.beta1 * self.m + (1 - self.beta1) * g
         self.v = self.beta2 * self.v + (1 - self.beta2) * g * g
-        mhat = self.m / (1 - self.beta1 ** self.t)
-        vhat = self.v / (1 - self.beta2 ** self.t)
+        mhat = self.m / (1 - self.beta1**self.t)
+        vhat = self.v / (1 - self.beta2**self.t)
         self.x = self.x - self.lr * mhat / (np.sqrt(vhat) + self.eps)
         return self.x

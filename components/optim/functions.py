@@ -82,8 +82,8 @@ def _psi_dpsi(t):
     u = 2 * t - 1
     live = t > 0.5
     us = np.where(live, u, 1.0)  # 1 where Psi is 0: no division by zero in the dead branch
-    e = np.where(live, np.exp(1 - 1 / us ** 2), 0.0)
-    return e, np.where(live, e * 4 / us ** 3, 0.0)
+    e = np.where(live, np.exp(1 - 1 / us**2), 0.0)
+    return e, np.where(live, e * 4 / us**3, 0.0)
 
 
 class HardChain(TestFunction):
@@ -156,7 +156,7 @@ class TanhNet(TestFunction):
         out, i = [], 0
         for s in self.shapes:
             k = int(np.prod(s))
-            out.append(x[i:i + k].reshape(s))
+            out.append(x[i : i + k].reshape(s))
             i += k
         return out
 
@@ -173,8 +173,15 @@ class TanhNet(TestFunction):
         return np.concatenate([(dpre.T @ self.X).ravel(), dpre.sum(0), H.T @ r, [r.sum()]])
 
 
-def make_function(name: str, *, chain_dim: int = 50, synthetic_m: int = 500, synthetic_d: int = 100,
-                  digits_n: int = 200, hidden: int = 8) -> TestFunction:
+def make_function(
+    name: str,
+    *,
+    chain_dim: int = 50,
+    synthetic_m: int = 500,
+    synthetic_d: int = 100,
+    digits_n: int = 200,
+    hidden: int = 8,
+) -> TestFunction:
     if name == "robust-synthetic":
         return robust_synthetic(synthetic_m, synthetic_d)
     if name == "robust-diabetes":
@@ -185,7 +192,9 @@ def make_function(name: str, *, chain_dim: int = 50, synthetic_m: int = 500, syn
         return TanhNet(digits_n, hidden)
     if name == "quadratic":
         return Quadratic()
-    raise ParamsError(f"function: unknown test function {name!r}; use robust-synthetic, robust-diabetes, hard-chain, tanh-digits, quadratic")
+    raise ParamsError(
+        f"function: unknown test function {name!r}; use robust-synthetic, robust-diabetes, hard-chain, tanh-digits, quadratic"
+    )
 
 
 FUNCTIONS = ("robust-synthetic", "robust-diabetes", "hard-chain", "tanh-digits")

@@ -14,7 +14,12 @@ def project_ball(v: np.ndarray, radius: float) -> np.ndarray:
 
 
 def check_positive(name: str, value: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) or not np.isfinite(value) or value <= 0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float, np.number))
+        or not np.isfinite(value)
+        or value <= 0
+    ):
         raise ParamsError(f"{name}: must be a finite number > 0, got {value!r}")
     return float(value)
 
@@ -45,8 +50,9 @@ class OptimisticOGD:
     (the sum is reset by :meth:`reset`, i.e. every episode).
     """
 
-    def __init__(self, dim: int, *, radius: float, eta: float, adaptive: bool = False, gamma: float = 1.0,
-                 alpha: float = 1e-12):
+    def __init__(
+        self, dim: int, *, radius: float, eta: float, adaptive: bool = False, gamma: float = 1.0, alpha: float = 1e-12
+    ):
         self.radius = check_positive("radius", radius)
         self.eta0 = check_positive("eta", eta)
         self.adaptive = adaptive

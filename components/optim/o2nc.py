@@ -28,8 +28,14 @@ from components.optim.learners import OGD, OptimisticOGD, check_positive
 from components.optim.oracle import GradientOracle
 
 HINTS = ("none", "naive", "fixed-point", "extrapolated")
-KINDS = {"o2nc-ogd": "none", "naive-hint": "naive", "cmo23": "fixed-point", "cmo23-k2": "fixed-point",
-         "odog": "extrapolated", "odog-adaptive": "extrapolated"}
+KINDS = {
+    "o2nc-ogd": "none",
+    "naive-hint": "naive",
+    "cmo23": "fixed-point",
+    "cmo23-k2": "fixed-point",
+    "odog": "extrapolated",
+    "odog-adaptive": "extrapolated",
+}
 
 
 def log_inner_steps(eps_rel: float, eta_mult: float) -> int:
@@ -58,8 +64,19 @@ class O2NC:
     card leaves it open); with ``restart=False`` the iterates run on and only the candidate is reported.
     """
 
-    def __init__(self, *, radius: float, eta: float, episode: int, hint: str = "extrapolated", inner_steps: int = 3,
-                 adaptive: bool = False, gamma: float = 1.0, restart: bool = True, name: str | None = None):
+    def __init__(
+        self,
+        *,
+        radius: float,
+        eta: float,
+        episode: int,
+        hint: str = "extrapolated",
+        inner_steps: int = 3,
+        adaptive: bool = False,
+        gamma: float = 1.0,
+        restart: bool = True,
+        name: str | None = None,
+    ):
         if hint not in HINTS:
             raise ParamsError(f"hint: expected one of {HINTS}, got {hint!r}")
         if not isinstance(episode, int) or episode < 1:
@@ -71,8 +88,15 @@ class O2NC:
         self.gamma = check_positive("gamma", gamma)
         self.episode, self.hint, self.inner_steps = episode, hint, inner_steps
         self.adaptive, self.restart = adaptive, restart
-        self.name = name or {"none": "o2nc-ogd", "naive": "naive-hint", "fixed-point": "cmo23",
-                             "extrapolated": "odog-adaptive" if adaptive else "odog"}[hint]
+        self.name = (
+            name
+            or {
+                "none": "o2nc-ogd",
+                "naive": "naive-hint",
+                "fixed-point": "cmo23",
+                "extrapolated": "odog-adaptive" if adaptive else "odog",
+            }[hint]
+        )
 
     @property
     def calls_per_iteration(self) -> int:
@@ -86,7 +110,9 @@ class O2NC:
         if self.hint == "none":
             self.learner = OGD(dim, radius=self.radius, eta=self.eta)
         else:
-            self.learner = OptimisticOGD(dim, radius=self.radius, eta=self.eta, adaptive=self.adaptive, gamma=self.gamma)
+            self.learner = OptimisticOGD(
+                dim, radius=self.radius, eta=self.eta, adaptive=self.adaptive, gamma=self.gamma
+            )
         self._new_episode()
 
     def _new_episode(self) -> None:

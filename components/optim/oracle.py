@@ -8,7 +8,6 @@ import numpy as np
 
 from components.errors import PaperlineError, ParamsError
 
-
 NOISE_SCALES = ("total", "per-coordinate")
 
 
@@ -26,8 +25,16 @@ class GradientOracle:
     (ODOG's two queries per iteration share one xi_n by default).
     """
 
-    def __init__(self, grad_fn: Callable[[np.ndarray], np.ndarray], *, sigma: float = 0.0, seed: int = 0,
-                 shared_noise: bool = True, name: str = "function", noise: str = "total"):
+    def __init__(
+        self,
+        grad_fn: Callable[[np.ndarray], np.ndarray],
+        *,
+        sigma: float = 0.0,
+        seed: int = 0,
+        shared_noise: bool = True,
+        name: str = "function",
+        noise: str = "total",
+    ):
         if not np.isfinite(sigma) or sigma < 0:
             raise ParamsError(f"sigma: must be a finite number >= 0, got {sigma}")
         if noise not in NOISE_SCALES:

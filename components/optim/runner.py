@@ -59,15 +59,31 @@ def build_method(name: str, fn, g0: float, cfg: dict, *, eps_rel: float | None =
     if name == "adam":
         return Adam(lr=check_positive("adam_lr", cfg.get("adam_lr", 0.01)))
     if name in KINDS:
-        return make_o2nc(name, radius=check_positive("radius", cfg.get("radius", 0.1)) * g0 / L,
-                         eta=check_positive("eta", cfg.get("eta", 0.5)) / L, episode=int(cfg.get("episode", 10)),
-                         inner_steps=inner_steps_for(name, cfg, eps_rel), gamma=cfg.get("gamma", 1.0),
-                         restart=bool(cfg.get("restart", True)))
+        return make_o2nc(
+            name,
+            radius=check_positive("radius", cfg.get("radius", 0.1)) * g0 / L,
+            eta=check_positive("eta", cfg.get("eta", 0.5)) / L,
+            episode=int(cfg.get("episode", 10)),
+            inner_steps=inner_steps_for(name, cfg, eps_rel),
+            gamma=cfg.get("gamma", 1.0),
+            restart=bool(cfg.get("restart", True)),
+        )
     raise ParamsError(f"method: unknown method {name!r}; use one of {', '.join(METHODS)}")
 
 
-def run_method(method, fn, *, eps: float, x0: np.ndarray, budget: int, sigma: float = 0.0, seed: int = 0,
-               shared_noise: bool = True, grad_fn=None, noise: str = "total") -> RunResult:
+def run_method(
+    method,
+    fn,
+    *,
+    eps: float,
+    x0: np.ndarray,
+    budget: int,
+    sigma: float = 0.0,
+    seed: int = 0,
+    shared_noise: bool = True,
+    grad_fn=None,
+    noise: str = "total",
+) -> RunResult:
     """Calls used to reach ||grad F(candidate)|| <= eps (checked with the exact, uncounted gradient).
 
     Stops at ``budget`` counted calls (reached=False). A NaN/inf gradient or iterate stops the run with
@@ -76,8 +92,9 @@ def run_method(method, fn, *, eps: float, x0: np.ndarray, budget: int, sigma: fl
     eps = check_positive("eps", eps)
     if not isinstance(budget, int) or budget < 1:
         raise ParamsError(f"budget: must be an integer >= 1, got {budget!r}")
-    oracle = GradientOracle(grad_fn or fn.grad, sigma=sigma, seed=seed, shared_noise=shared_noise, name=fn.name,
-                            noise=noise)
+    oracle = GradientOracle(
+        grad_fn or fn.grad, sigma=sigma, seed=seed, shared_noise=shared_noise, name=fn.name, noise=noise
+    )
     t0 = time.perf_counter()
     last = None
     try:

@@ -16,15 +16,27 @@ from components.optim.oracle import Diverged
 
 
 class ODOG(torch.optim.Optimizer):
-    def __init__(self, params, *, eta: float, radius: float, episode: int = 10, adaptive: bool = False,
-                 gamma: float = 1.0, alpha: float = 1e-12, restart: bool = True):
+    def __init__(
+        self,
+        params,
+        *,
+        eta: float,
+        radius: float,
+        episode: int = 10,
+        adaptive: bool = False,
+        gamma: float = 1.0,
+        alpha: float = 1e-12,
+        restart: bool = True,
+    ):
         for name, v in (("eta", eta), ("radius", radius), ("gamma", gamma), ("alpha", alpha)):
             if not isinstance(v, (int, float)) or isinstance(v, bool) or not v > 0:
                 raise ParamsError(f"{name}: must be a number > 0, got {v!r}")
         if not isinstance(episode, int) or episode < 1:
             raise ParamsError(f"episode: must be an integer >= 1, got {episode!r}")
-        super().__init__(params, dict(eta=eta, radius=radius, episode=episode, adaptive=adaptive, gamma=gamma,
-                                      alpha=alpha, restart=restart))
+        super().__init__(
+            params,
+            dict(eta=eta, radius=radius, episode=episode, adaptive=adaptive, gamma=gamma, alpha=alpha, restart=restart),
+        )
         if len(self.param_groups) != 1:
             raise ParamsError("param_groups: ODOG uses one ball over all parameters; pass a single group")
         self.calls = 0
@@ -69,8 +81,15 @@ class ODOG(torch.optim.Optimizer):
 
     def _reset(self, st):
         zeros = [torch.zeros_like(p) for p in self._params()]
-        st.update(delta=[z.clone() for z in zeros], prev_g=[z.clone() for z in zeros], prev_h=[z.clone() for z in zeros],
-                  sq_sum=0.0, w_sum=[z.clone() for z in zeros], k=0, need_first=True)
+        st.update(
+            delta=[z.clone() for z in zeros],
+            prev_g=[z.clone() for z in zeros],
+            prev_h=[z.clone() for z in zeros],
+            sq_sum=0.0,
+            w_sum=[z.clone() for z in zeros],
+            k=0,
+            need_first=True,
+        )
 
     @torch.no_grad()
     def step(self, closure=None):

@@ -33,11 +33,15 @@ class Regression:
     def message(self) -> str:
         direction = "rose" if self.lower_is_better else "fell"
         if not self.relative:
-            return (f"{self.paper}: {self.metric} {direction} from {self.old:.6g} to {self.new:.6g} "
-                    f"({self.new - self.old:+.4g}, tolerance {self.tolerance:g})")
+            return (
+                f"{self.paper}: {self.metric} {direction} from {self.old:.6g} to {self.new:.6g} "
+                f"({self.new - self.old:+.4g}, tolerance {self.tolerance:g})"
+            )
         change = (self.new - self.old) / max(abs(self.old), 1e-12)
-        return (f"{self.paper}: {self.metric} {direction} from {self.old:.6g} to {self.new:.6g} "
-                f"({change:+.2%}, tolerance {self.tolerance:.2%})")
+        return (
+            f"{self.paper}: {self.metric} {direction} from {self.old:.6g} to {self.new:.6g} "
+            f"({change:+.2%}, tolerance {self.tolerance:.2%})"
+        )
 
 
 def tolerance_for(metric: str, tolerances: Mapping[str, float], default: float) -> float:

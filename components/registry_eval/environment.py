@@ -26,5 +26,8 @@ def versions(libraries: Iterable[str] = ()) -> dict[str, str]:
 
 def changes(before: Mapping[str, str], after: Mapping[str, str]) -> list[str]:
     """``["torch 2.13.0 -> 2.14.0", ...]`` for every package whose version differs (or appeared, or went)."""
-    return [f"{name} {before.get(name, 'absent')} -> {after.get(name, 'absent')}"
-            for name in sorted(set(before) | set(after)) if before.get(name, "absent") != after.get(name, "absent")]
+    return [
+        f"{name} {before.get(name, 'absent')} -> {after.get(name, 'absent')}"
+        for name in sorted(set(before) | set(after))
+        if before.get(name, "absent") != after.get(name, "absent")
+    ]

@@ -17,7 +17,9 @@ def lm_losses(model, token_files: Mapping[str, str | os.PathLike], *, seq_len: i
     out = {}
     for name, path in sorted(token_files.items()):
         if not os.path.isfile(path):
-            raise DataError(f"{path}: evaluation tokens of {name!r} not found (run the paper's tokenize stage or `dvc pull`)")
+            raise DataError(
+                f"{path}: evaluation tokens of {name!r} not found (run the paper's tokenize stage or `dvc pull`)"
+            )
         tokens = np.load(path)
         out[f"loss_{name}"] = float(evaluate_loss(model, tokens, seq_len=seq_len, max_windows=windows))
     if not out:

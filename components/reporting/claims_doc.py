@@ -21,7 +21,15 @@ from components.io import read_json
 
 REQUIRED_FIELDS: tuple[str, ...] = ("id", "statement", "verdict")
 NUMERIC_FIELDS: tuple[str, ...] = (
-    "threshold", "delta", "effect", "ci_low", "ci_high", "ci_level", "n_seeds", "n_units", "n_censored",
+    "threshold",
+    "delta",
+    "effect",
+    "ci_low",
+    "ci_high",
+    "ci_level",
+    "n_seeds",
+    "n_units",
+    "n_censored",
 )
 SMOKE_BANNER = "Smoke profile: a wiring check at tiny scale, not a verdict about the paper."
 MISSING = "n/a"
@@ -195,12 +203,17 @@ def fmt_provenance(prov: Mapping) -> list[str]:
     if not prov:
         return []
     dirty = {"true": " (dirty tree)", "false": ""}.get(str(prov.get("git_dirty")), " (tree state unknown)")
-    out = [f"git commit {str(prov.get('git_commit', 'none'))[:12]}{dirty}", f"date {prov.get('date', MISSING)}",
-           f"profile {prov.get('profile', MISSING)}", f"params hash {str(prov.get('params_hash', MISSING))[:12]}",
-           f"MLflow run {prov.get('mlflow_run_id') or 'none (tracking off)'}"]
+    out = [
+        f"git commit {str(prov.get('git_commit', 'none'))[:12]}{dirty}",
+        f"date {prov.get('date', MISSING)}",
+        f"profile {prov.get('profile', MISSING)}",
+        f"params hash {str(prov.get('params_hash', MISSING))[:12]}",
+        f"MLflow run {prov.get('mlflow_run_id') or 'none (tracking off)'}",
+    ]
     stages = prov.get("stages") or {}
-    times = [f"{name} {fmt_num(t.get('wall_s'))} s wall / {fmt_num(t.get('cpu_s'))} s CPU"
-             for name, t in stages.items()]
+    times = [
+        f"{name} {fmt_num(t.get('wall_s'))} s wall / {fmt_num(t.get('cpu_s'))} s CPU" for name, t in stages.items()
+    ]
     if times:
         out.append("stages: " + "; ".join(times))
     return out

@@ -158,19 +158,29 @@ def claims_table_html(claims: Sequence[Mapping], *, show_rule: bool = True) -> s
         delta = f'<span class="note">{esc(r["delta"])}</span>' if r["delta"] else ""
         signs = f'<span class="note">per seed: {esc(r["signs"])}</span>' if r["signs"] else ""
         reason = f'<span class="note">{esc(r["reason"])}</span>' if r["reason"] else ""
-        rows.append({
-            "id": f"<strong>{esc(r['id'])}</strong>",
-            "statement": esc(r["statement"]) + scale,
-            "comparison": esc(r["comparison"]) + metric,
-            "paper": esc(r["paper"] or "—"),
-            "effect": esc(r["effect"]) + ci_note + delta,
-            "n": esc(r["n"]) + signs,
-            "rule": esc(r["rule_text"] or r["rule"]),
-            "verdict": badge(r["verdict"]) + reason,
-        })
+        rows.append(
+            {
+                "id": f"<strong>{esc(r['id'])}</strong>",
+                "statement": esc(r["statement"]) + scale,
+                "comparison": esc(r["comparison"]) + metric,
+                "paper": esc(r["paper"] or "—"),
+                "effect": esc(r["effect"]) + ci_note + delta,
+                "n": esc(r["n"]) + signs,
+                "rule": esc(r["rule_text"] or r["rule"]),
+                "verdict": badge(r["verdict"]) + reason,
+            }
+        )
     columns = ["id", "statement", "comparison", "paper", "effect", "n"] + (["rule"] if show_rule else []) + ["verdict"]
-    headers = {"id": "ID", "statement": "Claim", "comparison": "Method vs baseline", "paper": "Paper",
-               "effect": "Ours [CI]", "n": "n", "rule": "Rule", "verdict": "Verdict"}
+    headers = {
+        "id": "ID",
+        "statement": "Claim",
+        "comparison": "Method vs baseline",
+        "paper": "Paper",
+        "effect": "Ours [CI]",
+        "n": "n",
+        "rule": "Rule",
+        "verdict": "Verdict",
+    }
     return table_html(rows, columns, headers=headers, numeric=["effect"], raw=columns, cls="claims")
 
 
@@ -181,15 +191,14 @@ def banner(text: str) -> str:
 
 def summary_badges(counts: Mapping[str, int]) -> str:
     """One badge per verdict with its count, zeros included."""
-    return '<div class="summary">' + "".join(
-        badge(v, f"{n} {v}") for v, n in counts.items()) + "</div>"
+    return '<div class="summary">' + "".join(badge(v, f"{n} {v}") for v, n in counts.items()) + "</div>"
 
 
 def page(title: str, body: str, *, footer: str = "") -> str:
     """A complete HTML document with the report CSS inline."""
     foot = f"<footer>{footer}</footer>" if footer else ""
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f"<title>{esc(title)}</title>\n<style>{CSS}</style>\n</head>\n"
         f"<body><main>\n{body}\n{foot}</main></body>\n</html>\n"
@@ -215,9 +224,7 @@ class _RefCollector(HTMLParser):
         if tag in _LOADING_TAGS:
             self.refs.append((tag, "tag", ""))
         for name, value in attrs:
-            if value and name in _URL_ATTRS and _EXTERNAL_URL.match(value):
-                self.refs.append((tag, name, value))
-            elif value and name == "style" and re.search(r"url\(|@import", value):
+            if value and name in _URL_ATTRS and _EXTERNAL_URL.match(value) or value and name == "style" and re.search(r"url\(|@import", value):
                 self.refs.append((tag, name, value))
 
     def handle_data(self, data: str) -> None:

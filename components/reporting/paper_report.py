@@ -39,10 +39,20 @@ from components.reporting.plots import figure_to_png
 log = logging.getLogger(__name__)
 
 Table = Union[pd.DataFrame, Sequence[Mapping[str, Any]]]
-FigureSpec = tuple[str, Union[Figure, bytes], str]
+FigureSpec = tuple[str, Figure | bytes, str]
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-_CLAIM_HEADERS = ["ID", "Claim", "Method vs baseline", "Paper", "Ours [CI]", "δ", "n", "Per-seed signs", "Verdict",
-                  "Reason"]
+_CLAIM_HEADERS = [
+    "ID",
+    "Claim",
+    "Method vs baseline",
+    "Paper",
+    "Ours [CI]",
+    "δ",
+    "n",
+    "Per-seed signs",
+    "Verdict",
+    "Reason",
+]
 _CLAIM_COLUMNS = ["id", "statement", "comparison", "paper", "effect", "delta", "n", "signs", "verdict", "reason"]
 _PART_COLUMNS = ["id", "comparison", "effect", "delta", "n", "verdict", "reason"]
 _PART_HEADERS = ["Part", "Method vs baseline", "Ours [CI]", "δ", "n", "Verdict", "Reason"]
@@ -89,7 +99,9 @@ def _md_cell(value: object) -> str:
     return html.escape(str(value), quote=False).replace("|", "\\|").replace("\r", " ").replace("\n", " ")
 
 
-def _md_table(columns: Sequence[str], rows: Sequence[Mapping[str, object]], headers: Sequence[str] | None = None) -> str:
+def _md_table(
+    columns: Sequence[str], rows: Sequence[Mapping[str, object]], headers: Sequence[str] | None = None
+) -> str:
     head = "| " + " | ".join(_md_cell(h) for h in (headers or columns)) + " |"
     sep = "|" + "|".join("---" for _ in columns) + "|"
     body = ["| " + " | ".join(_md_cell(r.get(c, "")) for c in columns) + " |" for r in rows]
@@ -120,32 +132,60 @@ def _claims_markdown(claims: list[dict]) -> list[str]:
     for c in claims:
         r = claim_row(c)
         has_ci = c.get("ci_low") is not None or c.get("ci_high") is not None
-        rows.append({**r, "verdict": f"**{r['verdict']}**", "paper": r["paper"] or "—",
-                     "effect": r["effect"] + (f" ({r['ci_level']})" if has_ci else ""),
-                     "comparison": r["comparison"] + (f" ({r['metric']})" if r["metric"] else "")})
+        rows.append(
+            {
+                **r,
+                "verdict": f"**{r['verdict']}**",
+                "paper": r["paper"] or "—",
+                "effect": r["effect"] + (f" ({r['ci_level']})" if has_ci else ""),
+                "comparison": r["comparison"] + (f" ({r['metric']})" if r["metric"] else ""),
+            }
+        )
     out.append(_md_table(_CLAIM_COLUMNS, rows, _CLAIM_HEADERS) if claims else "_No claims recorded._\n")
-    out.append("Rules:\n\n" + "\n".join(f"- **{_md_cell(c['id'])}**: {_md_cell(claim_row(c)['rule_text'])}"
-                                        for c in claims) + "\n" if claims else "")
+    out.append(
+        "Rules:\n\n"
+        + "\n".join(f"- **{_md_cell(c['id'])}**: {_md_cell(claim_row(c)['rule_text'])}" for c in claims)
+        + "\n"
+        if claims
+        else ""
+    )
     notes = [f"- **{_md_cell(c['id'])}**: {_md_cell(c['scale_note'])}" for c in claims if c.get("scale_note")]
     if notes:
         out.append("Scale notes:\n\n" + "\n".join(notes) + "\n")
     for c in claims:
         if parts := part_rows(c):
-            out.append(f"<details><summary>{_md_cell(c['id'])}: its parts</summary>\n\n"
-                       + _md_table(_PART_COLUMNS, parts, _PART_HEADERS) + "\n</details>\n")
+            out.append(
+                f"<details><summary>{_md_cell(c['id'])}: its parts</summary>\n\n"
+                + _md_table(_PART_COLUMNS, parts, _PART_HEADERS)
+                + "\n</details>\n"
+            )
         if (extra := _details(c)) is not None:
-            out.append(f"<details><summary>{_md_cell(c['id'])} details</summary>\n\n```json\n"
-                       f"{json.dumps(extra, indent=2, default=str)}\n```\n\n</details>\n")
+            out.append(
+                f"<details><summary>{_md_cell(c['id'])} details</summary>\n\n```json\n"
+                f"{json.dumps(extra, indent=2, default=str)}\n```\n\n</details>\n"
+            )
     return out
 
 
-def _markdown(slug: str, title: str, doc: Mapping[str, Any], claims: list[dict], metrics: Mapping,
-              sections: Sequence[Section], readme_link: str | None) -> str:
+def _markdown(
+    slug: str,
+    title: str,
+    doc: Mapping[str, Any],
+    claims: list[dict],
+    metrics: Mapping,
+    sections: Sequence[Section],
+    readme_link: str | None,
+) -> str:
     counts = summarize(claims)
     profile = str(doc.get("profile") or "n/a")
     meta = f"Paper `{slug}` · profile `{profile}`" + (f" · [pipeline README]({readme_link})" if readme_link else "")
-    out = [f"# {_md_cell(title)}\n", meta + "\n", *[f"> **{_md_cell(b)}**\n" for b in banners(doc)],
-           "**Verdicts:** " + " · ".join(f"{n} {v}" for v, n in counts.items()) + "\n", "## Claims\n"]
+    out = [
+        f"# {_md_cell(title)}\n",
+        meta + "\n",
+        *[f"> **{_md_cell(b)}**\n" for b in banners(doc)],
+        "**Verdicts:** " + " · ".join(f"{n} {v}" for v, n in counts.items()) + "\n",
+        "## Claims\n",
+    ]
     out += _claims_markdown(claims)
     for section in sections:
         out.append(f"## {_md_cell(section.title)}\n")
@@ -167,25 +207,41 @@ def _markdown(slug: str, title: str, doc: Mapping[str, Any], claims: list[dict],
     return "\n".join(out)
 
 
-def _html(slug: str, title: str, doc: Mapping[str, Any], claims: list[dict], metrics: Mapping,
-          sections: Sequence[Section], pngs: Mapping[str, bytes], readme_link: str | None) -> str:
+def _html(
+    slug: str,
+    title: str,
+    doc: Mapping[str, Any],
+    claims: list[dict],
+    metrics: Mapping,
+    sections: Sequence[Section],
+    pngs: Mapping[str, bytes],
+    readme_link: str | None,
+) -> str:
     readme = ""
     if readme_link and H.is_local_link(readme_link):
         readme = f' · <a href="{H.esc(readme_link)}">pipeline README</a>'
     profile = str(doc.get("profile") or "n/a")
-    body = [f"<h1>{H.esc(title)}</h1>",
-            f'<div class="meta">paper <code>{H.esc(slug)}</code> · profile <code>{H.esc(profile)}</code>{readme}</div>',
-            *[H.banner(b) for b in banners(doc)], H.summary_badges(summarize(claims)), "<h2>Claims</h2>",
-            H.claims_table_html(claims) if claims else "<p><em>No claims recorded.</em></p>"]
+    body = [
+        f"<h1>{H.esc(title)}</h1>",
+        f'<div class="meta">paper <code>{H.esc(slug)}</code> · profile <code>{H.esc(profile)}</code>{readme}</div>',
+        *[H.banner(b) for b in banners(doc)],
+        H.summary_badges(summarize(claims)),
+        "<h2>Claims</h2>",
+        H.claims_table_html(claims) if claims else "<p><em>No claims recorded.</em></p>",
+    ]
     for c in claims:
         if parts := part_rows(c):
             rows = [{**r, "verdict": r["verdict"]} for r in parts]
-            body.append(f"<details><summary>{H.esc(c['id'])}: its parts ({len(parts)})</summary>"
-                        + H.table_html(rows, _PART_COLUMNS, headers=dict(zip(_PART_COLUMNS, _PART_HEADERS)),
-                                       cls="compact") + "</details>")
+            body.append(
+                f"<details><summary>{H.esc(c['id'])}: its parts ({len(parts)})</summary>"
+                + H.table_html(rows, _PART_COLUMNS, headers=dict(zip(_PART_COLUMNS, _PART_HEADERS)), cls="compact")
+                + "</details>"
+            )
         if (extra := _details(c)) is not None:
-            body.append(f"<details><summary>{H.esc(c['id'])} details</summary>"
-                        f"<pre>{H.esc(json.dumps(extra, indent=2, default=str))}</pre></details>")
+            body.append(
+                f"<details><summary>{H.esc(c['id'])} details</summary>"
+                f"<pre>{H.esc(json.dumps(extra, indent=2, default=str))}</pre></details>"
+            )
     for section in sections:
         body.append(f"<h2>{H.esc(section.title)}</h2>")
         body.append(H.markdown_to_html(section.markdown))
@@ -195,14 +251,19 @@ def _html(slug: str, title: str, doc: Mapping[str, Any], claims: list[dict], met
             body.append(H.table_html(rows, columns, numeric=numeric, cls="compact"))
     flat = flatten_metrics(metrics)
     if flat:
-        table = H.table_html([{"metric": k, "value": fmt_num(v)} for k, v in flat.items()],
-                             ["metric", "value"], numeric=["value"], cls="compact")
+        table = H.table_html(
+            [{"metric": k, "value": fmt_num(v)} for k, v in flat.items()],
+            ["metric", "value"],
+            numeric=["value"],
+            cls="compact",
+        )
         body.append("<h2>Metrics</h2>")
-        body.append(table if len(flat) <= 25 else
-                    f"<details><summary>{len(flat)} metrics</summary>{table}</details>")
+        body.append(table if len(flat) <= 25 else f"<details><summary>{len(flat)} metrics</summary>{table}</details>")
     prov = fmt_provenance(doc.get("provenance") or {})
-    footer = ("Generated by paperline from this run's <code>claims.json</code> and <code>metrics.json</code>; "
-              "verdicts follow each claim's rule." + "".join(f"<br>{H.esc(line)}" for line in prov))
+    footer = (
+        "Generated by paperline from this run's <code>claims.json</code> and <code>metrics.json</code>; "
+        "verdicts follow each claim's rule." + "".join(f"<br>{H.esc(line)}" for line in prov)
+    )
     return H.page(title, "\n".join(body), footer=footer)
 
 
@@ -228,11 +289,17 @@ def write_paper_report(
         raise DataError(f"metrics of {slug}: expected a dict, got {type(metrics).__name__}")
     counts = summarize(claims)
     if claims_doc.get("summary") and claims_doc["summary"] != counts:
-        log.warning("claims of %s: summary %s disagrees with the verdicts; writing %s", slug, claims_doc["summary"], counts)
+        log.warning(
+            "claims of %s: summary %s disagrees with the verdicts; writing %s", slug, claims_doc["summary"], counts
+        )
     pngs = _render_figures(sections)
-    paths = {"figures": out_dir / "figures", "report.md": out_dir / "report.md",
-             "report.html": out_dir / "report.html", "claims.json": out_dir / "claims.json",
-             "metrics.json": out_dir / "metrics.json"}
+    paths = {
+        "figures": out_dir / "figures",
+        "report.md": out_dir / "report.md",
+        "report.html": out_dir / "report.html",
+        "claims.json": out_dir / "claims.json",
+        "metrics.json": out_dir / "metrics.json",
+    }
     with atomic_path(paths["figures"], is_dir=True) as tmp:
         tmp.chmod(0o755)  # mkdtemp makes it owner-only
         for name, png in pngs.items():

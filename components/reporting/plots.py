@@ -113,8 +113,14 @@ def line_plot(
             ax.plot(list(x), list(y), "o", color=colour, markersize=4.5, label=str(label))
         if label in fits:
             fx, fy = fits[label]
-            ax.plot(list(fx), list(fy), "-", color=colour, linewidth=1.4,
-                    label=None if label in series else f"{label} (fit)")
+            ax.plot(
+                list(fx),
+                list(fy),
+                "-",
+                color=colour,
+                linewidth=1.4,
+                label=None if label in series else f"{label} (fit)",
+            )
     _set_log(ax, logx, logy)
     if labels:
         ax.legend(fontsize=8)
@@ -151,12 +157,20 @@ def errorbar_plot(
     for i, (y, v, a, b) in enumerate(zip(ys, values, lo, hi)):
         colour = colours[i] if colours else PALETTE[0]
         if _is_missing(v):
-            ax.annotate("n/a", (0.5, y), xycoords=("axes fraction", "data"), ha="center",
-                        va="center", color="#666666", fontsize=8)
+            ax.annotate(
+                "n/a",
+                (0.5, y),
+                xycoords=("axes fraction", "data"),
+                ha="center",
+                va="center",
+                color="#666666",
+                fontsize=8,
+            )
             continue
         if not _is_missing(a) and not _is_missing(b):
-            ax.errorbar([v], [y], xerr=[[max(v - a, 0.0)], [max(b - v, 0.0)]], fmt="o",
-                        color=colour, capsize=3, markersize=5)
+            ax.errorbar(
+                [v], [y], xerr=[[max(v - a, 0.0)], [max(b - v, 0.0)]], fmt="o", color=colour, capsize=3, markersize=5
+            )
         else:
             ax.plot([v], [y], "o", color=colour, markersize=5)
     if reference is not None:

@@ -72,8 +72,13 @@ class SentenceEmbedder:
         return self
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        out = self._model.encode(list(texts), batch_size=self.batch_size, show_progress_bar=self.progress,
-                                 normalize_embeddings=True, convert_to_numpy=True)
+        out = self._model.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            show_progress_bar=self.progress,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+        )
         return normalise(out)
 
 
@@ -92,8 +97,10 @@ def resolve_model(model: str) -> str:
     if os.path.isdir(model):
         return model
     if not _online():
-        raise OfflineError(f"embedding.model {model!r}: not a local model and PAPERLINE_ONLINE is off; use "
-                           f"{OFFLINE_MINILM!r}, {TFIDF!r} or set PAPERLINE_ONLINE=1 to download it")
+        raise OfflineError(
+            f"embedding.model {model!r}: not a local model and PAPERLINE_ONLINE is off; use "
+            f"{OFFLINE_MINILM!r}, {TFIDF!r} or set PAPERLINE_ONLINE=1 to download it"
+        )
     return model
 
 

@@ -23,24 +23,101 @@ import numpy as np
 from components.errors import ParamsError
 from components.retrieval.memory import Memory
 
-PROJECTS = ("Apollo", "Borealis", "Cascade", "Dynamo", "Everest", "Falcon", "Granite", "Helios", "Ironwood",
-            "Juniper", "Kestrel", "Lumen", "Meridian", "Nimbus", "Orion", "Polaris", "Quartz", "Redwood",
-            "Sierra", "Titan", "Umbra", "Vertex", "Willow", "Xenon", "Yukon", "Zephyr")
-PEOPLE = ("Alice", "Bob", "Carol", "Dan", "Erin", "Frank", "Grace", "Heidi", "Ivan", "Judy", "Kevin", "Laura",
-          "Mike", "Nora", "Oscar", "Peggy", "Quinn", "Rita", "Sam", "Tina")
-ITEMS = ("vendor contract", "cloud bill", "hiring plan", "launch event", "security audit", "data migration",
-         "design review", "test suite", "marketing campaign", "office move", "customer survey", "release train")
+PROJECTS = (
+    "Apollo",
+    "Borealis",
+    "Cascade",
+    "Dynamo",
+    "Everest",
+    "Falcon",
+    "Granite",
+    "Helios",
+    "Ironwood",
+    "Juniper",
+    "Kestrel",
+    "Lumen",
+    "Meridian",
+    "Nimbus",
+    "Orion",
+    "Polaris",
+    "Quartz",
+    "Redwood",
+    "Sierra",
+    "Titan",
+    "Umbra",
+    "Vertex",
+    "Willow",
+    "Xenon",
+    "Yukon",
+    "Zephyr",
+)
+PEOPLE = (
+    "Alice",
+    "Bob",
+    "Carol",
+    "Dan",
+    "Erin",
+    "Frank",
+    "Grace",
+    "Heidi",
+    "Ivan",
+    "Judy",
+    "Kevin",
+    "Laura",
+    "Mike",
+    "Nora",
+    "Oscar",
+    "Peggy",
+    "Quinn",
+    "Rita",
+    "Sam",
+    "Tina",
+)
+ITEMS = (
+    "vendor contract",
+    "cloud bill",
+    "hiring plan",
+    "launch event",
+    "security audit",
+    "data migration",
+    "design review",
+    "test suite",
+    "marketing campaign",
+    "office move",
+    "customer survey",
+    "release train",
+)
 ACTIONS = ("postpone", "approve", "cancel", "expand", "outsource", "freeze", "split", "prioritise")
-COMPLAINTS = ("the flaky build pipeline", "late status reports", "too many meetings", "the slow laptops",
-              "unclear requirements", "the noisy open office", "missing documentation", "weekend on-call shifts",
-              "the broken coffee machine", "endless email threads")
+COMPLAINTS = (
+    "the flaky build pipeline",
+    "late status reports",
+    "too many meetings",
+    "the slow laptops",
+    "unclear requirements",
+    "the noisy open office",
+    "missing documentation",
+    "weekend on-call shifts",
+    "the broken coffee machine",
+    "endless email threads",
+)
 METRICS = ("budget", "headcount", "deadline", "risk level")
-FILLERS = ("Let's move on to the next item.", "{p} will share the slides after the call.",
-           "Any questions before we continue?", "{p} joined a few minutes late.", "Thanks everyone for the updates.",
-           "{p} gave a quick status update on the {i}.", "We still need input from the {i} team.",
-           "{p} will follow up on the {i} by email.", "Let's take this offline.", "{p} shared the notes from last time.")
-COMPLAINT_FORMS = ("{p} complained again about {c}.", "{p} said {c} are slowing everyone down.",
-                   "Once more {p} raised concerns about {c}.")
+FILLERS = (
+    "Let's move on to the next item.",
+    "{p} will share the slides after the call.",
+    "Any questions before we continue?",
+    "{p} joined a few minutes late.",
+    "Thanks everyone for the updates.",
+    "{p} gave a quick status update on the {i}.",
+    "We still need input from the {i} team.",
+    "{p} will follow up on the {i} by email.",
+    "Let's take this offline.",
+    "{p} shared the notes from last time.",
+)
+COMPLAINT_FORMS = (
+    "{p} complained again about {c}.",
+    "{p} said {c} are slowing everyone down.",
+    "Once more {p} raised concerns about {c}.",
+)
 DAY = 1.0  # timestamps are in days
 
 
@@ -61,27 +138,53 @@ def _session(rng, project: str, week: int, roster: list[str], complaint: dict, m
     out = [{"kind": "opening", "speaker": roster[0], "text": f"Welcome to the weekly {project} sync."}]
     person, item = pick(roster), pick(ITEMS)
     cost = int(rng.integers(1, 200)) * 500
-    out.append({"kind": "fact", "speaker": person, "person": person, "item": item,
-                "text": f"{person} said the {item} will cost {cost} dollars."})
+    out.append(
+        {
+            "kind": "fact",
+            "speaker": person,
+            "person": person,
+            "item": item,
+            "text": f"{person} said the {item} will cost {cost} dollars.",
+        }
+    )
     for _ in range(int(rng.integers(1, 3))):
-        out.append({"kind": "decision", "speaker": roster[0], "text": f"We decided to {pick(ACTIONS)} the {pick(ITEMS)}."})
+        out.append(
+            {"kind": "decision", "speaker": roster[0], "text": f"We decided to {pick(ACTIONS)} the {pick(ITEMS)}."}
+        )
     if rng.random() < 0.6:
         p = pick(roster)
-        out.append({"kind": "complaint", "speaker": p, "person": p,
-                    "text": pick(COMPLAINT_FORMS).format(p=p, c=complaint[p])})
+        out.append(
+            {"kind": "complaint", "speaker": p, "person": p, "text": pick(COMPLAINT_FORMS).format(p=p, c=complaint[p])}
+        )
     if rng.random() < 0.5:
         m = pick(METRICS)
-        out.append({"kind": "update", "speaker": roster[0], "metric": m,
-                    "text": f"The {m} for this project is now {_metric_value(rng, m)}."})
+        out.append(
+            {
+                "kind": "update",
+                "speaker": roster[0],
+                "metric": m,
+                "text": f"The {m} for this project is now {_metric_value(rng, m)}.",
+            }
+        )
     while len(out) < n:
-        out.append({"kind": "filler", "speaker": pick(roster), "text": pick(FILLERS).format(p=pick(roster), i=pick(ITEMS))})
+        out.append(
+            {"kind": "filler", "speaker": pick(roster), "text": pick(FILLERS).format(p=pick(roster), i=pick(ITEMS))}
+        )
     head, tail = out[:1], out[1:]
     order = rng.permutation(len(tail))
     return head + [tail[i] for i in order]
 
 
-def generate_memory(*, n_projects: int, weeks: int, seed: int, min_utterances: int = 10, max_utterances: int = 20,
-                    max_facts_per_project: int = 8, temporal_weeks: int = 4) -> Memory:
+def generate_memory(
+    *,
+    n_projects: int,
+    weeks: int,
+    seed: int,
+    min_utterances: int = 10,
+    max_utterances: int = 20,
+    max_facts_per_project: int = 8,
+    temporal_weeks: int = 4,
+) -> Memory:
     """A memory of ``n_projects`` x ``weeks`` sessions and its questions (see module docstring)."""
     if not 1 <= n_projects <= len(PROJECTS):
         raise ParamsError(f"n_projects: must be in [1, {len(PROJECTS)}], got {n_projects}")
@@ -94,12 +197,23 @@ def generate_memory(*, n_projects: int, weeks: int, seed: int, min_utterances: i
     utts: list[dict] = []
     for week in range(weeks):
         for j, project in enumerate(projects):
-            start = week * 7 * DAY + j * (7 * DAY / (n_projects + 1))  # meetings spread over the week, never overlapping
+            start = week * 7 * DAY + j * (
+                7 * DAY / (n_projects + 1)
+            )  # meetings spread over the week, never overlapping
             sid = f"{project}-w{week:03d}"
-            for k, u in enumerate(_session(rng, project, week, rosters[project], complaints[project],
-                                           min_utterances, max_utterances)):
-                utts.append({**u, "id": f"{sid}-u{k:02d}", "session_id": sid, "clue_truth": project, "week": week,
-                             "timestamp": round(start + k / (24 * 60), 6)})
+            for k, u in enumerate(
+                _session(rng, project, week, rosters[project], complaints[project], min_utterances, max_utterances)
+            ):
+                utts.append(
+                    {
+                        **u,
+                        "id": f"{sid}-u{k:02d}",
+                        "session_id": sid,
+                        "clue_truth": project,
+                        "week": week,
+                        "timestamp": round(start + k / (24 * 60), 6),
+                    }
+                )
     query_time = weeks * 7 * DAY
     questions = _questions(rng, utts, projects, weeks, query_time, max_facts_per_project, temporal_weeks)
     return Memory(utts, questions)
@@ -112,8 +226,16 @@ def _questions(rng, utts, projects, weeks, query_time, max_facts, temporal_weeks
     qs: list[dict] = []
 
     def add(project, qtype, text, gold):
-        qs.append({"id": f"q{len(qs):05d}", "type": qtype, "project": project, "text": text,
-                   "query_time": query_time, "gold": [g["id"] for g in gold]})
+        qs.append(
+            {
+                "id": f"q{len(qs):05d}",
+                "type": qtype,
+                "project": project,
+                "text": text,
+                "query_time": query_time,
+                "gold": [g["id"] for g in gold],
+            }
+        )
 
     for p in projects:
         facts = defaultdict(list)
@@ -138,7 +260,12 @@ def _questions(rng, utts, projects, weeks, query_time, max_facts, temporal_weeks
             per_metric[u["metric"]].append(u)
         for metric, ups in sorted(per_metric.items()):
             if len(ups) >= 2:
-                add(p, "knowledge-update", f"What is the current {metric} of {p}?", [max(ups, key=lambda u: u["timestamp"])])
+                add(
+                    p,
+                    "knowledge-update",
+                    f"What is the current {metric} of {p}?",
+                    [max(ups, key=lambda u: u["timestamp"])],
+                )
     return qs
 
 

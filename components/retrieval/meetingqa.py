@@ -33,8 +33,10 @@ _FIELDS = ("session_id", "entry_id", "speaker_id", "transcript_message")
 
 def _entries(data: Any, name: str) -> list[dict]:
     if isinstance(data, list) and data and isinstance(data[0], dict) and "topic" in data[0]:
-        raise DataError(f"{name}: this is the sessions-with-topics file; give meeting_qa_raw.json as data.path "
-                        "and this one as data.topics_path")
+        raise DataError(
+            f"{name}: this is the sessions-with-topics file; give meeting_qa_raw.json as data.path "
+            "and this one as data.topics_path"
+        )
     if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
         raise DataError(f"{name}: expected an object with an 'entries' list (meeting_qa_raw.json format)")
     if not data["entries"]:
@@ -73,8 +75,16 @@ def _utterances(entries: list[dict], name: str) -> list[dict]:
         seen.add(uid)
         k = position[sid] = position.get(sid, -1) + 1
         project, start = starts[sid]
-        utts.append({"id": uid, "session_id": sid, "clue_truth": project, "speaker": str(e["speaker_id"]),
-                     "text": str(e["transcript_message"]), "timestamp": start + k / (24 * 60 * 4)})
+        utts.append(
+            {
+                "id": uid,
+                "session_id": sid,
+                "clue_truth": project,
+                "speaker": str(e["speaker_id"]),
+                "text": str(e["transcript_message"]),
+                "timestamp": start + k / (24 * 60 * 4),
+            }
+        )
     return sorted(utts, key=lambda u: u["timestamp"])
 
 
@@ -94,9 +104,18 @@ def _questions(entries: list[dict], name: str, query_time: float) -> list[dict]:
     for n, (text, rows) in enumerate(gold.items()):
         sessions = {str(entries[i]["session_id"]) for i in rows}
         answers = [qa.get("answer") for i in rows for qa in entries[i]["qa_pairs"] if qa["question"].strip() == text]
-        out.append({"id": f"mqa-{n:04d}", "type": "single-session" if len(sessions) == 1 else "aggregate",
-                    "orig_type": "meetingqa", "text": text, "answer": answers[0], "query_time": query_time,
-                    "gold": [str(entries[i]["entry_id"]) for i in rows], "project": None})
+        out.append(
+            {
+                "id": f"mqa-{n:04d}",
+                "type": "single-session" if len(sessions) == 1 else "aggregate",
+                "orig_type": "meetingqa",
+                "text": text,
+                "answer": answers[0],
+                "query_time": query_time,
+                "gold": [str(entries[i]["entry_id"]) for i in rows],
+                "project": None,
+            }
+        )
     return out
 
 

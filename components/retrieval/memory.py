@@ -78,8 +78,14 @@ def question_frame(mem: Memory) -> pd.DataFrame:
     rows = []
     for q in mem.questions:
         gold = list(q.get("gold") or [])
-        rows.append({**q, "gold": ",".join(gold), "n_gold": len(gold),
-                     "gold_in_memory": bool(gold) and all(g in ids for g in gold)})
+        rows.append(
+            {
+                **q,
+                "gold": ",".join(gold),
+                "n_gold": len(gold),
+                "gold_in_memory": bool(gold) and all(g in ids for g in gold),
+            }
+        )
     return pd.DataFrame.from_records(rows)
 
 

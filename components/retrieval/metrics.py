@@ -25,8 +25,9 @@ def _measures(ks: Sequence[int]):
     return ir_measures, names
 
 
-def per_query(qrels: Mapping[str, Sequence[str]], run: Mapping[str, Sequence[str]],
-              ks: Sequence[int] = K_VALUES) -> dict[str, dict[str, float]]:
+def per_query(
+    qrels: Mapping[str, Sequence[str]], run: Mapping[str, Sequence[str]], ks: Sequence[int] = K_VALUES
+) -> dict[str, dict[str, float]]:
     """{qid: {"R@6", "R@10", "nDCG@10", "MRR"}} for every query in ``qrels`` (absent runs score 0)."""
     empty = [q for q, g in qrels.items() if not g]
     if empty:

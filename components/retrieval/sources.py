@@ -13,8 +13,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from components.data import validate as V
-from components.retrieval.memory import (QUESTION_SUITE, UTTERANCE_SUITE, Memory, question_frame,
-                                         utterance_frame)
+from components.retrieval.memory import QUESTION_SUITE, UTTERANCE_SUITE, Memory, question_frame, utterance_frame
 
 MAX_PHRASE_WORDS = 24
 
@@ -47,8 +46,16 @@ def validate_many(mems: Mapping[str, Memory], *, name: str, result_dir=None) -> 
             q["id"] = key + "/" + q["id"].astype(str)
             qs.append(q)
     stem = None if result_dir is None else f"{result_dir}/{name.replace('/', '_')}"
-    V.validate(pd.concat(utts, ignore_index=True), UTTERANCE_SUITE, name=f"{name}/utterances",
-               result_path=None if stem is None else f"{stem}_utterances.json")
+    V.validate(
+        pd.concat(utts, ignore_index=True),
+        UTTERANCE_SUITE,
+        name=f"{name}/utterances",
+        result_path=None if stem is None else f"{stem}_utterances.json",
+    )
     if qs:
-        V.validate(pd.concat(qs, ignore_index=True), QUESTION_SUITE, name=f"{name}/questions",
-                   result_path=None if stem is None else f"{stem}_questions.json")
+        V.validate(
+            pd.concat(qs, ignore_index=True),
+            QUESTION_SUITE,
+            name=f"{name}/questions",
+            result_path=None if stem is None else f"{stem}_questions.json",
+        )

@@ -19,8 +19,7 @@ from torch.nn import functional as F
 
 from components.errors import ParamsError
 from components.rl.incontext import InContextQ
-from components.rl.networks import DeterministicActor, GaussianActor, MLPQ, MLPQEnsemble, mlp, polyak
-
+from components.rl.networks import MLPQ, DeterministicActor, GaussianActor, MLPQEnsemble, mlp, polyak
 
 ACTOR_SCHEDULES = ("cosine", "constant")  # IQL-family actor learning-rate schedule
 
@@ -64,16 +63,30 @@ class BC(Agent):
 
     def update(self, b: dict) -> dict:
         loss = F.mse_loss(self.actor(b["obs"]), b["act"])
-        self.opt.zero_grad(); loss.backward(); self.opt.step()
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
         return {"actor_loss": loss.item()}
 
 
 class TD3BC(Agent):
     """TD3 with a BC term: actor loss = -lambda Q1(s, pi(s)) + (pi(s) - a)^2, lambda = alpha / mean|Q|."""
 
-    def __init__(self, obs_dim: int, act_dim: int, hidden: int = 128, layers: int = 2, lr: float = 3e-4,
-                 gamma: float = 0.99, polyak_tau: float = 0.005, td3_alpha: float = 2.5, policy_noise: float = 0.2,
-                 noise_clip: float = 0.5, policy_delay: int = 2, **_):
+    def __init__(
+        self,
+        obs_dim: int,
+        act_dim: int,
+        hidden: int = 128,
+        layers: int = 2,
+        lr: float = 3e-4,
+        gamma: float = 0.99,
+        polyak_tau: float = 0.005,
+        td3_alpha: float = 2.5,
+        policy_noise: float = 0.2,
+        noise_clip: float = 0.5,
+        policy_delay: int = 2,
+        **_,
+    ):
         super().__init__()
         self.actor = DeterministicActor(obs_dim, act_dim, hidden, layers)
         self.qs = nn.ModuleList(MLPQ(obs_dim, act_dim, hidden, layers) for _ in range(2))
@@ -90,7 +103,9 @@ class TD3BC(Agent):
             q2 = torch.min(*[q(b["next_obs"], a2) for q in self.qs_t])
             y = b["rew"] + self.gamma * b["not_done"] * q2
         q_loss = sum(F.mse_loss(q(b["obs"], b["act"]), y) for q in self.qs)
-        self.opt_q.zero_grad(); q_loss.backward(); self.opt_q.step()
+        self.opt_q.zero_grad()
+        q_loss.backward()
+        self.opt_q.step()
         out = {"q_loss": q_loss.item()}
         self.steps += 1
         if self.steps % self.delay == 0:
@@ -98,7 +113,9 @@ class TD3BC(Agent):
             q = self.qs[0](b["obs"], pi)
             lam = self.alpha / q.abs().mean().detach().clamp_min(1e-6)
             a_loss = -lam * q.mean() + F.mse_loss(pi, b["act"])
-            self.opt_a.zero_grad(); a_loss.backward(); self.opt_a.step()
+            self.opt_a.zero_grad()
+            a_loss.backward()
+            self.opt_a.step()
             polyak(self.actor_t, self.actor, self.tau)
             polyak(self.qs_t, self.qs, self.tau)
             out["actor_loss"] = a_loss.item()
@@ -118,9 +135,22 @@ class IQL(Agent):
 
     uses_context = False
 
-    def __init__(self, obs_dim: int, act_dim: int, hidden: int = 128, layers: int = 2, lr: float = 3e-4,
-                 gamma: float = 0.99, polyak_tau: float = 0.005, expectile: float = 0.7, beta: float = 3.0,
-                 max_weight: float = 100.0, n_critics: int = 2, actor_schedule: str = "cosine", **critic_kw):
+    def __init__(
+        self,
+        obs_dim: int,
+        act_dim: int,
+        hidden: int = 128,
+        layers: int = 2,
+        lr: float = 3e-4,
+        gamma: float = 0.99,
+        polyak_tau: float = 0.005,
+        expectile: float = 0.7,
+        beta: float = 3.0,
+        max_weight: float = 100.0,
+        n_critics: int = 2,
+        actor_schedule: str = "cosine",
+        **critic_kw,
+    ):
         super().__init__()
         if actor_schedule not in ACTOR_SCHEDULES:
             raise ParamsError(f"actor_schedule: expected one of {ACTOR_SCHEDULES}, got {actor_schedule!r}")
@@ -146,14 +176,20 @@ class IQL(Agent):
             q_t = self._q(self.qs_t, b).min(0).values
         v = self.v(b["obs"]).squeeze(-1)
         v_loss = expectile_loss(q_t - v, self.expectile)
-        self.opt_v.zero_grad(); v_loss.backward(); self.opt_v.step()
+        self.opt_v.zero_grad()
+        v_loss.backward()
+        self.opt_v.step()
         with torch.no_grad():
             y = b["rew"] + self.gamma * b["not_done"] * self.v(b["next_obs"]).squeeze(-1)
         q_loss = (self._q(self.qs, b) - y).pow(2).mean(1).sum()  # sum over critics of each one's MSE
-        self.opt_q.zero_grad(); q_loss.backward(); self.opt_q.step()
+        self.opt_q.zero_grad()
+        q_loss.backward()
+        self.opt_q.step()
         w = torch.exp(self.beta * (q_t - v.detach())).clamp(max=self.max_w)
         a_loss = -(w * self.actor.log_prob(b["obs"], b["act"])).mean()
-        self.opt_a.zero_grad(); a_loss.backward(); self.opt_a.step()
+        self.opt_a.zero_grad()
+        a_loss.backward()
+        self.opt_a.step()
         polyak(self.qs_t, self.qs, self.tau)
         return {"v_loss": v_loss.item(), "q_loss": q_loss.item(), "actor_loss": a_loss.item()}
 
@@ -175,8 +211,16 @@ class ICQL(IQL):
     uses_context = True
 
     def make_critics(self, obs_dim, act_dim, hidden, layers, gamma, n, kw) -> nn.Module:
-        return InContextQ(obs_dim, act_dim, n=n, hidden=hidden, layers=layers, gamma=gamma,
-                          seed=kw.get("seed", 0), **{k: v for k, v in kw.items() if k != "seed"})
+        return InContextQ(
+            obs_dim,
+            act_dim,
+            n=n,
+            hidden=hidden,
+            layers=layers,
+            gamma=gamma,
+            seed=kw.get("seed", 0),
+            **{k: v for k, v in kw.items() if k != "seed"},
+        )
 
 
 AGENTS = {"bc": BC, "td3bc": TD3BC, "iql": IQL, "icql": ICQL}

@@ -16,8 +16,9 @@ from components.rl.kitchen_lite import KitchenLiteEnv
 MODES = ("ordered", "partial", "shuffled")
 
 
-def pd_action(env: KitchenLiteEnv, target: np.ndarray, kp: float = 6.0, kd: float = 2.5,
-              compensation: float = 1.0) -> np.ndarray:
+def pd_action(
+    env: KitchenLiteEnv, target: np.ndarray, kp: float = 6.0, kd: float = 2.5, compensation: float = 1.0
+) -> np.ndarray:
     """Force towards ``target`` with velocity damping and drift compensation (the scripted sub-controller);
     ``compensation`` is the share of the local drift it cancels (1: the expert's; below 1 the controller settles
     short of a target that the drift pushes it away from)."""
@@ -41,8 +42,9 @@ class NoisyScripted:
     (only hits that happen to be in order are rewarded).
     """
 
-    def __init__(self, env: KitchenLiteEnv, mode: str, noise: float, rng: np.random.Generator,
-                 compensation: float = 1.0):
+    def __init__(
+        self, env: KitchenLiteEnv, mode: str, noise: float, rng: np.random.Generator, compensation: float = 1.0
+    ):
         if mode not in MODES:
             raise ValueError(f"mode: expected one of {MODES}, got {mode!r}")
         self.env, self.noise, self.rng, self.compensation = env, noise, rng, compensation

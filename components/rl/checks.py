@@ -34,8 +34,9 @@ def check_structure(data: Transitions, obs_dim: int | None = None, act_dim: int 
         if getattr(data, f).ndim != 2:
             raise DataError(f"dataset.{f}: expected a 2-D array, got shape {getattr(data, f).shape}")
     if data.next_observations.shape[1] != data.obs_dim:
-        raise DataError(f"dataset.next_observations: width {data.next_observations.shape[1]} but observations "
-                        f"has {data.obs_dim}")
+        raise DataError(
+            f"dataset.next_observations: width {data.next_observations.shape[1]} but observations has {data.obs_dim}"
+        )
     if data.next_actions.shape[1] != data.act_dim:
         raise DataError(f"dataset.next_actions: width {data.next_actions.shape[1]} but actions has {data.act_dim}")
     if obs_dim is not None and data.obs_dim != obs_dim:
@@ -52,19 +53,22 @@ def to_frame(data: Transitions) -> pd.DataFrame:
     last = np.r_[ep[1:] != ep[:-1], True]
     cont = np.ones(len(data), dtype=bool)
     same = ~last[:-1]
-    cont[:-1][same] = np.all(np.isclose(data.next_observations[:-1][same], data.observations[1:][same],
-                                        atol=1e-6), axis=1)
+    cont[:-1][same] = np.all(
+        np.isclose(data.next_observations[:-1][same], data.observations[1:][same], atol=1e-6), axis=1
+    )
     ended = data.terminals.astype(bool) | data.timeouts.astype(bool)
-    return pd.DataFrame({
-        "episode": ep.astype(np.int64),
-        "reward": data.rewards.astype(np.float64),
-        "terminal": data.terminals,
-        "timeout": data.timeouts,
-        "obs_finite": np.isfinite(data.observations).all(1) & np.isfinite(data.next_observations).all(1),
-        "action_finite": np.isfinite(data.actions).all(1),
-        "continues": cont,
-        "end_flag_ok": ended == last,
-    })
+    return pd.DataFrame(
+        {
+            "episode": ep.astype(np.int64),
+            "reward": data.rewards.astype(np.float64),
+            "terminal": data.terminals,
+            "timeout": data.timeouts,
+            "obs_finite": np.isfinite(data.observations).all(1) & np.isfinite(data.next_observations).all(1),
+            "action_finite": np.isfinite(data.actions).all(1),
+            "continues": cont,
+            "end_flag_ok": ended == last,
+        }
+    )
 
 
 def suite(reward_min: float, reward_max: float) -> list:
@@ -83,9 +87,15 @@ def suite(reward_min: float, reward_max: float) -> list:
     ]
 
 
-def validate_transitions(data: Transitions, *, name: str, reward_range: tuple[float, float] = (0.0, 1.0),
-                         obs_dim: int | None = None, act_dim: int | None = None,
-                         result_path: Path | None = None) -> None:
+def validate_transitions(
+    data: Transitions,
+    *,
+    name: str,
+    reward_range: tuple[float, float] = (0.0, 1.0),
+    obs_dim: int | None = None,
+    act_dim: int | None = None,
+    result_path: Path | None = None,
+) -> None:
     """Structure checks, then the GX suite; raises DataError / ValidationFailed naming the problem."""
     check_structure(data, obs_dim, act_dim)
     V.validate(to_frame(data), suite(*reward_range), name=name, result_path=result_path)

@@ -9,9 +9,9 @@ in-context TD; the last action repeated at an episode's final row), ``terminals`
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 from tqdm import tqdm
@@ -20,8 +20,7 @@ from components.errors import DataError
 
 log = logging.getLogger(__name__)
 
-FIELDS = ("observations", "actions", "rewards", "next_observations", "next_actions", "terminals", "timeouts",
-          "episode")
+FIELDS = ("observations", "actions", "rewards", "next_observations", "next_actions", "terminals", "timeouts", "episode")
 
 
 @dataclass
@@ -55,7 +54,7 @@ class Transitions:
         stops = np.concatenate([change, [len(self)]])
         return list(zip(starts.tolist(), stops.tolist()))
 
-    def subset_episodes(self, episode_ids: np.ndarray) -> "Transitions":
+    def subset_episodes(self, episode_ids: np.ndarray) -> Transitions:
         mask = np.isin(self.episode, episode_ids)
         return Transitions(**{f: getattr(self, f)[mask] for f in FIELDS})
 
@@ -66,8 +65,9 @@ Policy = Callable[[np.ndarray], np.ndarray]
 def rollout(env, policy: Policy, seed: int) -> dict[str, list]:
     """One episode of ``policy`` in ``env`` from ``reset(seed=seed)``; returns per-step lists."""
     obs, _ = env.reset(seed=seed)
-    out: dict[str, list] = {k: [] for k in ("observations", "actions", "rewards", "next_observations",
-                                            "terminals", "timeouts")}
+    out: dict[str, list] = {
+        k: [] for k in ("observations", "actions", "rewards", "next_observations", "terminals", "timeouts")
+    }
     while True:
         a = np.asarray(policy(obs), dtype=np.float32)
         nxt, r, term, trunc, _ = env.step(a)
@@ -98,10 +98,14 @@ def from_episodes(episodes: list[dict[str, list]]) -> Transitions:
     return Transitions(**{k: np.concatenate(v) for k, v in cols.items()})
 
 
-def collect(env, make_policy: Callable[[int], Policy], n_episodes: int, seed: int, progress: bool = False) -> Transitions:
+def collect(
+    env, make_policy: Callable[[int], Policy], n_episodes: int, seed: int, progress: bool = False
+) -> Transitions:
     """``n_episodes`` episodes, episode i from ``make_policy(i)`` and reset seed ``seed + i``."""
-    eps = [rollout(env, make_policy(i), seed + i) for i in tqdm(range(n_episodes), disable=not progress,
-                                                                 desc="episodes", leave=False)]
+    eps = [
+        rollout(env, make_policy(i), seed + i)
+        for i in tqdm(range(n_episodes), disable=not progress, desc="episodes", leave=False)
+    ]
     return from_episodes(eps)
 
 

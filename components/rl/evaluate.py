@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from scipy.stats import spearmanr
@@ -10,7 +10,9 @@ from scipy.stats import spearmanr
 from components.errors import DataError
 
 
-def episode_returns(env, policy: Callable[[np.ndarray], np.ndarray], seeds: Sequence[int]) -> tuple[list[float], list[int]]:
+def episode_returns(
+    env, policy: Callable[[np.ndarray], np.ndarray], seeds: Sequence[int]
+) -> tuple[list[float], list[int]]:
     """Undiscounted return and completed subtasks of one episode per reset seed."""
     returns, done = [], []
     for s in seeds:

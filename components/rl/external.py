@@ -39,8 +39,10 @@ def box_bounds(space, where: str) -> tuple[np.ndarray, np.ndarray]:
     from gymnasium import spaces
 
     if not isinstance(space, spaces.Box):
-        raise ParamsError(f"{where}: has a {type(space).__name__} action space; the offline learners here "
-                          "need continuous (Box) actions")
+        raise ParamsError(
+            f"{where}: has a {type(space).__name__} action space; the offline learners here "
+            "need continuous (Box) actions"
+        )
     low, high = np.asarray(space.low, np.float64).ravel(), np.asarray(space.high, np.float64).ravel()
     if not (np.isfinite(low).all() and np.isfinite(high).all()) or (high <= low).any():
         raise ParamsError(f"{where}: action bounds must be finite with high > low, got {low} .. {high}")
@@ -102,8 +104,9 @@ def random_return(env, episodes: int, seed: int) -> float:
     """Mean return of a uniform-random policy over [-1, 1]^act_dim in the wrapped ``env``."""
     rng = np.random.default_rng(seed)
     dim = int(np.prod(env.action_space.shape))
-    rets, _ = episode_returns(env, lambda o: rng.uniform(-1, 1, dim).astype(np.float32),
-                              [20_000_000 + seed + i for i in range(episodes)])
+    rets, _ = episode_returns(
+        env, lambda o: rng.uniform(-1, 1, dim).astype(np.float32), [20_000_000 + seed + i for i in range(episodes)]
+    )
     return float(np.mean(rets))
 
 
@@ -113,8 +116,10 @@ def reference_scores(where: str, *, config: Mapping, published: Mapping, measure
     ``measured_random`` / ``measured_expert`` are callables (measuring costs rollouts; only done when needed).
     """
     out: dict = {}
-    for anchor, key, measure in (("random", "ref_min_score", measured_random),
-                                 ("expert", "ref_max_score", measured_expert)):
+    for anchor, key, measure in (
+        ("random", "ref_min_score", measured_random),
+        ("expert", "ref_max_score", measured_expert),
+    ):
         if config.get(key) is not None:
             out[anchor], out[f"{anchor}_from"] = float(config[key]), "config"
         elif published.get(key) is not None:
@@ -122,7 +127,9 @@ def reference_scores(where: str, *, config: Mapping, published: Mapping, measure
         else:
             out[anchor], out[f"{anchor}_from"] = float(measure()), "measured in this run"
     if not out["expert"] > out["random"]:
-        raise DataError(f"{where}: expert reference {out['expert']:.2f} ({out['expert_from']}) does not exceed "
-                        f"random reference {out['random']:.2f} ({out['random_from']}), so the normalised score is "
-                        f"undefined; train the behaviour longer ({where}.train_steps) or set {where}.ref_max_score")
+        raise DataError(
+            f"{where}: expert reference {out['expert']:.2f} ({out['expert_from']}) does not exceed "
+            f"random reference {out['random']:.2f} ({out['random_from']}), so the normalised score is "
+            f"undefined; train the behaviour longer ({where}.train_steps) or set {where}.ref_max_score"
+        )
     return out

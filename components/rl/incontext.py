@@ -27,9 +27,22 @@ class InContextQ(nn.Module):
     as a separate critic would be (its own feature MLP draw; its own P, G).
     """
 
-    def __init__(self, obs_dim: int, act_dim: int, *, n: int = 2, d: int = 32, hidden: int = 128, layers: int = 2,
-                 n_layers: int = 4, init: str = "td", alpha: float = 1.0, gamma: float = 0.99,
-                 fixed_features: bool = False, seed: int = 0):
+    def __init__(
+        self,
+        obs_dim: int,
+        act_dim: int,
+        *,
+        n: int = 2,
+        d: int = 32,
+        hidden: int = 128,
+        layers: int = 2,
+        n_layers: int = 4,
+        init: str = "td",
+        alpha: float = 1.0,
+        gamma: float = 0.99,
+        fixed_features: bool = False,
+        seed: int = 0,
+    ):
         super().__init__()
         self.phi_net = ensemble_mlp(n, obs_dim + act_dim, d, hidden, layers)
         if fixed_features:
@@ -47,9 +60,11 @@ class InContextQ(nn.Module):
             raise ValueError("InContextQ needs a retrieved context (ctx)")
         b, k = ctx["rew"].shape
         rows = b * k
-        f = self.phi(torch.cat([ctx["obs"].reshape(rows, -1), ctx["next_obs"].reshape(rows, -1), obs], 0),
-                     torch.cat([ctx["act"].reshape(rows, -1), ctx["next_act"].reshape(rows, -1), act], 0))
+        f = self.phi(
+            torch.cat([ctx["obs"].reshape(rows, -1), ctx["next_obs"].reshape(rows, -1), obs], 0),
+            torch.cat([ctx["act"].reshape(rows, -1), ctx["next_act"].reshape(rows, -1), act], 0),
+        )
         phi_ctx = f[:, :rows].reshape(self.n, b, k, self.d)
-        phi_next = f[:, rows:2 * rows].reshape(self.n, b, k, self.d) * ctx["not_done"].unsqueeze(-1)
-        z = self.tf.prompt(phi_ctx, phi_next, ctx["rew"], f[:, 2 * rows:], self.gamma)
+        phi_next = f[:, rows : 2 * rows].reshape(self.n, b, k, self.d) * ctx["not_done"].unsqueeze(-1)
+        z = self.tf.prompt(phi_ctx, phi_next, ctx["rew"], f[:, 2 * rows :], self.gamma)
         return self.tf(z)

@@ -55,8 +55,16 @@ class KitchenLiteEnv(gym.Env):
 
     metadata = {"render_modes": []}
 
-    def __init__(self, n_subtasks: int = 4, layout_seed: int = 0, max_steps: int = 100, dt: float = 0.1,
-                 radius: float = 0.08, force: float = 3.0, drift: float = 0.4):
+    def __init__(
+        self,
+        n_subtasks: int = 4,
+        layout_seed: int = 0,
+        max_steps: int = 100,
+        dt: float = 0.1,
+        radius: float = 0.08,
+        force: float = 3.0,
+        drift: float = 0.4,
+    ):
         if not 0 < radius < 0.5:
             raise ParamsError(f"radius: must be in (0, 0.5), got {radius}")
         self.layout = make_layout(layout_seed, n_subtasks, drift=drift)
@@ -116,9 +124,17 @@ def register() -> None:
         gym.register(id=ENV_ID, entry_point="components.rl.kitchen_lite:KitchenLiteEnv")
 
 
-def make_env(n_subtasks: int, layout_seed: int = 0, max_steps: int = 100, *, radius: float = 0.08,
-             drift: float = 0.4) -> KitchenLiteEnv:
+def make_env(
+    n_subtasks: int, layout_seed: int = 0, max_steps: int = 100, *, radius: float = 0.08, drift: float = 0.4
+) -> KitchenLiteEnv:
     """The unwrapped environment (no checker wrappers: rollouts are hot loops)."""
     register()
-    return gym.make(ENV_ID, n_subtasks=n_subtasks, layout_seed=layout_seed, max_steps=max_steps, radius=radius,
-                    drift=drift, disable_env_checker=True).unwrapped
+    return gym.make(
+        ENV_ID,
+        n_subtasks=n_subtasks,
+        layout_seed=layout_seed,
+        max_steps=max_steps,
+        radius=radius,
+        drift=drift,
+        disable_env_checker=True,
+    ).unwrapped

@@ -33,15 +33,22 @@ def td_construction(d: int, alpha: float) -> tuple[torch.Tensor, torch.Tensor]:
     p[-1, -1] = 1.0
     g = torch.zeros(n, n)
     g[:d, :d] = -alpha * torch.eye(d)
-    g[:d, d:2 * d] = alpha * torch.eye(d)
+    g[:d, d : 2 * d] = alpha * torch.eye(d)
     return p, g
 
 
 class LinearTDLayer(nn.Module):
     """One masked linear-attention layer with learnable P and G (``heads``: a stack of independent layers)."""
 
-    def __init__(self, d: int, init: str = "td", alpha: float = 1.0, noise: float = 0.01,
-                 generator: torch.Generator | None = None, heads: int | None = None):
+    def __init__(
+        self,
+        d: int,
+        init: str = "td",
+        alpha: float = 1.0,
+        noise: float = 0.01,
+        generator: torch.Generator | None = None,
+        heads: int | None = None,
+    ):
         super().__init__()
         if init not in INITS:
             raise ParamsError(f"init: expected one of {INITS}, got {init!r}")
@@ -78,25 +85,29 @@ class LinearTDLayer(nn.Module):
         keys = zt[..., :k, :]
         scores = keys @ self._mix(zt[..., k:, :].contiguous(), self.G).transpose(-1, -2)  # (..., k, 1)
         mixed = (scores.transpose(-1, -2) @ keys)[..., 0, :]  # (..., 2d+1): (Z M (Z^T G Z))[:, query]
-        p_last = self.P[..., -1, :] if self.P.dim() == 2 else self.P[:, -1, :].reshape(
-            self.P.shape[0], *([1] * (mixed.dim() - 2)), -1)
+        p_last = (
+            self.P[..., -1, :]
+            if self.P.dim() == 2
+            else self.P[:, -1, :].reshape(self.P.shape[0], *([1] * (mixed.dim() - 2)), -1)
+        )
         return zt[..., -1, -1] + (mixed * p_last).sum(-1) / k
 
 
 class LinearTDTransformer(nn.Module):
     """L stacked :class:`LinearTDLayer`; ``forward`` returns Q-hat = -Z[-1, -1]."""
 
-    def __init__(self, d: int, n_layers: int = 4, init: str = "td", alpha: float = 1.0, seed: int = 0,
-                 heads: int | None = None):
+    def __init__(
+        self, d: int, n_layers: int = 4, init: str = "td", alpha: float = 1.0, seed: int = 0, heads: int | None = None
+    ):
         super().__init__()
         gen = torch.Generator().manual_seed(seed)
         self.d, self.heads = d, heads
-        self.layers = nn.ModuleList(LinearTDLayer(d, init, alpha, generator=gen, heads=heads)
-                                    for _ in range(n_layers))
+        self.layers = nn.ModuleList(LinearTDLayer(d, init, alpha, generator=gen, heads=heads) for _ in range(n_layers))
 
     @staticmethod
-    def prompt(phi: torch.Tensor, phi_next: torch.Tensor, rewards: torch.Tensor, phi_query: torch.Tensor,
-               gamma: float) -> torch.Tensor:
+    def prompt(
+        phi: torch.Tensor, phi_next: torch.Tensor, rewards: torch.Tensor, phi_query: torch.Tensor, gamma: float
+    ) -> torch.Tensor:
         """Build Z from context features (..., B, k, d), next features (..., B, k, d), rewards (B, k) (broadcast
         over the leading axes) and the query (..., B, d); returns (..., B, 2d+1, k+1)."""
         d = phi.shape[-1]

@@ -38,10 +38,16 @@ def minari_to_transitions(episodes: Iterable[Mapping]) -> Transitions:
         t = len(ep["rewards"])
         if obs.shape[0] != t + 1:
             raise DataError(f"episode {i}: observations has {obs.shape[0]} rows, expected rewards + 1 = {t + 1}")
-        eps.append({"observations": obs[:-1], "next_observations": obs[1:],
-                    "actions": np.asarray(ep["actions"], np.float32).reshape(t, -1),
-                    "rewards": np.asarray(ep["rewards"], np.float32),
-                    "terminals": np.asarray(ep["terminations"], bool), "timeouts": np.asarray(ep["truncations"], bool)})
+        eps.append(
+            {
+                "observations": obs[:-1],
+                "next_observations": obs[1:],
+                "actions": np.asarray(ep["actions"], np.float32).reshape(t, -1),
+                "rewards": np.asarray(ep["rewards"], np.float32),
+                "terminals": np.asarray(ep["terminations"], bool),
+                "timeouts": np.asarray(ep["truncations"], bool),
+            }
+        )
     return from_episodes(eps)
 
 
@@ -61,9 +67,16 @@ def open_minari(dataset_id: str, *, online: bool, download: bool = True):
 
 def minari_episodes(ds) -> Transitions:
     """Transitions of every episode of a loaded Minari dataset (raw action units)."""
-    return minari_to_transitions({"observations": e.observations, "actions": e.actions, "rewards": e.rewards,
-                                  "terminations": e.terminations, "truncations": e.truncations}
-                                 for e in ds.iterate_episodes())
+    return minari_to_transitions(
+        {
+            "observations": e.observations,
+            "actions": e.actions,
+            "rewards": e.rewards,
+            "terminations": e.terminations,
+            "truncations": e.truncations,
+        }
+        for e in ds.iterate_episodes()
+    )
 
 
 def load_minari(dataset_id: str, *, online: bool) -> Transitions:
@@ -88,14 +101,15 @@ def recover_minari_env(ds, where: str):
     """The dataset's evaluation environment, wrapped; None when it cannot be recovered."""
     try:
         env = ds.recover_environment(eval_env=True)
-    except Exception as exc:  # noqa: BLE001 - any missing simulator or spec means "no environment"
+    except Exception as exc:
         log.warning("%s: no recoverable environment (%s); the dataset is trained on but not evaluated", where, exc)
         return None
     return wrap_env(env, f"{where}.id")
 
 
-def collect_sac(env_id: str, *, train_steps: int, episodes: int, seed: int, online: bool,
-                where: str = "sac", threads: int = 1) -> Transitions:
+def collect_sac(
+    env_id: str, *, train_steps: int, episodes: int, seed: int, online: bool, where: str = "sac", threads: int = 1
+) -> Transitions:
     """Train SAC (stable-baselines3) on a Gymnasium task, then record ``episodes`` of its noisy policy.
 
     SAC acts in the wrapped env (actions in [-1, 1]), so the stored actions are already scaled.
@@ -107,9 +121,9 @@ def collect_sac(env_id: str, *, train_steps: int, episodes: int, seed: int, onli
         from stable_baselines3 import SAC
     except ImportError:
         raise PaperlineError("the full profile needs `pip install stable-baselines3==2.9.2` for SAC datasets") from None
-    from components.rl.dataset import collect
-
     import torch
+
+    from components.rl.dataset import collect
 
     before = torch.get_num_threads()
     torch.set_num_threads(threads)  # SAC's small MLPs gain nothing from more, and a shared CPU thrashes

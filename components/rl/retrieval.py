@@ -22,8 +22,10 @@ def _check(n: int, k: int, exclude_self: bool) -> None:
         raise ParamsError(f"retrieval.k: must be >= 1, got {k}")
     need = k + int(exclude_self)
     if n < need:
-        raise DataError(f"retrieval.k={k} is larger than the dataset ({n} transitions"
-                        f"{', excluding the query itself' if exclude_self else ''})")
+        raise DataError(
+            f"retrieval.k={k} is larger than the dataset ({n} transitions"
+            f"{', excluding the query itself' if exclude_self else ''})"
+        )
 
 
 class StateIndex:
@@ -53,8 +55,9 @@ def brute_force(states: np.ndarray, queries: np.ndarray, k: int) -> np.ndarray:
     return np.argsort(d2, axis=1, kind="stable")[:, :k]
 
 
-def context_indices(states: np.ndarray, k: int, mode: str = "nearest", *, exclude_self: bool = True,
-                    seed: int = 0, batch: int = 8192) -> np.ndarray:
+def context_indices(
+    states: np.ndarray, k: int, mode: str = "nearest", *, exclude_self: bool = True, seed: int = 0, batch: int = 8192
+) -> np.ndarray:
     """(n, k) context indices for every dataset state: its k nearest other states, or k random ones."""
     if mode not in MODES:
         raise ParamsError(f"retrieval.mode: expected one of {MODES}, got {mode!r}")
@@ -70,7 +73,7 @@ def context_indices(states: np.ndarray, k: int, mode: str = "nearest", *, exclud
     out = np.empty((n, k), dtype=np.int64)
     extra = int(exclude_self)
     for start in range(0, n, batch):
-        q = np.asarray(states[start:start + batch], dtype=np.float32)
+        q = np.asarray(states[start : start + batch], dtype=np.float32)
         nb = index.query(q, k + extra)
         if exclude_self:
             rows = np.arange(start, start + len(q))[:, None]
@@ -78,5 +81,5 @@ def context_indices(states: np.ndarray, k: int, mode: str = "nearest", *, exclud
             no_self = keep.all(1)
             keep[no_self, -1] = False  # self not among the k+1 (exact duplicates): drop the farthest instead
             nb = nb[keep].reshape(len(q), k)
-        out[start:start + len(q)] = nb
+        out[start : start + len(q)] = nb
     return out

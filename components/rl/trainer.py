@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import torch
@@ -27,8 +27,13 @@ METHODS = ("bc", "td3bc", "iql", "icql", "icql-random")
 ICQL_KEYS = ("d", "n_layers", "init", "alpha", "fixed_features")
 _BASE = ("hidden", "layers", "lr")
 _IQL = (*_BASE, "gamma", "polyak_tau", "expectile", "beta", "n_critics", "actor_schedule")
-METHOD_KEYS = {"bc": _BASE, "td3bc": (*_BASE, "gamma", "polyak_tau", "td3_alpha"), "iql": _IQL,
-               "icql": (*_IQL, *ICQL_KEYS), "icql-random": (*_IQL, *ICQL_KEYS)}
+METHOD_KEYS = {
+    "bc": _BASE,
+    "td3bc": (*_BASE, "gamma", "polyak_tau", "td3_alpha"),
+    "iql": _IQL,
+    "icql": (*_IQL, *ICQL_KEYS),
+    "icql-random": (*_IQL, *ICQL_KEYS),
+}
 
 
 def method_config(method: str, agent_params: dict) -> dict:
@@ -53,12 +58,24 @@ class TensorData:
 
     def batch(self, idx: torch.Tensor) -> dict:
         """Rows ``idx`` (and, with context indices, their retrieved contexts under ``ctx``)."""
-        b = {"obs": self.obs[idx], "act": self.act[idx], "rew": self.rew[idx], "next_obs": self.next_obs[idx],
-             "next_act": self.next_act[idx], "not_done": self.not_done[idx]}
+        b = {
+            "obs": self.obs[idx],
+            "act": self.act[idx],
+            "rew": self.rew[idx],
+            "next_obs": self.next_obs[idx],
+            "next_act": self.next_act[idx],
+            "not_done": self.not_done[idx],
+        }
         if self.ctx_idx is not None:
             c = self.ctx_idx[idx]
-            b["ctx"] = {"obs": self.obs[c], "act": self.act[c], "rew": self.rew[c], "next_obs": self.next_obs[c],
-                        "next_act": self.next_act[c], "not_done": self.not_done[c]}
+            b["ctx"] = {
+                "obs": self.obs[c],
+                "act": self.act[c],
+                "rew": self.rew[c],
+                "next_obs": self.next_obs[c],
+                "next_act": self.next_act[c],
+                "not_done": self.not_done[c],
+            }
         return b
 
 
@@ -73,8 +90,17 @@ def build_agent(method: str, obs_dim: int, act_dim: int, cfg: dict, seed: int):
     return AGENTS[method](obs_dim, act_dim, **kw)
 
 
-def train_agent(agent, data: TensorData, *, steps: int, batch_size: int, seed: int, log_every: int = 250,
-                progress: bool = False, evaluate: Callable[[object], dict] | None = None) -> list[dict]:
+def train_agent(
+    agent,
+    data: TensorData,
+    *,
+    steps: int,
+    batch_size: int,
+    seed: int,
+    log_every: int = 250,
+    progress: bool = False,
+    evaluate: Callable[[object], dict] | None = None,
+) -> list[dict]:
     """``steps`` gradient steps on uniform batches drawn from ``seed``; returns the loss history. The agent's
     ``schedulers(steps)`` (its learning-rate schedules over this run) step once after every update.
 
@@ -122,8 +148,7 @@ def load_agent(folder: Path):
 SAFETENSORS_FORMAT = "rl-agent/1"
 
 
-def save_agent_safetensors(agent, folder: Path, method: str, obs_dim: int, act_dim: int, cfg: dict,
-                           seed: int) -> Path:
+def save_agent_safetensors(agent, folder: Path, method: str, obs_dim: int, act_dim: int, cfg: dict, seed: int) -> Path:
     """Write ``config.json`` and ``model.safetensors`` (the state_dict: every critic, target, V and the policy)
     into ``folder``: the form a model leaves the pipeline in (the MLflow model of a champion; no pickle)."""
     from safetensors.torch import save_file
@@ -132,8 +157,14 @@ def save_agent_safetensors(agent, folder: Path, method: str, obs_dim: int, act_d
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    meta = {"format": SAFETENSORS_FORMAT, "method": method, "obs_dim": obs_dim, "act_dim": act_dim, "cfg": cfg,
-            "seed": seed}
+    meta = {
+        "format": SAFETENSORS_FORMAT,
+        "method": method,
+        "obs_dim": obs_dim,
+        "act_dim": act_dim,
+        "cfg": cfg,
+        "seed": seed,
+    }
     with atomic_path(folder / "model.safetensors") as tmp:
         save_file({k: v.detach().contiguous().clone() for k, v in agent.state_dict().items()}, str(tmp))
     (folder / "config.json").write_text(json.dumps(meta, indent=1, sort_keys=True))
@@ -152,6 +183,6 @@ def load_agent_safetensors(folder: str | Path):
         with torch.random.fork_rng(devices=[]):  # building seeds torch; the caller's generator stays as it was
             agent = build_agent(meta["method"], meta["obs_dim"], meta["act_dim"], meta["cfg"], meta["seed"])
         agent.load_state_dict(load_file(str(w_path)))
-    except Exception as exc:  # noqa: BLE001 - safetensors' SafetensorError, json, KeyError, a shape mismatch
+    except Exception as exc:
         raise DataError(f"{folder}: not a readable agent folder ({type(exc).__name__}: {exc})") from None
     return agent.eval()

@@ -21,9 +21,16 @@ from components.errors import ParamsError
 AGGREGATIONS = ("seq_mean", "token_mean", "constant", "prompt_mean")
 
 
-def per_token_loss(logps: torch.Tensor, old_logps: torch.Tensor, ref_logps: torch.Tensor | None,
-                   advantages: torch.Tensor, *, eps_low: float = 0.2, eps_high: float = 0.2,
-                   beta: float = 0.0) -> tuple[torch.Tensor, torch.Tensor | None]:
+def per_token_loss(
+    logps: torch.Tensor,
+    old_logps: torch.Tensor,
+    ref_logps: torch.Tensor | None,
+    advantages: torch.Tensor,
+    *,
+    eps_low: float = 0.2,
+    eps_high: float = 0.2,
+    beta: float = 0.0,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Per-token loss (B, T) and per-token KL (or None when beta is 0)."""
     if advantages.dim() == 1:
         advantages = advantages.unsqueeze(1)
@@ -39,8 +46,9 @@ def per_token_loss(logps: torch.Tensor, old_logps: torch.Tensor, ref_logps: torc
     return loss, kl
 
 
-def aggregate(loss: torch.Tensor, mask: torch.Tensor, *, how: str, max_len: int | None = None,
-              groups: torch.Tensor | None = None) -> torch.Tensor:
+def aggregate(
+    loss: torch.Tensor, mask: torch.Tensor, *, how: str, max_len: int | None = None, groups: torch.Tensor | None = None
+) -> torch.Tensor:
     """Reduce a per-token loss (B, T) to a scalar under one of :data:`AGGREGATIONS`."""
     mask = mask.to(loss.dtype)
     if how == "seq_mean":
@@ -63,9 +71,20 @@ def aggregate(loss: torch.Tensor, mask: torch.Tensor, *, how: str, max_len: int 
     return per_group[size > 0].mean()
 
 
-def policy_loss(logps, old_logps, ref_logps, advantages, mask, *, how: str, eps_low: float = 0.2,
-                eps_high: float = 0.2, beta: float = 0.0, max_len: int | None = None,
-                groups: torch.Tensor | None = None) -> tuple[torch.Tensor, dict]:
+def policy_loss(
+    logps,
+    old_logps,
+    ref_logps,
+    advantages,
+    mask,
+    *,
+    how: str,
+    eps_low: float = 0.2,
+    eps_high: float = 0.2,
+    beta: float = 0.0,
+    max_len: int | None = None,
+    groups: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, dict]:
     """The scalar loss and a few statistics (mean KL over completion tokens, clipped share)."""
     loss, kl = per_token_loss(logps, old_logps, ref_logps, advantages, eps_low=eps_low, eps_high=eps_high, beta=beta)
     total = aggregate(loss, mask, how=how, max_len=max_len, groups=groups)
@@ -74,6 +93,8 @@ def policy_loss(logps, old_logps, ref_logps, advantages, mask, *, how: str, eps_
         ratio = torch.exp(logps - old_logps)
         adv = advantages.unsqueeze(1) if advantages.dim() == 1 else advantages
         clipped = (((ratio < 1 - eps_low) & (adv < 0)) | ((ratio > 1 + eps_high) & (adv > 0))).to(m.dtype)
-        stats = {"clip_frac": float((clipped * m).sum() / m.sum().clamp(min=1)),
-                 "kl": float((kl * m).sum() / m.sum().clamp(min=1)) if kl is not None else 0.0}
+        stats = {
+            "clip_frac": float((clipped * m).sum() / m.sum().clamp(min=1)),
+            "kl": float((kl * m).sum() / m.sum().clamp(min=1)) if kl is not None else 0.0,
+        }
     return total, stats

@@ -54,9 +54,18 @@ def expand(prompts: Sequence[Sequence[int]], group_sizes: Sequence[int]) -> tupl
 
 
 @torch.no_grad()
-def sample(model: nn.Module, prompts: Sequence[Sequence[int]], group_sizes: Sequence[int], *, max_new: int,
-           eos: int, pad: int = 0, temperature: float = 1.0, generator: torch.Generator | None = None,
-           chunk: int = 1024) -> Rollouts:
+def sample(
+    model: nn.Module,
+    prompts: Sequence[Sequence[int]],
+    group_sizes: Sequence[int],
+    *,
+    max_new: int,
+    eos: int,
+    pad: int = 0,
+    temperature: float = 1.0,
+    generator: torch.Generator | None = None,
+    chunk: int = 1024,
+) -> Rollouts:
     """Sample ``group_sizes[i]`` completions of prompt i (``temperature`` 0 is greedy); seeded by ``generator``."""
     if max_new < 1:
         raise ParamsError(f"max_new must be >= 1, got {max_new}")
@@ -67,8 +76,10 @@ def sample(model: nn.Module, prompts: Sequence[Sequence[int]], group_sizes: Sequ
         raise ParamsError("sample: an empty prompt (a causal LM needs at least one context token)")
     was_training = model.training
     model.eval()
-    outs = [_sample_chunk(model, rows[i:i + chunk], max_new, eos, pad, temperature, generator)
-            for i in range(0, len(rows), chunk)]
+    outs = [
+        _sample_chunk(model, rows[i : i + chunk], max_new, eos, pad, temperature, generator)
+        for i in range(0, len(rows), chunk)
+    ]
     model.train(was_training)
     comp = torch.cat([o[0] for o in outs])
     mask = torch.cat([o[1] for o in outs])

@@ -55,8 +55,16 @@ class StepStats:
 class GroupRLTrainer:
     """Holds the policy, a frozen reference copy, an AdamW optimiser and a seeded sampling generator."""
 
-    def __init__(self, policy: nn.Module, cfg: RLConfig, *, eos: int, pad: int = 0, seed: int = 0,
-                 reference: nn.Module | None = None) -> None:
+    def __init__(
+        self,
+        policy: nn.Module,
+        cfg: RLConfig,
+        *,
+        eos: int,
+        pad: int = 0,
+        seed: int = 0,
+        reference: nn.Module | None = None,
+    ) -> None:
         self.policy, self.cfg, self.eos, self.pad = policy, cfg, eos, pad
         self.reference = reference if reference is not None else copy.deepcopy(policy)
         self.reference.eval().requires_grad_(False)
@@ -64,11 +72,24 @@ class GroupRLTrainer:
         self.gen = torch.Generator().manual_seed(int(seed))
 
     def rollout(self, prompts: Sequence[Sequence[int]], group_sizes: Sequence[int]) -> Rollouts:
-        return sample(self.policy, prompts, group_sizes, max_new=self.cfg.max_new, eos=self.eos, pad=self.pad,
-                      temperature=self.cfg.temperature, generator=self.gen)
+        return sample(
+            self.policy,
+            prompts,
+            group_sizes,
+            max_new=self.cfg.max_new,
+            eos=self.eos,
+            pad=self.pad,
+            temperature=self.cfg.temperature,
+            generator=self.gen,
+        )
 
-    def loss(self, ro: Rollouts, adv: torch.Tensor, old_logps: torch.Tensor | None = None,
-             ref_logps: torch.Tensor | None = None) -> tuple[torch.Tensor, dict]:
+    def loss(
+        self,
+        ro: Rollouts,
+        adv: torch.Tensor,
+        old_logps: torch.Tensor | None = None,
+        ref_logps: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, dict]:
         """The differentiable loss of a batch (advantages per completion (B,) or per token (B, T))."""
         c = self.cfg
         logps = completion_logps(self.policy, ro)
@@ -77,8 +98,19 @@ class GroupRLTrainer:
             with torch.no_grad():
                 ref_logps = completion_logps(self.reference, ro)
         tok_adv = A.token_advantages(adv, ro.mask)
-        return L.policy_loss(logps, old, ref_logps, tok_adv, ro.mask, how=c.aggregation, eps_low=c.eps_low,
-                             eps_high=c.eps_high, beta=c.beta, max_len=ro.max_new, groups=ro.prompt_index)
+        return L.policy_loss(
+            logps,
+            old,
+            ref_logps,
+            tok_adv,
+            ro.mask,
+            how=c.aggregation,
+            eps_low=c.eps_low,
+            eps_high=c.eps_high,
+            beta=c.beta,
+            max_len=ro.max_new,
+            groups=ro.prompt_index,
+        )
 
     def update(self, ro: Rollouts, adv: torch.Tensor) -> dict:
         """``ppo_epochs`` optimiser steps on one batch; old log-probs fixed at the sampling policy. With one
@@ -98,20 +130,32 @@ class GroupRLTrainer:
         self.policy.eval()
         return stats
 
-    def step(self, prompts: Sequence[Sequence[int]], group_sizes: Sequence[int],
-             reward_fn: Callable[[int, list[int]], float]) -> StepStats:
+    def step(
+        self, prompts: Sequence[Sequence[int]], group_sizes: Sequence[int], reward_fn: Callable[[int, list[int]], float]
+    ) -> StepStats:
         """Sample, score, compute group advantages and update once."""
         ro = self.rollout(prompts, group_sizes)
         return self.train_on(ro, reward_fn)
 
     def score(self, ro: Rollouts, reward_fn: Callable[[int, list[int]], float]) -> torch.Tensor:
-        return torch.tensor([float(reward_fn(int(i), c[: int(m.sum())].tolist()))
-                             for i, c, m in zip(ro.prompt_index, ro.completions, ro.mask)])
+        return torch.tensor(
+            [
+                float(reward_fn(int(i), c[: int(m.sum())].tolist()))
+                for i, c, m in zip(ro.prompt_index, ro.completions, ro.mask)
+            ]
+        )
 
-    def train_on(self, ro: Rollouts, reward_fn: Callable[[int, list[int]], float],
-                 rewards: torch.Tensor | None = None) -> StepStats:
+    def train_on(
+        self, ro: Rollouts, reward_fn: Callable[[int, list[int]], float], rewards: torch.Tensor | None = None
+    ) -> StepStats:
         rewards = self.score(ro, reward_fn) if rewards is None else rewards
         adv = A.group_advantages(rewards, ro.prompt_index, self.cfg.advantage)
         st = self.update(ro, adv)
-        return StepStats(rewards=rewards, prompt_index=ro.prompt_index, loss=st["loss"], kl=st["kl"],
-                         clip_frac=st["clip_frac"], tokens=int(ro.mask.sum()))
+        return StepStats(
+            rewards=rewards,
+            prompt_index=ro.prompt_index,
+            loss=st["loss"],
+            kl=st["kl"],
+            clip_frac=st["clip_frac"],
+            tokens=int(ro.mask.sum()),
+        )

@@ -33,7 +33,7 @@ class LawParams(Protocol):
     beta: float
 
 
-def _check(fit: LawParams, C) -> np.ndarray:  # noqa: N803
+def _check(fit: LawParams, C) -> np.ndarray:
     for name in ("A", "B", "alpha", "beta"):
         value = getattr(fit, name)
         if not (np.isfinite(value) and value > 0):
@@ -48,7 +48,7 @@ def _out(x: np.ndarray):
     return float(x) if np.ndim(x) == 0 else x
 
 
-def compute_optimal(fit: LawParams, C) -> tuple:  # noqa: N803
+def compute_optimal(fit: LawParams, C) -> tuple:
     """(N_opt, D_opt) minimising the fitted loss at budget ``C`` FLOPs (scalar or array)."""
     c = _check(fit, C)
     k = c / FLOPS_PER_PARAM_TOKEN
@@ -58,21 +58,22 @@ def compute_optimal(fit: LawParams, C) -> tuple:  # noqa: N803
     return _out(n_opt), _out(k / n_opt)
 
 
-def optimal_loss(fit: LawParams, C):  # noqa: N803
+def optimal_loss(fit: LawParams, C):
     """Predicted loss at the compute-optimal (N, D) for budget ``C``."""
     n_opt, d_opt = compute_optimal(fit, C)
     loss = fit.E + fit.A / np.asarray(n_opt) ** fit.alpha + fit.B / np.asarray(d_opt) ** fit.beta
     return _out(loss)
 
 
-def tokens_per_param(fit: LawParams, C):  # noqa: N803
+def tokens_per_param(fit: LawParams, C):
     """Compute-optimal D / N at budget ``C`` (Chinchilla's ~20 at its budgets)."""
     n_opt, d_opt = compute_optimal(fit, C)
     return _out(np.asarray(d_opt) / np.asarray(n_opt))
 
 
-def crossing_compute(fit_a: LawParams, fit_b: LawParams, c_lo: float, c_hi: float, *,
-                     n_scan: int = 512) -> float | None:
+def crossing_compute(
+    fit_a: LawParams, fit_b: LawParams, c_lo: float, c_hi: float, *, n_scan: int = 512
+) -> float | None:
     """Lowest compute in [c_lo, c_hi] where the two compute-optimal loss curves cross.
 
     The difference of optimal losses is scanned on ``n_scan`` log-spaced budgets; the

@@ -41,8 +41,10 @@ def check_n_boot(n_boot, n_points: int, name: str = "n_boot") -> int:
     if n_boot > MAX_RESAMPLES:
         raise ParamsError(f"{name}: {n_boot} resamples is above the limit of {MAX_RESAMPLES:,}")
     if n_boot * n_points > MAX_BOOT_CELLS:
-        raise ParamsError(f"{name}: {n_boot} resamples of {n_points} rows is {n_boot * n_points:,} cells, above the "
-                          f"memory limit of {MAX_BOOT_CELLS:,} (use at most {MAX_BOOT_CELLS // max(n_points, 1):,})")
+        raise ParamsError(
+            f"{name}: {n_boot} resamples of {n_points} rows is {n_boot * n_points:,} cells, above the "
+            f"memory limit of {MAX_BOOT_CELLS:,} (use at most {MAX_BOOT_CELLS // max(n_points, 1):,})"
+        )
     return int(n_boot)
 
 
@@ -72,8 +74,14 @@ class BootstrapFits:
 
     def to_dict(self, level: float = 0.95) -> dict:
         """Full fit, CIs and standard errors as plain Python values."""
-        return {"n_boot": int(len(self.samples)), "seed": self.seed, "level": level, "full": self.full.to_dict(),
-                "ci": {k: list(v) for k, v in self.ci(level).items()}, "std": self.std()}
+        return {
+            "n_boot": int(len(self.samples)),
+            "seed": self.seed,
+            "level": level,
+            "full": self.full.to_dict(),
+            "ci": {k: list(v) for k, v in self.ci(level).items()},
+            "std": self.std(),
+        }
 
 
 def resample_counts(n_points: int, n_boot: int, seed: int) -> np.ndarray:
@@ -85,9 +93,9 @@ def resample_counts(n_points: int, n_boot: int, seed: int) -> np.ndarray:
 
 
 def bootstrap_fits(
-    N,  # noqa: N803
-    D,  # noqa: N803
-    L,  # noqa: N803
+    N,
+    D,
+    L,
     n_boot: int,
     seed: int,
     *,

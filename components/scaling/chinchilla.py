@@ -42,7 +42,7 @@ class ScalingFit:
     objective: float
     n_points: int
 
-    def predict(self, N, D):  # noqa: N803 (the paper's symbols)
+    def predict(self, N, D):
         """Predicted loss for parameter counts ``N`` and token counts ``D`` (broadcasts)."""
         n = np.asarray(N, dtype=float)
         d = np.asarray(D, dtype=float)
@@ -72,7 +72,7 @@ def default_grid() -> np.ndarray:
     return np.array(rows, dtype=float)
 
 
-def validate_arrays(N, D, L) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # noqa: N803
+def validate_arrays(N, D, L) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Return N, D, L as 1-D float arrays or raise ParamsError/DataError saying what is wrong."""
     arrays = {}
     for name, value in (("N", N), ("D", D), ("L", L)):
@@ -117,15 +117,17 @@ def _distinct_best(x: np.ndarray, f: np.ndarray, k: int, margin: float = 1e-3, t
     return np.array(chosen, dtype=int)
 
 
-def multistart(problem: HuberProblem, starts_c: np.ndarray, *, max_iter: int = 500,
-               progress: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def multistart(
+    problem: HuberProblem, starts_c: np.ndarray, *, max_iter: int = 500, progress: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """Run batched L-BFGS from every centred start on one problem; return (x_c, f).
 
     Stopping is scale-free (relative decrease 1e-7, no floor): SciPy's absolute floor
     of 1 would stop every start at once on near-noise-free data, whose objective is tiny.
     """
-    res = minimize_batch(lambda x, rows: problem.fun_grad(x), starts_c, max_iter=max_iter, ftol=1e-7,
-                         f_floor=0.0, progress=progress)
+    res = minimize_batch(
+        lambda x, rows: problem.fun_grad(x), starts_c, max_iter=max_iter, ftol=1e-7, f_floor=0.0, progress=progress
+    )
     return res.x, res.fun
 
 
@@ -142,8 +144,9 @@ def polish(problem: HuberProblem, x_c: np.ndarray) -> tuple[np.ndarray, float]:
         f, g = problem.scalar_fun_grad(x)
         return f / scale, g / scale
 
-    res = minimize(scaled, x_c, jac=True, method="L-BFGS-B",
-                   options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 20000, "maxcor": 20})
+    res = minimize(
+        scaled, x_c, jac=True, method="L-BFGS-B", options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 20000, "maxcor": 20}
+    )
     if np.isfinite(res.fun) and res.fun * scale <= f0:
         return res.x, problem.scalar_fun_grad(res.x)[0]
     return x_c, f0
@@ -154,12 +157,20 @@ def fit_from_centred(problem: HuberProblem, x_c: np.ndarray, objective: float) -
     a, b, e, alpha, beta = problem.from_centred(x_c)
     with np.errstate(over="ignore"):  # a degenerate fit's A or B is honestly inf; fit() says so in one line
         A, B, E = np.exp(a), np.exp(b), np.exp(e)
-    return ScalingFit(A=float(A), B=float(B), E=float(E), alpha=float(alpha),
-                      beta=float(beta), objective=float(objective), n_points=problem.n_points)
+    return ScalingFit(
+        A=float(A),
+        B=float(B),
+        E=float(E),
+        alpha=float(alpha),
+        beta=float(beta),
+        objective=float(objective),
+        n_points=problem.n_points,
+    )
 
 
-def fit_problem(problem: HuberProblem, starts: np.ndarray, *, polish_top: int = 8, max_iter: int = 500,
-                progress: bool = False) -> tuple[ScalingFit, np.ndarray]:
+def fit_problem(
+    problem: HuberProblem, starts: np.ndarray, *, polish_top: int = 8, max_iter: int = 500, progress: bool = False
+) -> tuple[ScalingFit, np.ndarray]:
     """Multistart search, then polish; return the fit and distinct basin end points (centred, best first).
 
     The end points let a bootstrap restart each resample from the basins the
@@ -179,9 +190,9 @@ def fit_problem(problem: HuberProblem, starts: np.ndarray, *, polish_top: int = 
 
 
 def fit_chinchilla(
-    N,  # noqa: N803
-    D,  # noqa: N803
-    L,  # noqa: N803
+    N,
+    D,
+    L,
     *,
     grid: np.ndarray | None = None,
     huber_delta: float = 1e-3,
@@ -201,14 +212,20 @@ def fit_chinchilla(
     fit, _ = fit_problem(problem, check_grid(grid), polish_top=polish_top, max_iter=max_iter, progress=progress)
     overflow = [name for name in ("A", "B", "E") if not np.isfinite(getattr(fit, name))]
     if overflow:
-        log.warning("chinchilla fit on %d points is degenerate: %s overflow (alpha=%.3g, beta=%.3g); the points do "
-                    "not constrain that term", fit.n_points, ", ".join(overflow), fit.alpha, fit.beta)
+        log.warning(
+            "chinchilla fit on %d points is degenerate: %s overflow (alpha=%.3g, beta=%.3g); the points do "
+            "not constrain that term",
+            fit.n_points,
+            ", ".join(overflow),
+            fit.alpha,
+            fit.beta,
+        )
     else:
         log.info("chinchilla fit on %d points: %s", fit.n_points, fit.to_dict())
     return fit
 
 
-def make_problem(N, D, L, huber_delta: float) -> HuberProblem:  # noqa: N803
+def make_problem(N, D, L, huber_delta: float) -> HuberProblem:
     """Validate the data and delta and build the centred Huber problem."""
     n, d, loss = validate_arrays(N, D, L)
     if not (np.isfinite(huber_delta) and huber_delta > 0):

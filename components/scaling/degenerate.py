@@ -18,7 +18,7 @@ REL_LOSS_SPREAD = 1e-9  # (max L - min L) / mean L below this: the loss is const
 MIN_TERM_SHARE = 1e-6  # a term whose spread over the data is below this share of the loss spread explains nothing
 
 
-def degenerate_reasons(fit: ScalingFit, N, D, L) -> list[str]:  # noqa: N803 (the paper's symbols)
+def degenerate_reasons(fit: ScalingFit, N, D, L) -> list[str]:
     """Why ``fit`` to (N, D, L) is degenerate; empty when it is a usable law."""
     n, d, loss = (np.asarray(x, dtype=float) for x in (N, D, L))
     reasons: list[str] = []

@@ -39,9 +39,18 @@ def _ci(x: np.ndarray, level: float) -> list[float]:
     return np.quantile(x, [tail, 1 - tail]).tolist() if x.size >= MIN_USABLE_REFITS else [float("nan")] * 2
 
 
-def fitter_power(template: Sequence[Mapping], noise_rows: Sequence[Mapping], fitted: Mapping[str, float] | None, *,
-                 delta_beta: float, n_sim: int, n_boot: int, level: float, seed: int,
-                 huber_delta: float) -> dict[str, Any]:
+def fitter_power(
+    template: Sequence[Mapping],
+    noise_rows: Sequence[Mapping],
+    fitted: Mapping[str, float] | None,
+    *,
+    delta_beta: float,
+    n_sim: int,
+    n_boot: int,
+    level: float,
+    seed: int,
+    huber_delta: float,
+) -> dict[str, Any]:
     """``n_sim`` simulated pairs (the law, and beta + ``delta_beta``) on ``template``'s grid (one dataset's rows:
     N, D, size_target, seed, loss) with the noise of ``noise_rows`` (every dataset's rows), each fitted and
     bootstrapped over runs (``n_boot`` refits)."""
@@ -58,17 +67,36 @@ def fitter_power(template: Sequence[Mapping], noise_rows: Sequence[Mapping], fit
         ok = np.isfinite(law).all(axis=1) & np.isfinite(pl).all(axis=1)
         d_ci = _ci(pl[ok, BETA] - law[ok, BETA], level)
         b_ci, e_ci = _ci(law[ok, BETA], level), _ci(law[ok, E], level)
-        sims.append({"E": jb.full.E, "E_ci": e_ci,
-                     "E_state": e_state(jb.full.E, tuple(e_ci), min(data["law"][2]))["state"],
-                     "beta": jb.full.fits["law"].beta, "beta_ci": b_ci, "beta_ci_width": b_ci[1] - b_ci[0],
-                     "delta_beta": jb.full.fits["planted"].beta - jb.full.fits["law"].beta, "delta_beta_ci": d_ci,
-                     "delta_beta_ci_width": d_ci[1] - d_ci[0], "detected": bool(d_ci[0] > 0 or d_ci[1] < 0),
-                     "covers_truth": bool(d_ci[0] <= delta_beta <= d_ci[1]), "refits_used": int(ok.sum())})
+        sims.append(
+            {
+                "E": jb.full.E,
+                "E_ci": e_ci,
+                "E_state": e_state(jb.full.E, tuple(e_ci), min(data["law"][2]))["state"],
+                "beta": jb.full.fits["law"].beta,
+                "beta_ci": b_ci,
+                "beta_ci_width": b_ci[1] - b_ci[0],
+                "delta_beta": jb.full.fits["planted"].beta - jb.full.fits["law"].beta,
+                "delta_beta_ci": d_ci,
+                "delta_beta_ci_width": d_ci[1] - d_ci[0],
+                "detected": bool(d_ci[0] > 0 or d_ci[1] < 0),
+                "covers_truth": bool(d_ci[0] <= delta_beta <= d_ci[1]),
+                "refits_used": int(ok.sum()),
+            }
+        )
     widths = [s["delta_beta_ci_width"] for s in sims if np.isfinite(s["delta_beta_ci_width"])]
-    return {"truth": truth, "delta_beta": delta_beta, "noise": noise, "n_sim": len(sims), "refits": n_boot,
-            "sims": sims, "median_delta_beta_ci_width": float(np.median(widths)) if widths else None,
-            "median_beta_ci_width": float(np.median([s["beta_ci_width"] for s in sims])) if sims else None,
-            "detected": sum(s["detected"] for s in sims), "how": (
-                "the run's grid (sizes, seeds, budgets) simulated from a known law and from the same law with beta "
-                "raised by delta_beta, with the run/point noise its repeated seeds show; each pair fitted with a "
-                "shared E and bootstrapped over runs like the real data (fewer refits)")}
+    return {
+        "truth": truth,
+        "delta_beta": delta_beta,
+        "noise": noise,
+        "n_sim": len(sims),
+        "refits": n_boot,
+        "sims": sims,
+        "median_delta_beta_ci_width": float(np.median(widths)) if widths else None,
+        "median_beta_ci_width": float(np.median([s["beta_ci_width"] for s in sims])) if sims else None,
+        "detected": sum(s["detected"] for s in sims),
+        "how": (
+            "the run's grid (sizes, seeds, budgets) simulated from a known law and from the same law with beta "
+            "raised by delta_beta, with the run/point noise its repeated seeds show; each pair fitted with a "
+            "shared E and bootstrapped over runs like the real data (fewer refits)"
+        ),
+    }

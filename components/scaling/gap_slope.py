@@ -18,8 +18,16 @@ import numpy as np
 from components.errors import DataError
 
 
-def run_slopes(rows: Sequence[Mapping], a: str, b: str, *, by: str = "intervention", run_keys=("size_target", "seed"),
-               x: str = "D", y: str = "loss") -> dict:
+def run_slopes(
+    rows: Sequence[Mapping],
+    a: str,
+    b: str,
+    *,
+    by: str = "intervention",
+    run_keys=("size_target", "seed"),
+    x: str = "D",
+    y: str = "loss",
+) -> dict:
     """Per run present for both ``a`` and ``b``: the OLS slope of (y_b - y_a) against log x over the shared cells.
 
     Returns values (slopes), runs (run labels), strata (the first run key, e.g. N) and points per run.
@@ -44,7 +52,7 @@ def run_slopes(rows: Sequence[Mapping], a: str, b: str, *, by: str = "interventi
     return {"values": np.array(values), "runs": runs, "strata": strata, "points": sizes}
 
 
-def slope_of_term_change(B: float, beta: float, d_beta: float, D: Sequence[float]) -> float:  # noqa: N803
+def slope_of_term_change(B: float, beta: float, d_beta: float, D: Sequence[float]) -> float:
     """The gap slope (vs log D, over the budgets ``D``) that a change of beta by ``d_beta`` at fixed B gives:
     the effect a planted Δbeta corresponds to in this test's units."""
     lx = np.log(np.asarray(D, float))

@@ -40,14 +40,29 @@ except ImportError:  # pragma: no cover
 def _one_blas_thread(fn):
     """These problems have at most a few dozen parameters: BLAS threads only contend (on a loaded 2-core box a
     joint fit took 13 s wall with one thread against 67 s with two)."""
+
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         with threadpool_limits(1) if threadpool_limits else nullcontext():
             return fn(*args, **kwargs)
+
     return wrapper
 
 
-E_FRACTIONS = (1e-3, 0.03, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.97)  # profile E values, as fractions of the lowest observed loss
+E_FRACTIONS = (
+    1e-3,
+    0.03,
+    0.1,
+    0.2,
+    0.3,
+    0.4,
+    0.5,
+    0.6,
+    0.7,
+    0.8,
+    0.9,
+    0.97,
+)  # profile E values, as fractions of the lowest observed loss
 # E is "not identified" when its CI reaches either end of this range (fractions of the lowest loss)
 E_LOW, E_HIGH = 0.05, 0.95
 
@@ -71,7 +86,7 @@ class JointProblem:
 
     def split(self, x: np.ndarray, k: int) -> np.ndarray:
         """Rows (u, v, e, alpha, beta) of dataset ``k`` from joint rows ``x`` (n, dim)."""
-        blk = x[:, 1 + 4 * k: 5 + 4 * k]
+        blk = x[:, 1 + 4 * k : 5 + 4 * k]
         return np.column_stack([blk[:, 0], blk[:, 1], x[:, 0], blk[:, 2], blk[:, 3]])
 
     def join(self, e: np.ndarray, per: list[np.ndarray]) -> np.ndarray:
@@ -87,7 +102,7 @@ class JointProblem:
             fk, gk = prob.fun_grad(self.split(x, k), None if weights is None else weights[k])
             f += fk
             g[:, 0] += gk[:, 2]
-            g[:, 1 + 4 * k: 5 + 4 * k] = gk[:, [0, 1, 3, 4]]
+            g[:, 1 + 4 * k : 5 + 4 * k] = gk[:, [0, 1, 3, 4]]
         bad = ~np.isfinite(f)
         f[bad], g[bad] = np.inf, 0.0
         return f, g
@@ -100,8 +115,13 @@ class JointProblem:
             f, g = self.fun_grad(x[None])
             return float(f[0]) / scale, g[0] / scale
 
-        res = minimize(scaled, x0, jac=True, method="L-BFGS-B",
-                       options={"ftol": 1e-13, "gtol": 1e-10, "maxiter": 5000, "maxcor": 10})
+        res = minimize(
+            scaled,
+            x0,
+            jac=True,
+            method="L-BFGS-B",
+            options={"ftol": 1e-13, "gtol": 1e-10, "maxiter": 5000, "maxcor": 10},
+        )
         fp = float(self.fun_grad(res.x[None])[0][0])
         return (res.x, fp) if np.isfinite(fp) and fp <= f0 else (x0, f0)
 
@@ -162,13 +182,23 @@ def fit_joint(data: dict[str, tuple], *, huber_delta: float = 1e-3, n_refit_star
             best_x, best_f = xp, fp
     if best_x is None:
         raise DataError("fit_joint: the objective is not finite at any profile point; check N, D and L")
-    fits = {n: fit_from_centred(p, joint.split(best_x[None], k)[0], best_f) for k, (n, p) in enumerate(zip(names, problems))}
+    fits = {
+        n: fit_from_centred(p, joint.split(best_x[None], k)[0], best_f) for k, (n, p) in enumerate(zip(names, problems))
+    }
     # refit starts: the optimum, then profile optima spread over E (a resample may move E)
     finite = np.flatnonzero(np.isfinite(prof_f))
     spread = finite[np.linspace(0, finite.size - 1, min(n_refit_starts, finite.size)).round().astype(int)]
     starts = np.vstack([best_x, prof_x[spread]])
-    return JointFit(names=names, fits=fits, E=float(np.exp(best_x[0])), objective=float(best_f),
-                    profile_E=np.exp(e_values), profile_f=prof_f, x=best_x, starts=starts)
+    return JointFit(
+        names=names,
+        fits=fits,
+        E=float(np.exp(best_x[0])),
+        objective=float(best_f),
+        profile_E=np.exp(e_values),
+        profile_f=prof_f,
+        x=best_x,
+        starts=starts,
+    )
 
 
 def run_counts(strata, runs, n_boot: int, seed: int) -> tuple[np.ndarray, list]:
@@ -196,8 +226,15 @@ class JointBootstrap:
 
 
 @_one_blas_thread
-def bootstrap_joint(data: dict[str, tuple], runs: dict[str, tuple], n_boot: int, seed: int, *,
-                    huber_delta: float = 1e-3, max_iter: int = 2000) -> JointBootstrap:
+def bootstrap_joint(
+    data: dict[str, tuple],
+    runs: dict[str, tuple],
+    n_boot: int,
+    seed: int,
+    *,
+    huber_delta: float = 1e-3,
+    max_iter: int = 2000,
+) -> JointBootstrap:
     """Joint fit of ``data`` (name -> (N, D, L)) and ``n_boot`` refits of run-level resamples.
 
     ``runs`` gives, per dataset, (stratum, run) labels of each point (e.g. (N target, seed)): a drawn run
@@ -241,7 +278,14 @@ def e_state(E: float, ci: tuple[float, float], min_loss: float) -> dict:
     if ok:
         why = f"E = {E:.3g}, 95% CI [{lo:.3g}, {hi:.3g}] inside ({bounds[0]:.3g}, {bounds[1]:.3g})"
     else:
-        why = (f"E = {E:.3g}, 95% CI [{lo:.3g}, {hi:.3g}] reaches the edge of ({bounds[0]:.3g}, {bounds[1]:.3g}) "
-               f"({E_LOW:g}-{E_HIGH:g} x the lowest loss {min_loss:.3g}): the grid does not pin the floor down")
-    return {"state": "identified" if ok else "not identified", "E": float(E), "ci": [float(lo), float(hi)],
-            "bounds": [float(b) for b in bounds], "reason": why}
+        why = (
+            f"E = {E:.3g}, 95% CI [{lo:.3g}, {hi:.3g}] reaches the edge of ({bounds[0]:.3g}, {bounds[1]:.3g}) "
+            f"({E_LOW:g}-{E_HIGH:g} x the lowest loss {min_loss:.3g}): the grid does not pin the floor down"
+        )
+    return {
+        "state": "identified" if ok else "not identified",
+        "E": float(E),
+        "ci": [float(lo), float(hi)],
+        "bounds": [float(b) for b in bounds],
+        "reason": why,
+    }

@@ -120,9 +120,7 @@ class HuberProblem:
             e1 *= psi
             e2 *= psi
             e3 *= psi
-            grad = np.stack(
-                [-e1.sum(axis=1), -e2.sum(axis=1), -e3.sum(axis=1), e1 @ self.x_n, e2 @ self.x_d], axis=1
-            )
+            grad = np.stack([-e1.sum(axis=1), -e2.sum(axis=1), -e3.sum(axis=1), e1 @ self.x_n, e2 @ self.x_d], axis=1)
         bad = ~(np.isfinite(f) & np.isfinite(grad).all(axis=1))
         if bad.any():
             f = np.where(bad, np.inf, f)

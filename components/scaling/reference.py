@@ -21,16 +21,24 @@ from components.scaling.chinchilla import ScalingFit, check_grid, validate_array
 log = logging.getLogger(__name__)
 
 
-def huber_objective(params: np.ndarray, log_n: np.ndarray, log_d: np.ndarray, log_l: np.ndarray,
-                    delta: float = 1e-3) -> float:
+def huber_objective(
+    params: np.ndarray, log_n: np.ndarray, log_d: np.ndarray, log_l: np.ndarray, delta: float = 1e-3
+) -> float:
     """Sum of Huber(delta) between log L and LSE(a - alpha log N, b - beta log D, e)."""
     a, b, e, alpha, beta = params
     terms = np.stack([a - alpha * log_n, b - beta * log_d, np.full_like(log_n, e)])
     return float(np.sum(huber(delta, log_l - logsumexp(terms, axis=0))))
 
 
-def fit_chinchilla_reference(N, D, L, *, grid: np.ndarray | None = None, huber_delta: float = 1e-3,  # noqa: N803
-                             progress: bool = False) -> ScalingFit:
+def fit_chinchilla_reference(
+    N,
+    D,
+    L,
+    *,
+    grid: np.ndarray | None = None,
+    huber_delta: float = 1e-3,
+    progress: bool = False,
+) -> ScalingFit:
     """Best of sequential L-BFGS-B runs (numerical gradients) from every grid start."""
     n, d, loss = validate_arrays(N, D, L)
     starts = check_grid(grid)
@@ -43,5 +51,12 @@ def fit_chinchilla_reference(N, D, L, *, grid: np.ndarray | None = None, huber_d
     if best_x is None:
         raise DataError("reference fit: no start converged; check N, D and L")
     a, b, e, alpha, beta = best_x
-    return ScalingFit(A=float(np.exp(a)), B=float(np.exp(b)), E=float(np.exp(e)), alpha=float(alpha),
-                      beta=float(beta), objective=best_f, n_points=int(n.size))
+    return ScalingFit(
+        A=float(np.exp(a)),
+        B=float(np.exp(b)),
+        E=float(np.exp(e)),
+        alpha=float(alpha),
+        beta=float(beta),
+        objective=best_f,
+        n_points=int(n.size),
+    )

@@ -34,19 +34,28 @@ def fit_flags(name: str, law: Mapping[str, float], *, check_e: bool = True) -> l
     for k in ("alpha", "beta"):
         v = law.get(k)
         if v is None or not math.isfinite(v) or v <= 0 or v > MAX_EXPONENT:
-            flags.append(f"{name}: {k} = {v:.4g} outside (0, {MAX_EXPONENT:g}]: exponent not identified"
-                         if v is not None and math.isfinite(v) else f"{name}: {k} is not finite")
+            flags.append(
+                f"{name}: {k} = {v:.4g} outside (0, {MAX_EXPONENT:g}]: exponent not identified"
+                if v is not None and math.isfinite(v)
+                else f"{name}: {k} is not finite"
+            )
     for k in ("A", "B"):
         v = law.get(k)
         if v is None or not math.isfinite(v) or v <= 0 or abs(math.log10(v)) > MAX_LOG10_COEFFICIENT:
-            flags.append(f"{name}: {k} = {v:.3g} beyond 1e±{MAX_LOG10_COEFFICIENT:g}: coefficient not identified"
-                         if v is not None and math.isfinite(v) else f"{name}: {k} is not finite")
+            flags.append(
+                f"{name}: {k} = {v:.3g} beyond 1e±{MAX_LOG10_COEFFICIENT:g}: coefficient not identified"
+                if v is not None and math.isfinite(v)
+                else f"{name}: {k} is not finite"
+            )
     e = law.get("E")
     if not check_e:
         return flags
     if e is None or not math.isfinite(e) or e < MIN_E:
-        flags.append(f"{name}: E = {e:.3g} at its lower bound: the loss never flattened on this grid, E is not "
-                     "identified" if e is not None and math.isfinite(e) else f"{name}: E is not finite")
+        flags.append(
+            f"{name}: E = {e:.3g} at its lower bound: the loss never flattened on this grid, E is not identified"
+            if e is not None and math.isfinite(e)
+            else f"{name}: E is not finite"
+        )
     return flags
 
 

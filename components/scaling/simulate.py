@@ -44,8 +44,14 @@ def run_noise(rows: Sequence[Mapping], *, by: str = "intervention", run_keys=("s
     return {"run": float(np.sqrt(s_run2)), "point": float(np.sqrt(s_point2)), "runs": len(runs)}
 
 
-def simulate_rows(template: Sequence[Mapping], laws: Mapping[str, Mapping], noise: Mapping, seed: int, *,
-                  run_keys=("size_target", "seed")) -> list[dict]:
+def simulate_rows(
+    template: Sequence[Mapping],
+    laws: Mapping[str, Mapping],
+    noise: Mapping,
+    seed: int,
+    *,
+    run_keys=("size_target", "seed"),
+) -> list[dict]:
     """For each law name: the ``template`` rows' (N, D, size, seed) with loss from the law times run and point
     noise. ``template`` is one dataset's rows (its grid)."""
     rng = np.random.default_rng(seed)
@@ -65,8 +71,11 @@ def simulate_rows(template: Sequence[Mapping], laws: Mapping[str, Mapping], nois
 
 def grid_arrays(rows: Sequence[Mapping], column: str = "loss") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Grid rows' N, D and ``column`` (the loss) as arrays, the fitters' input."""
-    return (np.array([r["N"] for r in rows], float), np.array([r["D"] for r in rows], float),
-            np.array([r[column] for r in rows], float))
+    return (
+        np.array([r["N"] for r in rows], float),
+        np.array([r["D"] for r in rows], float),
+        np.array([r[column] for r in rows], float),
+    )
 
 
 def grid_runs(rows: Sequence[Mapping], run_keys=("size_target", "seed")) -> tuple[list, list]:

@@ -92,8 +92,10 @@ def load_scaling_table(
         d = _column(df, path, flops_column) / (6.0 * n)
     k = int(exclude_top_loss)
     if len(df) - k < MIN_POINTS:
-        raise DataError(f"{path}: {len(df)} rows minus {k} excluded leaves fewer than {MIN_POINTS} "
-                        "(a 5-parameter fit needs at least 6)")
+        raise DataError(
+            f"{path}: {len(df)} rows minus {k} excluded leaves fewer than {MIN_POINTS} "
+            "(a 5-parameter fit needs at least 6)"
+        )
     keep = np.sort(np.argsort(loss, kind="stable")[: len(df) - k])
     log.info("%s: %d rows, %d highest-loss excluded", path, len(df), k)
     return ScalingTable(N=n[keep], D=d[keep], L=loss[keep], source=str(path), n_excluded=k)

@@ -46,12 +46,53 @@ class DomainSpec:
 
 
 DOMAINS = {
-    "forest": DomainSpec(("grass", "gravel"), (5, 20), (2, 9), 0.35, (0.30, 0.22, 0.15), (1, 5), 0.5, (1, 3),
-                         P.POSES, (16, 70), 0.6, MIN_VISIBILITY, 0.45),
-    "urban": DomainSpec(("flat", "brick"), (0, 3), (1, 3), 0.5, (0.45, 0.45, 0.47), (0, 0), 0.0, (1, 4),
-                        ("standing",), (16, 70), 0.1, 0.55, 0.1),
-    "aerial": DomainSpec(("grass", "gravel"), (0, 0), (1, 1), 0.0, (0.3, 0.22, 0.15), (0, 0), 0.0, (1, 4),
-                         P.POSES, (4, 10), 0.5, MIN_VISIBILITY, 0.3, top_down=True, crowns=(3, 10)),
+    "forest": DomainSpec(
+        ("grass", "gravel"),
+        (5, 20),
+        (2, 9),
+        0.35,
+        (0.30, 0.22, 0.15),
+        (1, 5),
+        0.5,
+        (1, 3),
+        P.POSES,
+        (16, 70),
+        0.6,
+        MIN_VISIBILITY,
+        0.45,
+    ),
+    "urban": DomainSpec(
+        ("flat", "brick"),
+        (0, 3),
+        (1, 3),
+        0.5,
+        (0.45, 0.45, 0.47),
+        (0, 0),
+        0.0,
+        (1, 4),
+        ("standing",),
+        (16, 70),
+        0.1,
+        0.55,
+        0.1,
+    ),
+    "aerial": DomainSpec(
+        ("grass", "gravel"),
+        (0, 0),
+        (1, 1),
+        0.0,
+        (0.3, 0.22, 0.15),
+        (0, 0),
+        0.0,
+        (1, 4),
+        P.POSES,
+        (4, 10),
+        0.5,
+        MIN_VISIBILITY,
+        0.3,
+        top_down=True,
+        crowns=(3, 10),
+    ),
 }
 
 
@@ -69,10 +110,10 @@ class Canvas:
         full = np.zeros((H, W), bool)
         if ya >= yb or xa >= xb:
             return full
-        m = mask[ya - y0:yb - y0, xa - x0:xb - x0]
+        m = mask[ya - y0 : yb - y0, xa - x0 : xb - x0]
         col = np.asarray(colour, np.float32)
         if col.ndim == 3:
-            col = col[ya - y0:yb - y0, xa - x0:xb - x0][m]
+            col = col[ya - y0 : yb - y0, xa - x0 : xb - x0][m]
         self.rgb[ya:yb, xa:xb][m] = col
         self.ids[ya:yb, xa:xb][m] = ident
         full[ya:yb, xa:xb] = m
@@ -97,7 +138,7 @@ def _foliage(rng, c: Canvas, centre, size: int) -> None:
         a = rng.uniform(0, np.pi)
         ey, ex = cy + rng.normal(0, 6), cx + rng.normal(0, 6)
         r = int(max(ry, rx)) + 1
-        yy, xx = np.mgrid[-r:r + 1, -r:r + 1].astype(np.float32)
+        yy, xx = np.mgrid[-r : r + 1, -r : r + 1].astype(np.float32)
         u, v = xx * np.cos(a) + yy * np.sin(a), -xx * np.sin(a) + yy * np.cos(a)
         mask = (u / rx) ** 2 + (v / ry) ** 2 <= 1
         green = np.array([rng.uniform(0.12, 0.3), rng.uniform(0.28, 0.5), rng.uniform(0.06, 0.18)])
@@ -108,8 +149,8 @@ def _foliage(rng, c: Canvas, centre, size: int) -> None:
 def _crown(rng, c: Canvas, centre, size: int) -> None:
     r = rng.uniform(5, 16)
     ri = int(r) + 1
-    yy, xx = np.mgrid[-ri:ri + 1, -ri:ri + 1]
-    mask = yy ** 2 + xx ** 2 <= r * r
+    yy, xx = np.mgrid[-ri : ri + 1, -ri : ri + 1]
+    mask = yy**2 + xx**2 <= r * r
     green = np.array([rng.uniform(0.1, 0.22), rng.uniform(0.22, 0.4), rng.uniform(0.05, 0.14)])
     shade = 0.75 + 0.5 * np.clip(1 - np.hypot(yy, xx) / r, 0, 1)
     c.paint(mask, int(centre[0]) - ri, int(centre[1]) - ri, np.clip(green * shade[..., None], 0, 1), OCCLUDER)
@@ -118,16 +159,23 @@ def _crown(rng, c: Canvas, centre, size: int) -> None:
 def _person(rng, spec: DomainSpec, size: int, margin: int):
     pose = spec.poses[int(rng.integers(len(spec.poses)))]
     h = rng.uniform(*spec.height)
-    angle = rng.uniform(-180, 180) if spec.top_down else (
-        rng.choice([-1, 1]) * 90 + rng.uniform(-30, 30) if pose == "lying" else rng.uniform(-8, 8))
+    angle = (
+        rng.uniform(-180, 180)
+        if spec.top_down
+        else (rng.choice([-1, 1]) * 90 + rng.uniform(-30, 30) if pose == "lying" else rng.uniform(-8, 8))
+    )
     for _ in range(50):
         anchor = (rng.uniform(margin, size - margin), rng.uniform(margin, size - margin))
         if not spec.top_down:  # under-canopy / street view: people stand on the lower part of the frame
             anchor = (rng.uniform(0.35, 1.0) * (size - 2 * margin) + margin, anchor[1])
         fig = P.rasterise(pose, h, angle, anchor, top_down=spec.top_down)
         ys, xs = np.nonzero(fig.mask)
-        if (ys.min() + fig.y0 >= margin and ys.max() + fig.y0 < size - margin
-                and xs.min() + fig.x0 >= margin and xs.max() + fig.x0 < size - margin):
+        if (
+            ys.min() + fig.y0 >= margin
+            and ys.max() + fig.y0 < size - margin
+            and xs.min() + fig.x0 >= margin
+            and xs.max() + fig.x0 < size - margin
+        ):
             return pose, fig
         h = max(spec.height[0], h * 0.9)
     return None

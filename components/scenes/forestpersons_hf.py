@@ -19,8 +19,14 @@ import numpy as np
 from components.errors import DataError
 
 SPLITS = ("train", "val", "test")
-POSE_NAMES = {"stand": "standing", "standing": "standing", "sit": "sitting", "sitting": "sitting",
-              "lie": "lying", "lying": "lying"}
+POSE_NAMES = {
+    "stand": "standing",
+    "standing": "standing",
+    "sit": "sitting",
+    "sitting": "sitting",
+    "lie": "lying",
+    "lying": "lying",
+}
 
 
 def snapshot(hf_id: str) -> Path:
@@ -28,11 +34,14 @@ def snapshot(hf_id: str) -> Path:
     try:
         from huggingface_hub import snapshot_download
 
-        return Path(snapshot_download(hf_id, repo_type="dataset",
-                                      local_files_only=os.environ.get("HF_HUB_OFFLINE") == "1"))
-    except Exception as exc:  # noqa: BLE001 - any hub failure is the same user error
-        raise DataError(f"Hugging Face dataset {hf_id!r} is not available ({type(exc).__name__}); it needs the "
-                        "network or a cached copy (or set source.local_dir to a local copy)") from None
+        return Path(
+            snapshot_download(hf_id, repo_type="dataset", local_files_only=os.environ.get("HF_HUB_OFFLINE") == "1")
+        )
+    except Exception as exc:
+        raise DataError(
+            f"Hugging Face dataset {hf_id!r} is not available ({type(exc).__name__}); it needs the "
+            "network or a cached copy (or set source.local_dir to a local copy)"
+        ) from None
 
 
 def _attr(a: dict, key: str):
@@ -71,8 +80,18 @@ def load_forestpersons(hf_id: str, *, local_dir: str | None, size: int, max_imag
             image_id = len(images)
             images.append(pixels)
             seq = im.get("sequence") or im.get("video_id") or im.get("video") or str(Path(im["file_name"]).parent)
-            recs.append({"id": image_id, "file_name": im["file_name"], "sequence": f"{split}/{seq}", "frame": 0,
-                         "domain": "forest", "width": size, "height": size, "hf_split": split})
+            recs.append(
+                {
+                    "id": image_id,
+                    "file_name": im["file_name"],
+                    "sequence": f"{split}/{seq}",
+                    "frame": 0,
+                    "domain": "forest",
+                    "width": size,
+                    "height": size,
+                    "hf_split": split,
+                }
+            )
             for a in by_image.get(im["id"], []):
                 x, y, w, h = (float(v) for v in a["bbox"])
                 pose = POSE_NAMES.get(str(_attr(a, "pose")).lower())
@@ -80,9 +99,21 @@ def load_forestpersons(hf_id: str, *, local_dir: str | None, size: int, max_imag
                 if pose is None:
                     raise DataError(f"{path}: annotation {a.get('id')}: unknown pose {_attr(a, 'pose')!r}")
                 box = [x * sx, y * sy, w * sx, h * sy]
-                anns.append({"id": len(anns) + 1, "image_id": image_id, "category_id": 1, "iscrowd": 0,
-                             "bbox": box, "vis_bbox": None, "pose": pose, "visibility": vis, "vis_ratio": vis / 100,
-                             "area": box[2] * box[3], "track": a.get("id")})
+                anns.append(
+                    {
+                        "id": len(anns) + 1,
+                        "image_id": image_id,
+                        "category_id": 1,
+                        "iscrowd": 0,
+                        "bbox": box,
+                        "vis_bbox": None,
+                        "pose": pose,
+                        "visibility": vis,
+                        "vis_ratio": vis / 100,
+                        "area": box[2] * box[3],
+                        "track": a.get("id"),
+                    }
+                )
     if not images:
         raise DataError(f"{root}: no images in any split")
     return np.stack(images), recs, anns

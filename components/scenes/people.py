@@ -17,14 +17,24 @@ _HEAD = [(0.0, 0.065, 0.0, 0.075, 0.065, "head")]
 _TORSO = [(0.0, 0.16, 0.0, 0.50, 0.085, "top")]
 _ARMS = [(-0.08, 0.18, -0.13, 0.48, 0.04, "top"), (0.08, 0.18, 0.13, 0.48, 0.04, "top")]
 _LEGS = [(-0.04, 0.50, -0.06, 0.98, 0.052, "bottom"), (0.04, 0.50, 0.06, 0.98, 0.052, "bottom")]
-_SIT_LEGS = [(-0.03, 0.50, 0.24, 0.53, 0.055, "bottom"), (0.03, 0.50, 0.27, 0.50, 0.055, "bottom"),
-             (0.24, 0.53, 0.26, 0.76, 0.05, "bottom"), (0.27, 0.50, 0.30, 0.74, 0.05, "bottom")]
+_SIT_LEGS = [
+    (-0.03, 0.50, 0.24, 0.53, 0.055, "bottom"),
+    (0.03, 0.50, 0.27, 0.50, 0.055, "bottom"),
+    (0.24, 0.53, 0.26, 0.76, 0.05, "bottom"),
+    (0.27, 0.50, 0.30, 0.74, 0.05, "bottom"),
+]
 _SIT_ARMS = [(-0.06, 0.18, 0.10, 0.42, 0.04, "top"), (0.08, 0.18, 0.22, 0.44, 0.04, "top")]
 
 # clothing palettes (RGB in [0, 1]): camouflage / outdoor colours, and bright SAR or city colours
 CAMO = [(0.33, 0.37, 0.20), (0.42, 0.36, 0.22), (0.25, 0.28, 0.16), (0.50, 0.45, 0.32), (0.30, 0.24, 0.16)]
-BRIGHT = [(0.85, 0.15, 0.12), (0.95, 0.55, 0.10), (0.15, 0.30, 0.80), (0.90, 0.85, 0.15), (0.20, 0.20, 0.22),
-          (0.85, 0.85, 0.85)]
+BRIGHT = [
+    (0.85, 0.15, 0.12),
+    (0.95, 0.55, 0.10),
+    (0.15, 0.30, 0.80),
+    (0.90, 0.85, 0.15),
+    (0.20, 0.20, 0.22),
+    (0.85, 0.85, 0.85),
+]
 SKIN = [(0.93, 0.76, 0.62), (0.76, 0.57, 0.42), (0.55, 0.38, 0.26), (0.36, 0.25, 0.18)]
 
 
@@ -52,8 +62,9 @@ class Figure:
         return m
 
 
-def rasterise(pose: str, height: float, angle_deg: float, anchor: tuple[float, float], *,
-              top_down: bool = False) -> Figure:
+def rasterise(
+    pose: str, height: float, angle_deg: float, anchor: tuple[float, float], *, top_down: bool = False
+) -> Figure:
     """The figure of standing height ``height`` px, rotated by ``angle_deg`` about its centre, centred on
     ``anchor`` = (y, x). ``top_down``: an aerial view (head and shoulders disc plus a short body ellipse)."""
     caps = _top_down(pose) if top_down else capsules(pose)
@@ -96,6 +107,8 @@ def _segment_distance(xx, yy, ax, ay, bx, by) -> np.ndarray:
 def clothing(rng: np.random.Generator, camouflage_share: float) -> dict[str, np.ndarray]:
     """Part colours: camouflage with probability ``camouflage_share``, else bright."""
     pal = CAMO if rng.random() < camouflage_share else BRIGHT
-    return {"head": np.asarray(SKIN[rng.integers(len(SKIN))]),
-            "top": np.asarray(pal[rng.integers(len(pal))]) + rng.normal(0, 0.03, 3),
-            "bottom": np.asarray(pal[rng.integers(len(pal))]) + rng.normal(0, 0.03, 3)}
+    return {
+        "head": np.asarray(SKIN[rng.integers(len(SKIN))]),
+        "top": np.asarray(pal[rng.integers(len(pal))]) + rng.normal(0, 0.03, 3),
+        "bottom": np.asarray(pal[rng.integers(len(pal))]) + rng.normal(0, 0.03, 3),
+    }

@@ -37,8 +37,9 @@ def _layout(rng, domain: str, canvas: int, margin: int, spec=None):
     raise RuntimeError(f"{domain}: no layout met min_visibility {spec.min_visibility} in 20 draws")
 
 
-def generate_sequence(seed: int, domain: str, *, n_frames: int, size: int, jitter: int,
-                      spec: DomainSpec | None = None) -> list[dict]:
+def generate_sequence(
+    seed: int, domain: str, *, n_frames: int, size: int, jitter: int, spec: DomainSpec | None = None
+) -> list[dict]:
     """``n_frames`` frames of one sequence: {"image": uint8 (size, size, 3), "annotations": [...]}.
 
     The layout is drawn on a (size + 2 * jitter) canvas with people kept ``jitter`` + 1 px inside it, and each
@@ -55,37 +56,64 @@ def generate_sequence(seed: int, domain: str, *, n_frames: int, size: int, jitte
     for _ in range(n_frames):
         oy = int(np.clip(oy + rng.integers(-2, 3), 0, 2 * jitter))
         ox = int(np.clip(ox + rng.integers(-2, 3), 0, 2 * jitter))
-        crop = rgb[oy:oy + size, ox:ox + size] * rng.uniform(0.88, 1.12)
+        crop = rgb[oy : oy + size, ox : ox + size] * rng.uniform(0.88, 1.12)
         crop = crop + rng.normal(0, 0.012, crop.shape)
         image = (np.clip(crop, 0, 1) * 255).round().astype(np.uint8)
         anns = []
         for pid, (pose, full) in enumerate(persons, start=1):
-            f = full[oy:oy + size, ox:ox + size]
-            v = ids[oy:oy + size, ox:ox + size] == pid
+            f = full[oy : oy + size, ox : ox + size]
+            v = ids[oy : oy + size, ox : ox + size] == pid
             n_full = int(f.sum())
             ratio = float(v.sum()) / n_full if n_full else 0.0
             if n_full == 0 or ratio < MIN_VISIBILITY:
                 continue
-            anns.append({"track": pid, "bbox": box_of(f), "vis_bbox": box_of(v), "pose": pose,
-                         "vis_ratio": round(ratio, 4), "visibility": visibility_bin(ratio),
-                         "area": float(n_full)})
+            anns.append(
+                {
+                    "track": pid,
+                    "bbox": box_of(f),
+                    "vis_bbox": box_of(v),
+                    "pose": pose,
+                    "vis_ratio": round(ratio, 4),
+                    "visibility": visibility_bin(ratio),
+                    "area": float(n_full),
+                }
+            )
         frames.append({"image": image, "annotations": anns})
     return frames
 
 
-def generate_set(domain: str, *, n_sequences: int, n_frames: int, size: int, jitter: int, seed: int,
-                 prefix: str, spec: DomainSpec | None = None) -> tuple[np.ndarray, list[dict], list[dict]]:
+def generate_set(
+    domain: str,
+    *,
+    n_sequences: int,
+    n_frames: int,
+    size: int,
+    jitter: int,
+    seed: int,
+    prefix: str,
+    spec: DomainSpec | None = None,
+) -> tuple[np.ndarray, list[dict], list[dict]]:
     """A domain's set: images (N, size, size, 3) uint8, image records and annotation records (COCO-like,
     ``bbox`` = full-body box, ``vis_bbox`` = visible extent). Sequence ``k`` is seeded by (seed, k)."""
     images, recs, anns = [], [], []
     for k in range(n_sequences):
         seq_seed = int(np.random.SeedSequence([seed, k]).generate_state(1)[0])
-        for t, fr in enumerate(generate_sequence(seq_seed, domain, n_frames=n_frames, size=size, jitter=jitter,
-                                                    spec=spec)):
+        for t, fr in enumerate(
+            generate_sequence(seq_seed, domain, n_frames=n_frames, size=size, jitter=jitter, spec=spec)
+        ):
             image_id = len(images)
             images.append(fr["image"])
-            recs.append({"id": image_id, "file_name": f"{prefix}-{k:04d}-{t:02d}", "sequence": f"{prefix}-{k:04d}",
-                         "frame": t, "domain": domain, "width": size, "height": size})
+            recs.append(
+                {
+                    "id": image_id,
+                    "file_name": f"{prefix}-{k:04d}-{t:02d}",
+                    "sequence": f"{prefix}-{k:04d}",
+                    "frame": t,
+                    "domain": domain,
+                    "width": size,
+                    "height": size,
+                }
+            )
             for a in fr["annotations"]:
                 anns.append({"id": len(anns) + 1, "image_id": image_id, "category_id": 1, "iscrowd": 0, **a})
     arr = np.stack(images) if images else np.zeros((0, size, size, 3), np.uint8)

@@ -34,7 +34,7 @@ def ground(rng: np.random.Generator, name: str, size: int, *, contrast: float = 
     g = _gray(name)
     crop = int(rng.integers(max(size, 96), 480))
     y, x = rng.integers(0, g.shape[0] - crop + 1), rng.integers(0, g.shape[1] - crop + 1)
-    patch = resize(g[y:y + crop, x:x + crop], (size, size), order=1, anti_aliasing=True)
+    patch = resize(g[y : y + crop, x : x + crop], (size, size), order=1, anti_aliasing=True)
     tint = np.clip(np.asarray(TINTS[name]) + rng.normal(0, 0.05, 3), 0.05, 0.95)
     return np.clip(tint[None, None, :] * (1.0 + contrast * patch[..., None]), 0, 1).astype(np.float32)
 

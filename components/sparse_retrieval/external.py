@@ -29,8 +29,10 @@ def check_source(field: str, value: str | None) -> str | None:
     if value is None or Path(value).exists():
         return value
     if not online():
-        raise OfflineError(f"milco.full.{field} {value!r}: not a local file or folder and PAPERLINE_ONLINE is off; "
-                           "set PAPERLINE_ONLINE=1 to download it, or give a local path")
+        raise OfflineError(
+            f"milco.full.{field} {value!r}: not a local file or folder and PAPERLINE_ONLINE is off; "
+            "set PAPERLINE_ONLINE=1 to download it, or give a local path"
+        )
     return value
 
 

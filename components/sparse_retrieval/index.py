@@ -49,7 +49,7 @@ def _prune_rows(m: sp.csr_matrix, keep_count) -> sp.csr_matrix:
         data.append(v[sel])
         indices.append(c[sel])
         indptr.append(indptr[-1] + n)
-    cat = (lambda xs, dt: np.concatenate(xs).astype(dt) if xs else np.zeros(0, dt))
+    cat = lambda xs, dt: np.concatenate(xs).astype(dt) if xs else np.zeros(0, dt)
     return sp.csr_matrix((cat(data, np.float32), cat(indices, np.int32), np.asarray(indptr)), shape=m.shape)
 
 
@@ -145,8 +145,9 @@ class InvertedIndex:
         top = top[np.lexsort((top, -s[top]))]
         return top, s[top]
 
-    def search_all(self, queries: sp.csr_matrix, k: int, latency_sample: int = 200,
-                   chunk: int = 256) -> tuple[list[np.ndarray], float]:
+    def search_all(
+        self, queries: sp.csr_matrix, k: int, latency_sample: int = 200, chunk: int = 256
+    ) -> tuple[list[np.ndarray], float]:
         """Top-k per query and the median single-thread latency in milliseconds.
 
         Rankings come from the same postings in query batches (one sparse product per batch: the same scores as
@@ -164,7 +165,7 @@ class InvertedIndex:
         rows = rows.toarray().T if dense else rows.T  # dense-ish postings: one BLAS product (same scores)
         out = []
         for s in range(0, queries.shape[0], chunk):
-            q = queries[s:s + chunk]
+            q = queries[s : s + chunk]
             scores = np.asarray(q.toarray() @ rows if dense else (q @ rows).todense(), np.float32)
             for row in scores:
                 top = np.argpartition(-row, k - 1)[:k]

@@ -25,8 +25,9 @@ def l1(reps: torch.Tensor) -> torch.Tensor:
     return reps.abs().sum(dim=1).mean()
 
 
-def lexecho_pair_scores(q_ids: torch.Tensor, q_vals: torch.Tensor, d_ids: torch.Tensor, d_vals: torch.Tensor
-                        ) -> torch.Tensor:
+def lexecho_pair_scores(
+    q_ids: torch.Tensor, q_vals: torch.Tensor, d_ids: torch.Tensor, d_vals: torch.Tensor
+) -> torch.Tensor:
     """(Bq, Bd) sum over token pairs (i, j) with q_ids[i] == d_ids[j] of q_vals[i] * d_vals[j] (the official
     ``score_passages`` match mask, written for all query-document pairs)."""
     match = (q_ids[:, None, :, None] == d_ids[None, :, None, :]).to(q_vals.dtype)
@@ -40,5 +41,6 @@ def info_nce(scores: torch.Tensor) -> torch.Tensor:
 
 def kl_distill(student_scores: torch.Tensor, teacher_scores: torch.Tensor, temperature: float) -> torch.Tensor:
     """KL(teacher || student) over each query's in-batch documents (the official ``kl_div`` with batchmean)."""
-    return F.kl_div(torch.log_softmax(student_scores, -1), torch.softmax(teacher_scores / temperature, -1),
-                    reduction="batchmean")
+    return F.kl_div(
+        torch.log_softmax(student_scores, -1), torch.softmax(teacher_scores / temperature, -1), reduction="batchmean"
+    )

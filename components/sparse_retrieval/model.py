@@ -58,8 +58,9 @@ class MilcoEncoder(nn.Module):
         self.cfg = cfg
         self.tok = nn.Embedding(cfg.vocab_in, cfg.d_model, padding_idx=0)
         self.pos = nn.Embedding(cfg.max_len, cfg.d_model)
-        layer = nn.TransformerEncoderLayer(cfg.d_model, cfg.n_heads, cfg.d_ff, dropout=0.0, batch_first=True,
-                                           norm_first=True, activation="gelu")
+        layer = nn.TransformerEncoderLayer(
+            cfg.d_model, cfg.n_heads, cfg.d_ff, dropout=0.0, batch_first=True, norm_first=True, activation="gelu"
+        )
         self.body = nn.TransformerEncoder(layer, cfg.n_layers, enable_nested_tensor=False)
         self.final_norm = nn.LayerNorm(cfg.d_model)
         if cfg.kind == "dense":
@@ -127,8 +128,9 @@ class MilcoEncoder(nn.Module):
 
 
 @torch.no_grad()
-def init_lexical_head(model: MilcoEncoder, english: tuple, term_tokens: Sequence[int], *, bias: float = -3.0,
-                      batch: int = 256) -> None:
+def init_lexical_head(
+    model: MilcoEncoder, english: tuple, term_tokens: Sequence[int], *, bias: float = -3.0, batch: int = 256
+) -> None:
     """Initialise the MLM decoder as an English lexical head: row j is the (centred, unit-norm) mean head input
     of the token ``term_tokens[j]`` (the first BPE token of English term j) over English texts, and every bias is
     ``bias`` < 0, so an English text switches on its own words and little else, and an unrelated term starts below
@@ -146,7 +148,7 @@ def init_lexical_head(model: MilcoEncoder, english: tuple, term_tokens: Sequence
     was = model.training
     model.eval()
     for s in range(0, len(ids), batch):
-        i, m = ids[s:s + batch], mask[s:s + batch]
+        i, m = ids[s : s + batch], mask[s : s + batch]
         h = model.hidden(i, m)
         z = model.mlm_head.norm(F.gelu(model.mlm_head.transform(F.gelu(model.connector(h)))))
         keep = m.reshape(-1) > 0
@@ -168,7 +170,7 @@ def echo_bags(ids: torch.Tensor, vals: torch.Tensor, vocab_in: int) -> torch.Ten
     return torch.zeros(ids.shape[0], vocab_in, dtype=vals.dtype, device=vals.device).scatter_add_(1, ids, vals)
 
 
-def served_output(model: MilcoEncoder, ids) -> "np.ndarray":
+def served_output(model: MilcoEncoder, ids) -> np.ndarray:
     """What a served MILCO model returns for token ids (int64, [CLS]-first, 0 = padding): the pivot vector over
     the English lexical space, or the dense embedding (``flows/milco/pyfunc.py`` and the retriever's pyfunc).
 

@@ -52,15 +52,16 @@ def paragraphs(path: Path) -> dict[str, str]:
     return parser.out
 
 
-def libreoffice_pairs(en_root: Path, es_root: Path, *, min_words: int = 4, max_files: int | None = None
-                      ) -> list[dict]:
+def libreoffice_pairs(en_root: Path, es_root: Path, *, min_words: int = 4, max_files: int | None = None) -> list[dict]:
     """Paragraph pairs present in both languages under the same relative file and HTML id; untranslated pairs
     (identical text) and very short ones are dropped; each pair id is ``lo:<file>#<id>``."""
     en_root, es_root = Path(en_root), Path(es_root)
     for root in (en_root, es_root):
         if not (root / "text").is_dir():
-            raise DataError(f"{root}: not a LibreOffice help folder (no text/); install libreoffice-help-en-us "
-                            "and libreoffice-help-es (scripts/apt-packages.txt)")
+            raise DataError(
+                f"{root}: not a LibreOffice help folder (no text/); install libreoffice-help-en-us "
+                "and libreoffice-help-es (scripts/apt-packages.txt)"
+            )
     files = sorted(p.relative_to(en_root) for p in (en_root / "text").rglob("*.html"))
     if max_files is not None:
         files = files[:max_files]
@@ -81,8 +82,9 @@ def libreoffice_pairs(en_root: Path, es_root: Path, *, min_words: int = 4, max_f
     return pairs
 
 
-def bible_pairs(sword_root: Path, books: Iterable[str], *, en_module: str = "engWEB2015eb",
-                es_module: str = "spaRV1909eb") -> list[dict]:
+def bible_pairs(
+    sword_root: Path, books: Iterable[str], *, en_module: str = "engWEB2015eb", es_module: str = "spaRV1909eb"
+) -> list[dict]:
     """Verse pairs (``bible:<Book>.<chapter>.<verse>``) of the named OSIS books, both modules' versification."""
     from pysword.modules import SwordModules
 
@@ -119,7 +121,7 @@ def make_query(es_text: str, rng: np.random.Generator, *, min_words: int = 6, ma
     if len(words) <= n:
         return es_text
     start = int(rng.integers(0, len(words) - n + 1))
-    return " ".join(words[start:start + n])
+    return " ".join(words[start : start + n])
 
 
 def entity_tokens(text: str, english_vocab: set[str]) -> list[str]:
@@ -145,6 +147,6 @@ def iter_split(ids: list[str], fractions: dict[str, int], rng: np.random.Generat
     order = rng.permutation(len(ids))
     start = 0
     for split, n in fractions.items():
-        for j in order[start:start + n]:
+        for j in order[start : start + n]:
             yield ids[j], split
         start += n

@@ -39,8 +39,10 @@ class Retriever:
             raise DataError("retriever: the encoder is dense; a sparse retriever needs a sparse MILCO encoder")
         cfg = self.encoder.cfg
         if self.docs.shape != (len(self.doc_ids), cfg.vocab_en + cfg.vocab_in):
-            raise DataError(f"retriever: index shape {self.docs.shape} does not fit {len(self.doc_ids)} documents "
-                            f"x {cfg.vocab_en + cfg.vocab_in} columns of the encoder")
+            raise DataError(
+                f"retriever: index shape {self.docs.shape} does not fit {len(self.doc_ids)} documents "
+                f"x {cfg.vocab_en + cfg.vocab_in} columns of the encoder"
+            )
         self.index = InvertedIndex(self.docs)
 
     def query_rows(self, tok, texts: Sequence[str], query_len: int) -> sp.csr_matrix:
@@ -67,10 +69,19 @@ def save_retriever(encoder_folder: Path, docs: sp.csr_matrix, doc_ids: Sequence[
         shutil.copyfile(Path(encoder_folder) / name, folder / name)
     m = sp.csr_matrix(docs)
     m.sort_indices()
-    np.savez(folder / INDEX_ARRAYS, data=m.data.astype(np.float32), indices=m.indices.astype(np.int32),
-             indptr=m.indptr.astype(np.int64), shape=np.asarray(m.shape, np.int64))
-    (folder / INDEX_META).write_text(json.dumps({"doc_ids": list(doc_ids), "n_docs": m.shape[0],
-                                                 "width": m.shape[1], "postings": int(m.nnz)}, indent=1) + "\n")
+    np.savez(
+        folder / INDEX_ARRAYS,
+        data=m.data.astype(np.float32),
+        indices=m.indices.astype(np.int32),
+        indptr=m.indptr.astype(np.int64),
+        shape=np.asarray(m.shape, np.int64),
+    )
+    (folder / INDEX_META).write_text(
+        json.dumps(
+            {"doc_ids": list(doc_ids), "n_docs": m.shape[0], "width": m.shape[1], "postings": int(m.nnz)}, indent=1
+        )
+        + "\n"
+    )
     return folder
 
 

@@ -43,8 +43,18 @@ def teacher_rows(teacher, idx: np.ndarray, floor: float = 0.0) -> torch.Tensor:
     return torch.as_tensor(np.where(rows > 0, rows, np.float32(floor)) if floor else rows)
 
 
-def sap_pretrain(model: MilcoEncoder, foreign: tuple[np.ndarray, np.ndarray], english: tuple[np.ndarray, np.ndarray],
-                 teacher, *, steps: int, batch: int, lr: float, seed: int, floor: float = 0.0) -> list[float]:
+def sap_pretrain(
+    model: MilcoEncoder,
+    foreign: tuple[np.ndarray, np.ndarray],
+    english: tuple[np.ndarray, np.ndarray],
+    teacher,
+    *,
+    steps: int,
+    batch: int,
+    lr: float,
+    seed: int,
+    floor: float = 0.0,
+) -> list[float]:
     """Stage 1: the student's max-logits of the foreign text and (separately) of its English side are pulled
     towards the frozen lexical teacher's weights of the English side (masked MSE, both terms summed).
 
@@ -93,9 +103,13 @@ def encode(model: MilcoEncoder, ids: torch.Tensor, mask: torch.Tensor) -> dict:
     return out
 
 
-def contrastive_train(model: MilcoEncoder, queries: tuple[np.ndarray, np.ndarray],
-                      doc_sets: list[tuple[np.ndarray, np.ndarray]], cfg: Stage2Config,
-                      teacher: list[tuple[np.ndarray, np.ndarray]] | None = None) -> list[dict]:
+def contrastive_train(
+    model: MilcoEncoder,
+    queries: tuple[np.ndarray, np.ndarray],
+    doc_sets: list[tuple[np.ndarray, np.ndarray]],
+    cfg: Stage2Config,
+    teacher: list[tuple[np.ndarray, np.ndarray]] | None = None,
+) -> list[dict]:
     """Stage 2: in-batch InfoNCE between query i and its document i (the document sets alternate step by step:
     English, then Spanish paragraphs), + kl_weight * KL to the teacher's in-batch cosine scores, + lambda_q R(q) +
     lambda_d R(d) on the pivot vectors (FLOPS or L1). ``teacher[k]`` = (query embeddings, document embeddings)."""
@@ -126,8 +140,11 @@ def contrastive_train(model: MilcoEncoder, queries: tuple[np.ndarray, np.ndarray
         if model.cfg.kind == "sparse":
             r = cfg.lambda_q * reg(q["pivot"]) + cfg.lambda_d * reg(d["pivot"])
             loss = loss + r
-            rec.update(reg=float(r.detach()), q_len=float((q["pivot"] > 0).sum(1).float().mean()),
-                       d_len=float((d["pivot"] > 0).sum(1).float().mean()))
+            rec.update(
+                reg=float(r.detach()),
+                q_len=float((q["pivot"] > 0).sum(1).float().mean()),
+                d_len=float((d["pivot"] > 0).sum(1).float().mean()),
+            )
         opt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -144,7 +161,7 @@ def encode_all(model: MilcoEncoder, ids: np.ndarray, mask: np.ndarray, batch: in
     model.eval()
     parts: dict[str, list] = {}
     for s in range(0, len(ids), batch):
-        out = model(torch.as_tensor(ids[s:s + batch]), torch.as_tensor(mask[s:s + batch]))
+        out = model(torch.as_tensor(ids[s : s + batch]), torch.as_tensor(mask[s : s + batch]))
         for k in ("dense", "pivot", "echo"):
             if k in out:
                 parts.setdefault(k, []).append(out[k].numpy())

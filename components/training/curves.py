@@ -11,7 +11,7 @@ def plateau(losses: list[float], window: float = 0.2) -> float:
     n = max(1, int(len(losses) * window))
     if len(losses) < 2 * n:
         return float("nan")
-    last, prev = float(np.mean(losses[-n:])), float(np.mean(losses[-2 * n:-n]))
+    last, prev = float(np.mean(losses[-n:])), float(np.mean(losses[-2 * n : -n]))
     return abs(prev - last) / max(abs(prev), 1e-8)
 
 

@@ -54,8 +54,9 @@ class LitLM(L.LightningModule):
         super().__init__()
         self.model = model
         self.peak_lr, self.weight_decay = peak_lr, weight_decay
-        self.sched = dict(warmup_steps=warmup_steps, decay_start=decay_start, decay_steps=decay_steps,
-                          min_lr_frac=min_lr_frac)
+        self.sched = dict(
+            warmup_steps=warmup_steps, decay_start=decay_start, decay_steps=decay_steps, min_lr_frac=min_lr_frac
+        )
 
     def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None):
         return self.model(idx, targets)

@@ -120,8 +120,15 @@ def count_non_embedding(model: nn.Module) -> int:
     return sum(p.numel() for p in model.parameters() if id(p) not in emb)
 
 
-def train_step(model: nn.Module, opt: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor,
-               *, lr: float, grad_clip: float | None) -> float:
+def train_step(
+    model: nn.Module,
+    opt: torch.optim.Optimizer,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    *,
+    lr: float,
+    grad_clip: float | None,
+) -> float:
     """One optimizer step at learning rate ``lr``; returns the batch loss."""
     for group in opt.param_groups:
         group["lr"] = lr
@@ -143,9 +150,7 @@ def _plan(budgets: list[int], tokens_per_step: int, cooldown_frac: float) -> lis
     for b in sorted(int(b) for b in budgets):
         steps = b // tokens_per_step  # floor: a branch never sees more than its budget
         if steps < 1:
-            raise ParamsError(
-                f"budgets: {b} tokens is less than one batch (batch_size * seq_len = {tokens_per_step})"
-            )
+            raise ParamsError(f"budgets: {b} tokens is less than one batch (batch_size * seq_len = {tokens_per_step})")
         if branches and branches[-1].steps == steps:
             raise ParamsError(f"budgets: {branches[-1].budget} and {b} both round down to {steps} steps")
         cooldown = max(1, int(cooldown_frac * steps + 0.5))
@@ -211,10 +216,18 @@ def train_with_cooldowns(
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             points, history = _run(
-                model, train_tokens, branches, val_sets,
-                dict(batch_size=batch_size, seq_len=seq_len, seed=seed), peak_lr=peak_lr, warmup=warmup,
-                weight_decay=weight_decay, grad_clip=grad_clip, max_windows=max_windows,
-                log_every=log_every, progress=progress,
+                model,
+                train_tokens,
+                branches,
+                val_sets,
+                dict(batch_size=batch_size, seq_len=seq_len, seed=seed),
+                peak_lr=peak_lr,
+                warmup=warmup,
+                weight_decay=weight_decay,
+                grad_clip=grad_clip,
+                max_windows=max_windows,
+                log_every=log_every,
+                progress=progress,
             )
     finally:
         torch.set_num_threads(prev_threads)
@@ -237,13 +250,33 @@ class _History:
         window = self._windows.setdefault(branch, [])
         window.append(loss)
         if len(window) >= self.every or flush:
-            self.rows.append({"branch": branch, "step": step + 1, "tokens": (step + 1) * self.tokens_per_step,
-                              "lr": lr, "loss": float(np.mean(window))})
+            self.rows.append(
+                {
+                    "branch": branch,
+                    "step": step + 1,
+                    "tokens": (step + 1) * self.tokens_per_step,
+                    "lr": lr,
+                    "loss": float(np.mean(window)),
+                }
+            )
             window.clear()
 
 
-def _run(model, train_tokens, branches, val_sets, batch_kw, *, peak_lr, warmup, weight_decay, grad_clip,
-         max_windows, log_every, progress):
+def _run(
+    model,
+    train_tokens,
+    branches,
+    val_sets,
+    batch_kw,
+    *,
+    peak_lr,
+    warmup,
+    weight_decay,
+    grad_clip,
+    max_windows,
+    log_every,
+    progress,
+):
     """The main stable run and its cooldown branches (see :func:`train_with_cooldowns`)."""
     model.train()
     opt = make_optimizer(model, lr=peak_lr, weight_decay=weight_decay)
@@ -267,20 +300,37 @@ def _run(model, train_tokens, branches, val_sets, batch_kw, *, peak_lr, warmup, 
                 history.add("main", step, lr, step_on(model, opt, step, lr))
                 step += 1
             if br.fork_step < warmup:
-                log.warning("budget %d: cooldown starts at step %d, inside the %d-step warmup",
-                            br.budget, br.fork_step, warmup)
+                log.warning(
+                    "budget %d: cooldown starts at step %d, inside the %d-step warmup", br.budget, br.fork_step, warmup
+                )
             # deepcopy of the pair keeps the optimizer bound to the copied parameters
             fmodel, fopt = (model, opt) if i == len(branches) - 1 else copy.deepcopy((model, opt))
             losses = []
             for s in range(br.fork_step, br.steps):
-                lr = wsd_lr(s, peak_lr=peak_lr, warmup_steps=warmup, decay_start=br.fork_step,
-                            decay_steps=br.steps - br.fork_step)
+                lr = wsd_lr(
+                    s,
+                    peak_lr=peak_lr,
+                    warmup_steps=warmup,
+                    decay_start=br.fork_step,
+                    decay_steps=br.steps - br.fork_step,
+                )
                 losses.append(step_on(fmodel, fopt, s, lr))
                 history.add(br.budget, s, lr, losses[-1], flush=s == br.steps - 1)
-            val = {name: evaluate_loss(fmodel, toks, seq_len=seq_len, batch_size=batch_kw["batch_size"],
-                                       max_windows=max_windows) for name, toks in val_sets.items()}
-            points.append({"budget_tokens": br.budget, "tokens_seen": br.steps * tokens_per_step,
-                           "steps": br.steps, "train_loss": float(np.mean(losses)), "val_loss": val})
+            val = {
+                name: evaluate_loss(
+                    fmodel, toks, seq_len=seq_len, batch_size=batch_kw["batch_size"], max_windows=max_windows
+                )
+                for name, toks in val_sets.items()
+            }
+            points.append(
+                {
+                    "budget_tokens": br.budget,
+                    "tokens_seen": br.steps * tokens_per_step,
+                    "steps": br.steps,
+                    "train_loss": float(np.mean(losses)),
+                    "val_loss": val,
+                }
+            )
             log.info("budget %d: train %.4f, val %s", br.budget, points[-1]["train_loss"], val)
             del fmodel, fopt
     return points, history.rows

@@ -71,16 +71,24 @@ class UnlearnResult:
     stopped: bool = False  # the method's own stopping rule ended it before the budget (GA's early stop)
 
     def to_dict(self) -> dict:
-        return {k: getattr(self, k) for k in ("method", "budget", "used", "steps", "diagnostic_evals", "seconds",
-                                              "stopped")}
+        return {
+            k: getattr(self, k) for k in ("method", "budget", "used", "steps", "diagnostic_evals", "seconds", "stopped")
+        }
 
 
 def trainable(model: nn.Module) -> list[nn.Parameter]:
     return [p for p in model.parameters() if p.requires_grad]
 
 
-def grads(loss: torch.Tensor, params: Sequence[torch.Tensor], budget: Budget, *, units: int = 1,
-          create_graph: bool = False, diagnostic: bool = False) -> list[torch.Tensor]:
+def grads(
+    loss: torch.Tensor,
+    params: Sequence[torch.Tensor],
+    budget: Budget,
+    *,
+    units: int = 1,
+    create_graph: bool = False,
+    diagnostic: bool = False,
+) -> list[torch.Tensor]:
     """``d loss / d params`` (zeros where unused), charged ``units`` to the budget (or to diagnostics)."""
     if diagnostic:
         budget.diagnostic += units

@@ -13,8 +13,18 @@ from dataclasses import dataclass
 
 from torch import nn
 
-from components.unlearning.base import (Batch, Budget, Callback, LossFn, UnlearnResult, cosine, descend, grads,
-                                        make_optimizer, trainable)
+from components.unlearning.base import (
+    Batch,
+    Budget,
+    Callback,
+    LossFn,
+    UnlearnResult,
+    cosine,
+    descend,
+    grads,
+    make_optimizer,
+    trainable,
+)
 from components.unlearning.loop import run_steps
 
 COST = 2
@@ -28,9 +38,18 @@ class Config:
     optimizer: str = "adam"
 
 
-def unlearn(model: nn.Module, *, forget_loss: LossFn, retain_loss: LossFn, batches: Iterator[tuple[Batch, Batch]],
-            budget: int, cfg: Config | None = None, callback: Callback | None = None, progress: bool = False,
-            ref_model: nn.Module | None = None) -> UnlearnResult:
+def unlearn(
+    model: nn.Module,
+    *,
+    forget_loss: LossFn,
+    retain_loss: LossFn,
+    batches: Iterator[tuple[Batch, Batch]],
+    budget: int,
+    cfg: Config | None = None,
+    callback: Callback | None = None,
+    progress: bool = False,
+    ref_model: nn.Module | None = None,
+) -> UnlearnResult:
     """Run GradDiff in place on ``model`` for exactly ``budget`` gradient evaluations."""
     cfg = cfg or Config()
     params, b = trainable(model), Budget(budget)
@@ -44,5 +63,6 @@ def unlearn(model: nn.Module, *, forget_loss: LossFn, retain_loss: LossFn, batch
         descend(opt, params, [-cfg.gamma * f + cfg.alpha * r for f, r in zip(gf, gr)])
         return {"loss_f": lf.item(), "loss_r": lr_.item(), "cos": cosine(gf, gr).item()}
 
-    return run_steps("graddiff", model, step, cost=COST, batches=batches, budget=b, callback=callback,
-                     progress=progress)
+    return run_steps(
+        "graddiff", model, step, cost=COST, batches=batches, budget=b, callback=callback, progress=progress
+    )

@@ -14,8 +14,18 @@ from dataclasses import dataclass
 
 from torch import nn
 
-from components.unlearning.base import (Batch, Budget, Callback, LossFn, UnlearnResult, cosine, descend, grads,
-                                        make_optimizer, trainable)
+from components.unlearning.base import (
+    Batch,
+    Budget,
+    Callback,
+    LossFn,
+    UnlearnResult,
+    cosine,
+    descend,
+    grads,
+    make_optimizer,
+    trainable,
+)
 from components.unlearning.loop import run_steps
 
 COST = 1
@@ -29,9 +39,18 @@ class Config:
     stop_loss_f: float | None = None  # stop once the forget-batch mean loss exceeds this (None: never)
 
 
-def unlearn(model: nn.Module, *, forget_loss: LossFn, retain_loss: LossFn, batches: Iterator[tuple[Batch, Batch]],
-            budget: int, cfg: Config | None = None, callback: Callback | None = None, progress: bool = False,
-            ref_model: nn.Module | None = None) -> UnlearnResult:
+def unlearn(
+    model: nn.Module,
+    *,
+    forget_loss: LossFn,
+    retain_loss: LossFn,
+    batches: Iterator[tuple[Batch, Batch]],
+    budget: int,
+    cfg: Config | None = None,
+    callback: Callback | None = None,
+    progress: bool = False,
+    ref_model: nn.Module | None = None,
+) -> UnlearnResult:
     """Run GA in place on ``model`` for exactly ``budget`` gradient evaluations."""
     cfg = cfg or Config()
     params, b = trainable(model), Budget(budget)

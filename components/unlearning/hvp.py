@@ -15,8 +15,15 @@ import torch
 from components.unlearning.base import Budget, cosine, dot, grads
 
 
-def hvp(grad_with_graph: Sequence[torch.Tensor], params: Sequence[torch.Tensor], v: Sequence[torch.Tensor],
-        budget: Budget, *, units: int = 1, create_graph: bool = False) -> list[torch.Tensor]:
+def hvp(
+    grad_with_graph: Sequence[torch.Tensor],
+    params: Sequence[torch.Tensor],
+    v: Sequence[torch.Tensor],
+    budget: Budget,
+    *,
+    units: int = 1,
+    create_graph: bool = False,
+) -> list[torch.Tensor]:
     """``H v`` where ``grad_with_graph`` is ``grad f`` computed with ``create_graph=True``."""
     return grads(dot(grad_with_graph, [x.detach() for x in v]), params, budget, units=units, create_graph=create_graph)
 
@@ -33,8 +40,16 @@ def penalty(gf: Sequence[torch.Tensor], gr: Sequence[torch.Tensor], kind: str) -
     raise ValueError(f"penalty: expected 'cos', 'cos2' or 'abs', got {kind!r}")
 
 
-def phi_and_grad(lf: torch.Tensor, lr: torch.Tensor, params: Sequence[torch.Tensor], budget: Budget, *,
-                 beta: float, kind: str = "cos", create_graph: bool = False) -> dict:
+def phi_and_grad(
+    lf: torch.Tensor,
+    lr: torch.Tensor,
+    params: Sequence[torch.Tensor],
+    budget: Budget,
+    *,
+    beta: float,
+    kind: str = "cos",
+    create_graph: bool = False,
+) -> dict:
     """``Phi = L_f - beta * pen(g_f, g_r)`` and ``grad Phi``; 4 gradient evaluations.
 
     g_f and g_r are built with a graph (1 each), then ``grad pen`` is a backward

@@ -94,8 +94,17 @@ def pair_stream(forget: Iterator, retain: Iterator) -> Iterator:
         yield next(forget), next(retain)
 
 
-def train_lm(model: nn.Module, items: Sequence[tuple[list[int], int]], *, steps: int, batch_size: int, lr: float,
-             seed: int, warmup: int = 20, progress: bool = False) -> list[float]:
+def train_lm(
+    model: nn.Module,
+    items: Sequence[tuple[list[int], int]],
+    *,
+    steps: int,
+    batch_size: int,
+    lr: float,
+    seed: int,
+    warmup: int = 20,
+    progress: bool = False,
+) -> list[float]:
     """Fine-tune on answer tokens with the shared trainer's AdamW and warmup-cosine schedule."""
     from components.training.lm_trainer import make_optimizer, train_step
     from components.training.schedules import cosine_lr
@@ -114,7 +123,9 @@ def train_lm(model: nn.Module, items: Sequence[tuple[list[int], int]], *, steps:
 
 
 @torch.no_grad()
-def greedy(model: nn.Module, tokenizer, questions: Sequence[str], *, max_new: int, eos: int, batch: int = 64) -> list[str]:
+def greedy(
+    model: nn.Module, tokenizer, questions: Sequence[str], *, max_new: int, eos: int, batch: int = 64
+) -> list[str]:
     """Greedy answers, batching prompts of equal token length (TinyLM has no attention mask)."""
     model.eval()
     enc = [tokenizer.encode(prompt(q), add_special_tokens=False).ids for q in questions]
@@ -143,8 +154,9 @@ def greedy(model: nn.Module, tokenizer, questions: Sequence[str], *, max_new: in
 
 
 @torch.no_grad()
-def answer_nll(model: nn.Module, tokenizer, questions: Sequence[str], answers: Sequence[str], *, eos: int,
-               batch: int = 64) -> np.ndarray:
+def answer_nll(
+    model: nn.Module, tokenizer, questions: Sequence[str], answers: Sequence[str], *, eos: int, batch: int = 64
+) -> np.ndarray:
     """Mean answer-token NLL of each (question, answer) pair (for probabilities and truth ratios)."""
     model.eval()
     items = encode_pairs(tokenizer, questions, answers, eos)

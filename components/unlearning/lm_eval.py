@@ -11,7 +11,9 @@ from components.unlearning.lm import answer_nll, greedy
 from components.unlearning.metrics import rouge_l_recall, truth_ratio
 
 
-def evaluate_split(model: nn.Module, tokenizer, rows: Sequence[dict], *, eos: int, max_new: int) -> dict[str, np.ndarray]:
+def evaluate_split(
+    model: nn.Module, tokenizer, rows: Sequence[dict], *, eos: int, max_new: int
+) -> dict[str, np.ndarray]:
     """``prob`` (exp of minus mean answer NLL), ``rouge`` (greedy answer vs gold) and ``tr`` (truth ratio) per row."""
     qs = [r["question"] for r in rows]
     prob = np.exp(-answer_nll(model, tokenizer, qs, [r["answer"] for r in rows], eos=eos))
@@ -25,6 +27,7 @@ def evaluate_split(model: nn.Module, tokenizer, rows: Sequence[dict], *, eos: in
     return {"prob": prob, "rouge": rouge, "tr": truth_ratio(para, pert)}
 
 
-def evaluate_model(model: nn.Module, tokenizer, splits: dict[str, Sequence[dict]], *, eos: int,
-                   max_new: int) -> dict[str, dict[str, np.ndarray]]:
+def evaluate_model(
+    model: nn.Module, tokenizer, splits: dict[str, Sequence[dict]], *, eos: int, max_new: int
+) -> dict[str, dict[str, np.ndarray]]:
     return {name: evaluate_split(model, tokenizer, rows, eos=eos, max_new=max_new) for name, rows in splits.items()}

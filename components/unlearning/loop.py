@@ -12,8 +12,17 @@ from components.unlearning.base import Batch, Budget, Callback, Timer, UnlearnRe
 StepFn = Callable[[Batch, Batch], "dict | None"]  # None: the method's stopping rule fired, no step taken
 
 
-def run_steps(name: str, model: nn.Module, step: StepFn, *, cost: int, batches: Iterator[tuple[Batch, Batch]],
-              budget: Budget, callback: Callback | None = None, progress: bool = False) -> UnlearnResult:
+def run_steps(
+    name: str,
+    model: nn.Module,
+    step: StepFn,
+    *,
+    cost: int,
+    batches: Iterator[tuple[Batch, Batch]],
+    budget: Budget,
+    callback: Callback | None = None,
+    progress: bool = False,
+) -> UnlearnResult:
     """Call ``step(forget, retain)`` (which spends ``cost``) until ``budget`` is exhausted or it returns None
     (its stopping rule fired; the result is then marked ``stopped`` and spent less than its budget)."""
     check_cycle(budget.total, cost, name)
@@ -30,5 +39,6 @@ def run_steps(name: str, model: nn.Module, step: StepFn, *, cost: int, batches: 
             bar.update(cost)
             if callback is not None:
                 callback(budget.used, model)
-    return UnlearnResult(name, budget.total, budget.used, len(history), history, budget.diagnostic, timer.seconds(),
-                         stopped)
+    return UnlearnResult(
+        name, budget.total, budget.used, len(history), history, budget.diagnostic, timer.seconds(), stopped
+    )

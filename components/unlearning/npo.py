@@ -18,8 +18,18 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from components.unlearning.base import (Batch, Budget, Callback, LossFn, UnlearnResult, cosine, descend, grads,
-                                        make_optimizer, trainable)
+from components.unlearning.base import (
+    Batch,
+    Budget,
+    Callback,
+    LossFn,
+    UnlearnResult,
+    cosine,
+    descend,
+    grads,
+    make_optimizer,
+    trainable,
+)
 from components.unlearning.loop import run_steps
 
 COST = 2
@@ -39,9 +49,18 @@ def npo_loss(nll: torch.Tensor, ref_nll: torch.Tensor, beta: float) -> torch.Ten
     return -(2.0 / beta) * F.logsigmoid(-beta * log_ratio).mean()
 
 
-def unlearn(model: nn.Module, *, forget_loss: LossFn, retain_loss: LossFn, batches: Iterator[tuple[Batch, Batch]],
-            budget: int, cfg: Config | None = None, callback: Callback | None = None, progress: bool = False,
-            ref_model: nn.Module | None = None) -> UnlearnResult:
+def unlearn(
+    model: nn.Module,
+    *,
+    forget_loss: LossFn,
+    retain_loss: LossFn,
+    batches: Iterator[tuple[Batch, Batch]],
+    budget: int,
+    cfg: Config | None = None,
+    callback: Callback | None = None,
+    progress: bool = False,
+    ref_model: nn.Module | None = None,
+) -> UnlearnResult:
     """Run NPO in place on ``model``; ``ref_model`` defaults to a frozen copy of the model at the start."""
     cfg = cfg or Config()
     ref = ref_model if ref_model is not None else copy.deepcopy(model)

@@ -20,8 +20,20 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from components.errors import ParamsError
-from components.unlearning.base import (Batch, Budget, Callback, LossFn, Timer, UnlearnResult, check_cycle, descend,
-                                        flat, make_optimizer, second_order_attention, trainable)
+from components.unlearning.base import (
+    Batch,
+    Budget,
+    Callback,
+    LossFn,
+    Timer,
+    UnlearnResult,
+    check_cycle,
+    descend,
+    flat,
+    make_optimizer,
+    second_order_attention,
+    trainable,
+)
 from components.unlearning.hvp import hvp, phi_and_grad
 
 INNER_COST = 4
@@ -59,8 +71,17 @@ def _inner(model, target, opt, forget_loss, retain_loss, batches, b, cfg, histor
         lf, lr = forget_loss(target, forget).mean(), retain_loss(target, retain).mean()
         out = phi_and_grad(lf, lr, params, b, beta=cfg.beta, kind=cfg.penalty)
         descend(opt, params, [-g for g in out["gphi"]])  # ascent on Phi
-        history.append({"step": len(history), "evals": b.used, "round": k, "phase": "inner", "loss_f": lf.item(),
-                        "loss_r": lr.item(), "cos": out["cos"].item()})
+        history.append(
+            {
+                "step": len(history),
+                "evals": b.used,
+                "round": k,
+                "phase": "inner",
+                "loss_f": lf.item(),
+                "loss_r": lr.item(),
+                "cos": out["cos"].item(),
+            }
+        )
 
 
 def _outer(model, at, opt, forget_loss, retain_loss, batches, b, cfg, rho, history, k) -> None:
@@ -74,14 +95,33 @@ def _outer(model, at, opt, forget_loss, retain_loss, batches, b, cfg, rho, histo
         h = hvp(out["gf"], params_at, out["gphi"], b, units=1)
     direction = [r.detach() + 2.0 * rho * x for r, x in zip(out["gr"], h)]
     descend(opt, params, direction)
-    history.append({"step": len(history), "evals": b.used, "round": k, "phase": "outer", "loss_f": lf.item(),
-                    "loss_r": lr.item(), "cos": out["cos"].item(), "rho": rho,
-                    "grad_phi_sq": float(flat(out["gphi"]).detach().pow(2).sum())})
+    history.append(
+        {
+            "step": len(history),
+            "evals": b.used,
+            "round": k,
+            "phase": "outer",
+            "loss_f": lf.item(),
+            "loss_r": lr.item(),
+            "cos": out["cos"].item(),
+            "rho": rho,
+            "grad_phi_sq": float(flat(out["gphi"]).detach().pow(2).sum()),
+        }
+    )
 
 
-def unlearn(model: nn.Module, *, forget_loss: LossFn, retain_loss: LossFn, batches: Iterator[tuple[Batch, Batch]],
-            budget: int, cfg: Config | None = None, callback: Callback | None = None, progress: bool = False,
-            ref_model: nn.Module | None = None) -> UnlearnResult:
+def unlearn(
+    model: nn.Module,
+    *,
+    forget_loss: LossFn,
+    retain_loss: LossFn,
+    batches: Iterator[tuple[Batch, Batch]],
+    budget: int,
+    cfg: Config | None = None,
+    callback: Callback | None = None,
+    progress: bool = False,
+    ref_model: nn.Module | None = None,
+) -> UnlearnResult:
     """Run OFMU rounds in place on ``model`` until exactly ``budget`` gradient evaluations are spent."""
     cfg = cfg or Config()
     cost = round_cost(cfg)

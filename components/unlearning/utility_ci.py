@@ -28,8 +28,11 @@ def utility_resampled(splits: Splits, picks: Mapping[str, np.ndarray]) -> np.nda
     parts = []
     for name, d in splits.items():
         sel = picks[name]
-        parts += [np.asarray(d["prob"])[sel].mean(1), np.asarray(d["rouge"])[sel].mean(1),
-                  np.maximum(0, 1 - np.asarray(d["tr"])[sel]).mean(1)]
+        parts += [
+            np.asarray(d["prob"])[sel].mean(1),
+            np.asarray(d["rouge"])[sel].mean(1),
+            np.maximum(0, 1 - np.asarray(d["tr"])[sel]).mean(1),
+        ]
     parts = np.stack(parts)
     return np.where((parts > 0).all(0), len(parts) / (1 / np.clip(parts, 1e-12, None)).sum(0), 0.0)
 
@@ -46,15 +49,23 @@ def _check_pairs(method: Sequence[Splits], baseline: Sequence[Splits]) -> list[d
     return out
 
 
-def _resampled_difference(dm: Splits, db: Splits, sizes: Mapping[str, int], rows: int,
-                          rng: np.random.Generator) -> np.ndarray:
+def _resampled_difference(
+    dm: Splits, db: Splits, sizes: Mapping[str, int], rows: int, rng: np.random.Generator
+) -> np.ndarray:
     picks = {s: rng.integers(0, n, size=(rows, n)) for s, n in sizes.items()}
     return utility_resampled(dm, picks) - utility_resampled(db, picks)
 
 
-def utility_difference_ci(method: Sequence[Splits], baseline: Sequence[Splits], *, n_resamples: int, level: float,
-                          seed: int, clusters: Sequence[Any] | None = None,
-                          offsets: Sequence[float] | None = None) -> tuple[float, float, float, list[float]]:
+def utility_difference_ci(
+    method: Sequence[Splits],
+    baseline: Sequence[Splits],
+    *,
+    n_resamples: int,
+    level: float,
+    seed: int,
+    clusters: Sequence[Any] | None = None,
+    offsets: Sequence[float] | None = None,
+) -> tuple[float, float, float, list[float]]:
     """Mean over seeds of MU(method) - MU(baseline) and its bootstrap CI (paired: one question draw for both models).
 
     ``method[i]`` and ``baseline[i]`` are the two models' splits for seed i, over the same questions.
@@ -89,16 +100,18 @@ def utility_difference_ci(method: Sequence[Splits], baseline: Sequence[Splits], 
             if not rows.size:
                 continue
             for i in np.flatnonzero(inverse == k):
-                np.add.at(total, rows, _resampled_difference(method[i], baseline[i], sizes[i], rows.size, rng)
-                          + shift[i])
+                np.add.at(
+                    total, rows, _resampled_difference(method[i], baseline[i], sizes[i], rows.size, rng) + shift[i]
+                )
                 np.add.at(count, rows, 1)
         boots = total / count
     lo, hi = np.quantile(boots, [(1 - level) / 2, (1 + level) / 2])
     return float(np.mean(per_seed)), float(lo), float(hi), per_seed
 
 
-def between_seed_variance(method: Sequence[Splits], baseline: Sequence[Splits], *, n_resamples: int = 200,
-                          seed: int = 0) -> float:
+def between_seed_variance(
+    method: Sequence[Splits], baseline: Sequence[Splits], *, n_resamples: int = 200, seed: int = 0
+) -> float:
     """The spread of the seeds' true MU differences: the variance of the per-seed differences less the mean of
     their question-resampling variances (ANOVA's method of moments, as ``power.simulated_units``; 0 with one seed
     or when the questions explain the whole spread)."""
@@ -107,13 +120,15 @@ def between_seed_variance(method: Sequence[Splits], baseline: Sequence[Splits], 
         return 0.0
     rng = np.random.default_rng(seed)
     diffs = [model_utility(dm) - model_utility(db) for dm, db in zip(method, baseline)]
-    within = [_resampled_difference(dm, db, sz, n_resamples, rng).var(ddof=1)
-              for dm, db, sz in zip(method, baseline, sizes)]
+    within = [
+        _resampled_difference(dm, db, sz, n_resamples, rng).var(ddof=1) for dm, db, sz in zip(method, baseline, sizes)
+    ]
     return max(0.0, float(np.var(diffs, ddof=1) - np.mean(within)))
 
 
-def simulated_seeds(method: Sequence[Splits], baseline: Sequence[Splits], rng: np.random.Generator, *,
-                    seed_sd: float) -> tuple[list[dict], list[dict], np.ndarray]:
+def simulated_seeds(
+    method: Sequence[Splits], baseline: Sequence[Splits], rng: np.random.Generator, *, seed_sd: float
+) -> tuple[list[dict], list[dict], np.ndarray]:
     """One simulated run of the design for a statistic that is not a mean of units: the run's seeds, each with
     its own questions resampled (one draw for both models: paired), and per-seed offsets that move seed i from
     its own difference to the seeds' mean plus a new seed effect ~ N(0, ``seed_sd``^2). As in
@@ -130,8 +145,9 @@ def simulated_seeds(method: Sequence[Splits], baseline: Sequence[Splits], rng: n
     return dm, db, offsets
 
 
-def utility_difference_simulator(method: Sequence[Splits], baseline: Sequence[Splits], *, n_resamples: int,
-                                 level: float) -> Callable[[np.random.Generator], tuple[float, float, float]]:
+def utility_difference_simulator(
+    method: Sequence[Splits], baseline: Sequence[Splits], *, n_resamples: int, level: float
+) -> Callable[[np.random.Generator], tuple[float, float, float]]:
     """One simulated run per call, for the power check (``components.evaluation.power.shifted_power``): the run's
     seeds with new seed effects and their questions resampled (:func:`simulated_seeds`), and the simulated run's
     MU difference with its own two-stage CI (``n_resamples`` resamples)."""
@@ -139,8 +155,15 @@ def utility_difference_simulator(method: Sequence[Splits], baseline: Sequence[Sp
 
     def simulate(rng: np.random.Generator) -> tuple[float, float, float]:
         dm, db, offsets = simulated_seeds(method, baseline, rng, seed_sd=seed_sd)
-        pt, lo, hi, _ = utility_difference_ci(dm, db, n_resamples=n_resamples, level=level,
-                                              seed=int(rng.integers(1 << 31)), clusters=list(range(len(dm))),
-                                              offsets=offsets)
+        pt, lo, hi, _ = utility_difference_ci(
+            dm,
+            db,
+            n_resamples=n_resamples,
+            level=level,
+            seed=int(rng.integers(1 << 31)),
+            clusters=list(range(len(dm))),
+            offsets=offsets,
+        )
         return pt, lo, hi
+
     return simulate

@@ -21,8 +21,9 @@ def load_digits_split(test_frac: float, *, seed: int) -> dict[str, np.ndarray]:
     from sklearn.model_selection import train_test_split
 
     d = load_digits()
-    xtr, xte, ytr, yte = train_test_split(d.data / 16.0, d.target, test_size=test_frac, random_state=seed,
-                                          stratify=d.target)
+    xtr, xte, ytr, yte = train_test_split(
+        d.data / 16.0, d.target, test_size=test_frac, random_state=seed, stratify=d.target
+    )
     return {"x_train": xtr.astype(np.float32), "y_train": ytr, "x_test": xte.astype(np.float32), "y_test": yte}
 
 
@@ -51,8 +52,9 @@ def ce_per_example(model: nn.Module, batch: tuple[torch.Tensor, torch.Tensor]) -
     return F.cross_entropy(model(x), y, reduction="none")
 
 
-def train_classifier(model: nn.Module, x: np.ndarray, y: np.ndarray, *, epochs: int, lr: float, batch: int,
-                     seed: int) -> nn.Module:
+def train_classifier(
+    model: nn.Module, x: np.ndarray, y: np.ndarray, *, epochs: int, lr: float, batch: int, seed: int
+) -> nn.Module:
     gen = torch.Generator().manual_seed(seed)
     xt, yt = torch.from_numpy(x), torch.from_numpy(y).long()
     opt = torch.optim.Adam(model.parameters(), lr=lr)
@@ -82,8 +84,13 @@ def vision_metrics(model: nn.Module, data: dict[str, np.ndarray], mask: np.ndarr
     cf, lf = per_example(model, xf, yf)
     cr, lr = per_example(model, xr, yr)
     ct, lt = per_example(model, data["x_test"], data["y_test"])
-    return {"UA": 1.0 - cf.mean(), "RA": cr.mean(), "TA": ct.mean(), "MIA": mia_efficacy(lr, lt, lf),
-            "test_correct": ct}
+    return {
+        "UA": 1.0 - cf.mean(),
+        "RA": cr.mean(),
+        "TA": ct.mean(),
+        "MIA": mia_efficacy(lr, lt, lf),
+        "test_correct": ct,
+    }
 
 
 def batches(x: np.ndarray, y: np.ndarray, batch: int, *, seed: int):

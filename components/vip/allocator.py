@@ -25,7 +25,7 @@ def variance(n: np.ndarray, w: np.ndarray, form: str) -> np.ndarray:
     """Per-prompt variance (up to 4 sigma_Z^2) for group sizes n."""
     n = np.asarray(n, float)
     if form == "drgrpo":
-        return w * (n - 1) / n ** 2
+        return w * (n - 1) / n**2
     if form == "rloo":
         return w / (n - 1)
     raise ParamsError(f"variance form {form!r} is not one of {FORMS}")
@@ -56,7 +56,7 @@ def _argmin_lagrangian(w: np.ndarray, lam: float, lo: int, hi: int, form: str) -
     target = lam / np.maximum(w, 1e-300)
     for _ in range(45):  # bisection on the decreasing branch n >= 3
         m = 0.5 * (a + b)
-        go_right = (m - 2) / m ** 3 > target
+        go_right = (m - 2) / m**3 > target
         a, b = np.where(go_right, m, a), np.where(go_right, b, m)
     n = 0.5 * (a + b)
     lag = lambda x: variance(x, w, form) + lam * x  # noqa: E731

@@ -57,9 +57,14 @@ def hf_codec(tokenizer) -> Codec:
     """A codec over a Hugging Face tokenizer: prompts without special tokens, completions decoded without them,
     eos the tokenizer's (pad its pad token, else eos)."""
     if tokenizer.eos_token_id is None:
-        raise DataError(f"tokenizer {getattr(tokenizer, 'name_or_path', '?')!r}: no eos token, so a completion "
-                        "could never end")
+        raise DataError(
+            f"tokenizer {getattr(tokenizer, 'name_or_path', '?')!r}: no eos token, so a completion could never end"
+        )
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-    return Codec(encode=lambda text: list(tokenizer(text, add_special_tokens=False)["input_ids"]),
-                 decode=lambda ids: tokenizer.decode(ids, skip_special_tokens=True),
-                 reward=math_reward, eos=int(tokenizer.eos_token_id), pad=int(pad))
+    return Codec(
+        encode=lambda text: list(tokenizer(text, add_special_tokens=False)["input_ids"]),
+        decode=lambda ids: tokenizer.decode(ids, skip_special_tokens=True),
+        reward=math_reward,
+        eos=int(tokenizer.eos_token_id),
+        pad=int(pad),
+    )

@@ -21,11 +21,13 @@ def rows_to_problems(rows: list[dict], where: str) -> list[dict]:
             prompt = msgs if isinstance(msgs, str) else list(msgs)[-1]["content"]  # parquet gives an array
             target = str(r["reward_model"]["ground_truth"])
         except (KeyError, IndexError, TypeError) as exc:
-            raise DataError(f"{where}: row {k} is not in the DAPO-Math-17k format (prompt / reward_model."
-                            f"ground_truth): {exc!r}") from None
+            raise DataError(
+                f"{where}: row {k} is not in the DAPO-Math-17k format (prompt / reward_model.ground_truth): {exc!r}"
+            ) from None
         index = (r.get("extra_info") or {}).get("index", k)
-        out.append({"id": f"dapo{index}", "tier": str(r.get("data_source", "dapo")), "prompt": prompt,
-                    "target": target})
+        out.append(
+            {"id": f"dapo{index}", "tier": str(r.get("data_source", "dapo")), "prompt": prompt, "target": target}
+        )
     if not out:
         raise DataError(f"{where}: no rows")
     return out
@@ -51,8 +53,10 @@ def load_local(path: str | os.PathLike) -> list[dict]:
 
 def load_hub(dataset_id: str, limit: int) -> list[dict]:
     if os.environ.get("HF_HUB_OFFLINE") == "1" or os.environ.get("PAPERLINE_ONLINE") != "1":
-        raise DataError(f"{dataset_id}: the Hugging Face dataset needs the network (set PAPERLINE_ONLINE=1); "
-                        "offline runs use data.local_file in the same format")
+        raise DataError(
+            f"{dataset_id}: the Hugging Face dataset needs the network (set PAPERLINE_ONLINE=1); "
+            "offline runs use data.local_file in the same format"
+        )
     from datasets import load_dataset
 
     ds = load_dataset(dataset_id, split="train")

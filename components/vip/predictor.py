@@ -44,7 +44,7 @@ def median_lengthscale(x: np.ndarray) -> float:
 
 def rbf(a: np.ndarray, b: np.ndarray, length: float, amp: float) -> np.ndarray:
     d2 = sq_dists(a, b)
-    return amp * np.exp(-0.5 * d2 / length ** 2)
+    return amp * np.exp(-0.5 * d2 / length**2)
 
 
 def laplace_mode(K: np.ndarray, k: np.ndarray, n: np.ndarray, mean: float, iters: int = 50, tol: float = 1e-10):
@@ -92,8 +92,11 @@ def tilted_moments(m: np.ndarray, v: np.ndarray, k: np.ndarray, n: np.ndarray, m
     pi = expit(f + mean)
     sd = 1.0 / np.sqrt(1.0 / v + n * pi * (1 - pi))
     x = f[:, None] + sd[:, None] * _GRID[None, :]
-    logp = -0.5 * (x - m[:, None]) ** 2 / v[:, None] + k[:, None] * log_expit(x + mean) \
+    logp = (
+        -0.5 * (x - m[:, None]) ** 2 / v[:, None]
+        + k[:, None] * log_expit(x + mean)
         + (n - k)[:, None] * log_expit(-(x + mean))
+    )
     w = np.exp(logp - logp.max(1, keepdims=True))
     z = w.sum(1)
     mu = (w * x).sum(1) / z
@@ -101,8 +104,9 @@ def tilted_moments(m: np.ndarray, v: np.ndarray, k: np.ndarray, n: np.ndarray, m
     return mu, var
 
 
-def ep_sites(K: np.ndarray, k: np.ndarray, n: np.ndarray, mean: float, sweeps: int = 100, damping: float = 0.5,
-             tol: float = 1e-8):
+def ep_sites(
+    K: np.ndarray, k: np.ndarray, n: np.ndarray, mean: float, sweeps: int = 100, damping: float = 0.5, tol: float = 1e-8
+):
     """EP for f - mean ~ N(0, K) with binomial-logistic sites; returns (W^1/2, chol factor, alpha) with
     W = the site precisions and alpha such that the latent predictive mean is mean + k*^T alpha (R&W Alg. 3.5/3.6)."""
     m = len(k)
@@ -136,8 +140,16 @@ INFERENCES = ("laplace", "ep")
 class GPPredictor:
     """GP classification over prompt features, refit by Laplace (or EP) on a sliding window of recent visits."""
 
-    def __init__(self, features: np.ndarray, *, window: int = 256, amplitude: float = 2.0,
-                 lengthscale: float | None = None, prior_mean: bool = True, inference: str = "laplace") -> None:
+    def __init__(
+        self,
+        features: np.ndarray,
+        *,
+        window: int = 256,
+        amplitude: float = 2.0,
+        lengthscale: float | None = None,
+        prior_mean: bool = True,
+        inference: str = "laplace",
+    ) -> None:
         if window < 2:
             raise ParamsError(f"GP window must be >= 2, got {window}")
         if inference not in INFERENCES:

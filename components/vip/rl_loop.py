@@ -33,8 +33,7 @@ class LoopConfig:
     n_evals: int = 4
     dapo_max_rounds: int = 3
     gp: dict = field(default_factory=lambda: {"window": 256, "amplitude": 2.0})
-    shadow: tuple[tuple[str, str], ...] = (("gp", "minilm"), ("gp", "hashed"), ("beta", "minilm"),
-                                           ("global", "minilm"))
+    shadow: tuple[tuple[str, str], ...] = (("gp", "minilm"), ("gp", "hashed"), ("beta", "minilm"), ("global", "minilm"))
     grad_repeats: int = 8
     grad_dirs: int = 8
 
@@ -46,6 +45,7 @@ class LoopConfig:
 def _reward_fn(rows, codec: Codec = CHAR):
     def fn(i: int, ids: list[int]) -> float:
         return codec.reward(rows[i]["target"], codec.decode(ids))
+
     return fn
 
 
@@ -53,18 +53,31 @@ def _counts(rewards: np.ndarray, index: np.ndarray, q: int) -> tuple[np.ndarray,
     return np.bincount(index, weights=rewards, minlength=q), np.bincount(index, minlength=q).astype(float)
 
 
-def run(policy, method: S.Method, cfg: LoopConfig, train: list[dict], feats: dict[str, np.ndarray],
-        heldout: list[dict], seed: int, progress=None, codec: Codec = CHAR) -> dict:
+def run(
+    policy,
+    method: S.Method,
+    cfg: LoopConfig,
+    train: list[dict],
+    feats: dict[str, np.ndarray],
+    heldout: list[dict],
+    seed: int,
+    progress=None,
+    codec: Codec = CHAR,
+) -> dict:
     """Train a copy of ``policy``; return curves, per-step logs, predictor records, final counts, the model.
     ``codec`` reads and scores the policy's text (the char task's by default; a tokenizer's for a HF policy)."""
     policy = copy.deepcopy(policy)
     torch.manual_seed(seed)
-    trainer = GroupRLTrainer(policy, RLConfig(advantage=method.advantage, lr=cfg.lr, beta=cfg.beta,
-                                              max_new=cfg.max_new), eos=codec.eos, pad=codec.pad, seed=seed)
+    trainer = GroupRLTrainer(
+        policy,
+        RLConfig(advantage=method.advantage, lr=cfg.lr, beta=cfg.beta, max_new=cfg.max_new),
+        eos=codec.eos,
+        pad=codec.pad,
+        seed=seed,
+    )
     n = len(train)
     own = S.make_predictor(method.predictor, n, feats, method.features, cfg.gp) if method.predictor else None
-    shadows = {f"{k}-{f}": S.make_predictor(k, n, feats, f, cfg.gp) for k, f in cfg.shadow
-               if k != "gp" or f in feats}
+    shadows = {f"{k}-{f}": S.make_predictor(k, n, feats, f, cfg.gp) for k, f in cfg.shadow if k != "gp" or f in feats}
     prompt_rng = np.random.default_rng(seed)
     seen = np.zeros(n, int)
     checkpoints = [round(cfg.total_budget * j / cfg.n_evals) for j in range(cfg.n_evals + 1)]
@@ -72,8 +85,9 @@ def run(policy, method: S.Method, cfg: LoopConfig, train: list[dict], feats: dic
     used, step = 0, 0
 
     def evaluate(at: int) -> None:
-        counts = E.correct_counts(trainer.policy, heldout, cfg.eval_k, max_new=cfg.max_new, seed=10_000 + seed,
-                                  codec=codec)
+        counts = E.correct_counts(
+            trainer.policy, heldout, cfg.eval_k, max_new=cfg.max_new, seed=10_000 + seed, codec=codec
+        )
         curve.append({"rollouts": at, "step": step, **E.accuracy(counts, cfg.eval_k), "counts": counts.tolist()})
 
     evaluate(0)
@@ -93,8 +107,9 @@ def run(policy, method: S.Method, cfg: LoopConfig, train: list[dict], feats: dic
         succ, tri = _counts(rewards, index, cfg.q)
         batch_ids, keep_ro, keep_r = ids, ro, rewards
         if method.allocation == "dapo":
-            batch_ids, keep_ro, keep_r, extra_used, extra_obs = _dapo_fill(trainer, method, cfg, train, prompt_rng,
-                                                                           ids, ro, rewards, used, codec)
+            batch_ids, keep_ro, keep_r, extra_used, extra_obs = _dapo_fill(
+                trainer, method, cfg, train, prompt_rng, ids, ro, rewards, used, codec
+            )
             used += extra_used
         for m in [own, *shadows.values()]:
             if m is not None:
@@ -105,17 +120,33 @@ def run(policy, method: S.Method, cfg: LoopConfig, train: list[dict], feats: dic
                     if m is not None:
                         m.update(xi, xs, xt)
         for j, i in enumerate(ids):
-            pred_rows.append({"step": step, "prompt": int(i), "seen_before": int(seen[i]), "n": int(tri[j]),
-                              "observed": float(succ[j] / max(tri[j], 1)),
-                              **{f"p_{k}": float(v[j]) for k, v in preds.items()}})
+            pred_rows.append(
+                {
+                    "step": step,
+                    "prompt": int(i),
+                    "seen_before": int(seen[i]),
+                    "n": int(tri[j]),
+                    "observed": float(succ[j] / max(tri[j], 1)),
+                    **{f"p_{k}": float(v[j]) for k, v in preds.items()},
+                }
+            )
         seen[ids] += 1
         if keep_ro is not None:
             st = trainer.train_on(keep_ro, None, rewards=torch.tensor(keep_r, dtype=torch.float32))
             loss = st.loss
         else:
             loss = float("nan")  # DAPO found no informative group within its rounds: no update
-        steps.append({"step": step, "rollouts": used, "zero_var_frac": zvf, "reward": float(rewards.mean()),
-                      "loss": loss, "sizes": sizes.tolist(), "p_hat": None if p_hat is None else p_hat.tolist()})
+        steps.append(
+            {
+                "step": step,
+                "rollouts": used,
+                "zero_var_frac": zvf,
+                "reward": float(rewards.mean()),
+                "loss": loss,
+                "sizes": sizes.tolist(),
+                "p_hat": None if p_hat is None else p_hat.tolist(),
+            }
+        )
         step += 1
         while next_ck < len(checkpoints) and used >= checkpoints[next_ck]:
             evaluate(checkpoints[next_ck])
@@ -124,14 +155,29 @@ def run(policy, method: S.Method, cfg: LoopConfig, train: list[dict], feats: dic
             progress(step)
     gv_ids = np.random.default_rng(777).choice(n, size=cfg.q, replace=False)
     gv_rows = [train[i] for i in gv_ids]
-    gv_sizes = S.group_sizes(method, own.predict(gv_ids) if own is not None else None, cfg.q, cfg.budget_per_step,
-                             cfg.lo, cfg.hi)
+    gv_sizes = S.group_sizes(
+        method, own.predict(gv_ids) if own is not None else None, cfg.q, cfg.budget_per_step, cfg.lo, cfg.hi
+    )
     trainer.gen.manual_seed(99_000 + seed)
-    grad_var = E.projected_gradient_variance(trainer, [codec.encode(r["prompt"]) for r in gv_rows],
-                                             gv_sizes.tolist(), _reward_fn(gv_rows, codec), repeats=cfg.grad_repeats,
-                                             n_dirs=cfg.grad_dirs, seed=4242)
-    return {"method": method.name, "seed": seed, "curve": curve, "steps": steps, "predictions": pred_rows,
-            "grad_var": grad_var, "updates": sum(1 for s in steps if s["loss"] == s["loss"]), "model": trainer.policy}
+    grad_var = E.projected_gradient_variance(
+        trainer,
+        [codec.encode(r["prompt"]) for r in gv_rows],
+        gv_sizes.tolist(),
+        _reward_fn(gv_rows, codec),
+        repeats=cfg.grad_repeats,
+        n_dirs=cfg.grad_dirs,
+        seed=4242,
+    )
+    return {
+        "method": method.name,
+        "seed": seed,
+        "curve": curve,
+        "steps": steps,
+        "predictions": pred_rows,
+        "grad_var": grad_var,
+        "updates": sum(1 for s in steps if s["loss"] == s["loss"]),
+        "model": trainer.policy,
+    }
 
 
 def _fit_budget(sizes: np.ndarray, left: int) -> np.ndarray:

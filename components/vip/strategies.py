@@ -61,6 +61,7 @@ def group_sizes(method: Method, p_hat: np.ndarray | None, q: int, budget: int, l
         base, extra = divmod(budget, q)
         return np.array([base + (i < extra) for i in range(q)], dtype=int)
     if method.allocation == "vip":
-        return allocator.allocate(p_hat, budget, lo, hi, form=method.advantage if method.advantage == "rloo"
-                                  else "drgrpo")
+        return allocator.allocate(
+            p_hat, budget, lo, hi, form=method.advantage if method.advantage == "rloo" else "drgrpo"
+        )
     return allocator.proportional(p_hat * (1 - p_hat), budget, lo, hi)

@@ -17,8 +17,11 @@ PAD, EOS = 0, 1 + CHARS.index("\n")
 VOCAB = 1 + len(CHARS)
 WIDTH = 4  # operand field width
 # tier name -> (operator, digits of a, digits of b)
-TIERS = {f"add{d}": ("+", d, d) for d in range(1, 5)} | {f"sub{d}": ("-", d, d) for d in range(1, 5)} | \
-        {"mul1": ("*", 1, 1), "mul2x1": ("*", 2, 1), "mul2": ("*", 2, 2)}
+TIERS = (
+    {f"add{d}": ("+", d, d) for d in range(1, 5)}
+    | {f"sub{d}": ("-", d, d) for d in range(1, 5)}
+    | {"mul1": ("*", 1, 1), "mul2x1": ("*", 2, 1), "mul2": ("*", 2, 2)}
+)
 
 
 def encode(text: str) -> list[int]:
@@ -41,7 +44,7 @@ def answer(a: int, op: str, b: int) -> int:
 
 
 def _operand(rng: np.random.Generator, digits: int) -> int:
-    return int(rng.integers(0 if digits == 1 else 10 ** (digits - 1), 10 ** digits))
+    return int(rng.integers(0 if digits == 1 else 10 ** (digits - 1), 10**digits))
 
 
 @dataclass(frozen=True)
@@ -61,8 +64,15 @@ class Problem:
         return str(answer(self.a, self.op, self.b))
 
     def row(self) -> dict:
-        return {"id": self.id, "tier": self.tier, "a": self.a, "op": self.op, "b": self.b, "prompt": self.prompt,
-                "target": self.target}
+        return {
+            "id": self.id,
+            "tier": self.tier,
+            "a": self.a,
+            "op": self.op,
+            "b": self.b,
+            "prompt": self.prompt,
+            "target": self.target,
+        }
 
 
 def make_problems(n: int, tiers: dict[str, float], rng: np.random.Generator, prefix: str) -> list[Problem]:
@@ -95,7 +105,7 @@ def corrupt(target: str, rng: np.random.Generator) -> str:
         raise ParamsError(f"corrupt: answer {target!r} is not a non-negative integer")
     i = int(rng.integers(len(target)))
     choices = [c for c in "0123456789" if c != target[i] and not (i == 0 and len(target) > 1 and c == "0")]
-    return target[:i] + choices[int(rng.integers(len(choices)))] + target[i + 1:]
+    return target[:i] + choices[int(rng.integers(len(choices)))] + target[i + 1 :]
 
 
 def noisy_answers(rows: list[dict], share: float, rng: np.random.Generator) -> list[dict]:
@@ -107,8 +117,9 @@ def noisy_answers(rows: list[dict], share: float, rng: np.random.Generator) -> l
     out = []
     for r in rows:
         hit = bool(rng.random() < share)
-        out.append({**r, "answer": r["target"], "target": corrupt(r["target"], rng) if hit else r["target"],
-                    "corrupted": hit})
+        out.append(
+            {**r, "answer": r["target"], "target": corrupt(r["target"], rng) if hit else r["target"], "corrupted": hit}
+        )
     return out
 
 

@@ -55,17 +55,20 @@ def unit_data(settings: dict, root: Path) -> tuple[Any, Any]:
     mem_dir, emb_dir = Path(root) / settings["memories"], Path(root) / settings["embeddings"]
     units_file = mem_dir / "units.json"
     if not units_file.is_file():
-        raise DataError(f"{units_file}: AssoMem's memories not found (run `paperline run assomem --stage generate` "
-                        "or `dvc pull`)")
+        raise DataError(
+            f"{units_file}: AssoMem's memories not found (run `paperline run assomem --stage generate` or `dvc pull`)"
+        )
     unit = next((u for u in load_units(mem_dir) if u["unit"] == settings["unit"]), None)
     if unit is None:
-        raise DataError(f"{units_file}: no memory unit {settings['unit']!r} (the memories were regenerated with "
-                        "other data params)")
+        raise DataError(
+            f"{units_file}: no memory unit {settings['unit']!r} (the memories were regenerated with other data params)"
+        )
     emb_file = emb_dir / f"{unit['base']}.npz"
     for path in (mem_dir / unit["base"] / "utterances.jsonl", mem_dir / unit["base"] / "questions.jsonl", emb_file):
         if not path.is_file():
-            raise DataError(f"{path}: AssoMem's evaluation data not found (run `paperline run assomem --stage embed` "
-                            "or `dvc pull`)")
+            raise DataError(
+                f"{path}: AssoMem's evaluation data not found (run `paperline run assomem --stage embed` or `dvc pull`)"
+            )
     base = load_base(mem_dir, unit["base"])
     _, mem = unit_view(base, unit)
     qpos = {q["id"]: i for i, q in enumerate(base.questions)}
@@ -83,8 +86,10 @@ def evaluate(model: Any, settings: dict, root: Path) -> dict[str, float]:
 
     mem, q_embs = unit_data(settings, root)
     if list(model.ids) != mem.ids:
-        raise DataError(f"assomem champion: the index's {len(model.ids)} utterances are not unit "
-                        f"{settings['unit']!r}'s {len(mem.ids)} (the memories changed since it was built)")
+        raise DataError(
+            f"assomem champion: the index's {len(model.ids)} utterances are not unit "
+            f"{settings['unit']!r}'s {len(mem.ids)} (the memories changed since it was built)"
+        )
     qs = mem.questions
     ranked = model.search(q_embs, [q["query_time"] for q in qs], [q["text"] for q in qs], [q["type"] for q in qs])
     held = [(q, r) for q, r in zip(qs, ranked) if q["split"] == settings["split"]]
@@ -101,9 +106,20 @@ def save(folder: Path, arrays: tuple, mem, config, weights: dict, top_k: int, un
     from components.retrieval.assomem.index import save_index
 
     utt, adj, utt_clue, clue_embs = arrays
-    return save_index(folder, utt_embs=utt, times=mem.timestamps, utt_clue=utt_clue, clue_embs=clue_embs, adj=adj,
-                      config=config, weights=weights, ids=mem.ids, sessions=mem.sessions, top_k=top_k,
-                      meta={"unit": unit["unit"], "seed": unit["seed"], "size": unit["size"], "method": METHOD})
+    return save_index(
+        folder,
+        utt_embs=utt,
+        times=mem.timestamps,
+        utt_clue=utt_clue,
+        clue_embs=clue_embs,
+        adj=adj,
+        config=config,
+        weights=weights,
+        ids=mem.ids,
+        sessions=mem.sessions,
+        top_k=top_k,
+        meta={"unit": unit["unit"], "seed": unit["seed"], "size": unit["size"], "method": METHOD},
+    )
 
 
 def candidate(run_id: str | None, name: str, folder: Path, unit: dict, root: Path) -> dict | None:

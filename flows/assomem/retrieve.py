@@ -33,9 +33,17 @@ VARIANTS = {"assomem": ("R", "I", "T"), "assomem-no-I": ("R", "T"), "assomem-no-
 
 def config(p) -> AssoMemConfig:
     a = p.method
-    return AssoMemConfig(top_clues=a.top_clues, direct_top=a.direct_top, union_direct=a.union_direct,
-                         fusion=a.fusion, damping=a.damping, taus=tuple(a.taus), temporal_mode=a.temporal_mode,
-                         temporal_scale=a.temporal_scale, n_bins=a.n_bins)
+    return AssoMemConfig(
+        top_clues=a.top_clues,
+        direct_top=a.direct_top,
+        union_direct=a.union_direct,
+        fusion=a.fusion,
+        damping=a.damping,
+        taus=tuple(a.taus),
+        temporal_mode=a.temporal_mode,
+        temporal_scale=a.temporal_scale,
+        n_bins=a.n_bins,
+    )
 
 
 def relevance(sigs, questions, pos_of) -> list[np.ndarray]:
@@ -50,10 +58,12 @@ def fit_weights(p, sigs, questions, rels) -> tuple[dict, dict]:
     types = [questions[i]["type"] for i in cal]
     weights, cmis = {"assomem-equal": {"*": fusion.equal_weights(("R", "I", "T"))}}, {}
     for name, signals in VARIANTS.items():
-        bins = fusion.calibration_bins([sigs[i] for i in cal], signals, binning=p.method.binning,
-                                       n_bins=p.method.n_bins)
-        weights[name], cmis[name] = fusion.cmi_weights(bins, rel, types, temperature=p.method.temperature,
-                                                       normalise=p.method.normalise_cmi)
+        bins = fusion.calibration_bins(
+            [sigs[i] for i in cal], signals, binning=p.method.binning, n_bins=p.method.n_bins
+        )
+        weights[name], cmis[name] = fusion.cmi_weights(
+            bins, rel, types, temperature=p.method.temperature, normalise=p.method.normalise_cmi
+        )
     return weights, cmis
 
 
@@ -79,7 +89,9 @@ def baseline_rankings(p, mem, utt, q_embs, unit) -> dict[str, list]:
     if "topic" in wanted:
         n_cl = p.baselines.topic_clusters or max(2, int(math.sqrt(len(utt))))
         n_cl = min(n_cl, len(utt))  # a small real haystack may hold fewer utterances than clusters
-        tg = baselines.TopicGrouping(utt, n_clusters=n_cl, seed=p.seed + unit["seed"], top_clusters=p.baselines.topic_top_clusters)
+        tg = baselines.TopicGrouping(
+            utt, n_clusters=n_cl, seed=p.seed + unit["seed"], top_clusters=p.baselines.topic_top_clusters
+        )
         out["topic"] = list(tg.search(q_embs, k))
     return out
 
@@ -94,8 +106,11 @@ def unit_signals(p, mem, utt, q_embs, adj, utt_clue, clue_embs) -> tuple[list, l
 def rank_variants(p, sigs, questions, weights) -> dict[str, list]:
     """{AssoMem variant: [ranked utterance index arrays per question]} with the group's fitted weights."""
     wanted = set(p.methods)
-    return {v: [rank(s, _weights_for(weights, v, q["type"]), p.top_k) for s, q in zip(sigs, questions)]
-            for v in ("assomem", "assomem-equal", "assomem-no-I", "assomem-no-T") if v in wanted}
+    return {
+        v: [rank(s, _weights_for(weights, v, q["type"]), p.top_k) for s, q in zip(sigs, questions)]
+        for v in ("assomem", "assomem-equal", "assomem-no-I", "assomem-no-T")
+        if v in wanted
+    }
 
 
 def _track(ctx: StageContext[Params], name: str, unit: dict, info: dict) -> None:
@@ -104,8 +119,9 @@ def _track(ctx: StageContext[Params], name: str, unit: dict, info: dict) -> None
         return
     with ctx.tracker.child(f"assomem-{name}", {"unit": name, "size": unit["size"], "seed": unit["seed"]}) as run_id:
         weights = {v: {("all" if t == "*" else t): w for t, w in per.items()} for v, per in info["weights"].items()}
-        ctx.tracker.log_metrics({"weights": weights, "cmi": info["cmi"],
-                                 "mean_candidates": info["mean_candidates"]}, run_id=run_id)
+        ctx.tracker.log_metrics(
+            {"weights": weights, "cmi": info["cmi"], "mean_candidates": info["mean_candidates"]}, run_id=run_id
+        )
 
 
 class _Loader:
@@ -116,8 +132,12 @@ class _Loader:
 
     def __call__(self, unit: dict) -> tuple:
         if unit["base"] not in self.cache:
-            self.cache = {unit["base"]: (load_base(self.mem_dir, unit["base"]),
-                                         dict(np.load(self.emb_dir / f"{unit['base']}.npz")))}
+            self.cache = {
+                unit["base"]: (
+                    load_base(self.mem_dir, unit["base"]),
+                    dict(np.load(self.emb_dir / f"{unit['base']}.npz")),
+                )
+            }
         base_mem, embs = self.cache[unit["base"]]
         idx, mem = unit_view(base_mem, unit)
         qpos = {q["id"]: i for i, q in enumerate(base_mem.questions)}
@@ -143,9 +163,16 @@ def rank_group(p, units: list[dict], load: _Loader) -> tuple[list[tuple], dict, 
     for unit, mem, ranked, sigs in parts:
         ranked.update(rank_variants(p, sigs, mem.questions, weights))
         out.append((unit, mem, ranked))
-        infos[unit["unit"]] = {"weights": weights, "cmi": cmis,
-                               "mean_candidates": float(np.mean([len(s.candidates) for s in sigs]))}
-    group_info = {"weights": weights, "cmi": cmis, "mean_candidates": float(np.mean([len(s.candidates) for s in all_sigs]))}
+        infos[unit["unit"]] = {
+            "weights": weights,
+            "cmi": cmis,
+            "mean_candidates": float(np.mean([len(s.candidates) for s in sigs])),
+        }
+    group_info = {
+        "weights": weights,
+        "cmi": cmis,
+        "mean_candidates": float(np.mean([len(s.candidates) for s in all_sigs])),
+    }
     return out, infos, group_info
 
 
@@ -153,8 +180,16 @@ def _rows(unit: dict, mem, ranked: dict) -> list[dict]:
     ids, rows = mem.ids, []
     for method, per_q in ranked.items():
         for q, r in zip(mem.questions, per_q):
-            row = {"unit": unit["unit"], "seed": unit["seed"], "size": unit["size"], "method": method,
-                   "qid": q["id"], "type": q["type"], "split": q["split"], "ranked": [ids[i] for i in r]}
+            row = {
+                "unit": unit["unit"],
+                "seed": unit["seed"],
+                "size": unit["size"],
+                "method": method,
+                "qid": q["id"],
+                "type": q["type"],
+                "split": q["split"],
+                "ranked": [ids[i] for i in r],
+            }
             if "orig_type" in q:
                 row["orig_type"] = q["orig_type"]
             rows.append(row)
@@ -207,8 +242,10 @@ def _log_champion(ctx: StageContext[Params], name: str, folder) -> str | None:
     from mlflow.models import ModelSignature
     from mlflow.types import Schema, TensorSpec
 
-    sig = ModelSignature(inputs=Schema([TensorSpec(np.dtype("float64"), (-1, -1), "type_time_embedding")]),
-                         outputs=Schema([TensorSpec(np.dtype("int64"), (-1, -1), "utterance_positions")]))
+    sig = ModelSignature(
+        inputs=Schema([TensorSpec(np.dtype("float64"), (-1, -1), "type_time_embedding")]),
+        outputs=Schema([TensorSpec(np.dtype("int64"), (-1, -1), "utterance_positions")]),
+    )
     with ctx.tracker.child(f"index-{name}", {"method": champion.METHOD, "unit": name}) as rid:
         ctx.tracker.log_state_dict_model(rid, folder, loader=champion.LOADER, signature=sig)
     return rid

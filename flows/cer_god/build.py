@@ -18,8 +18,16 @@ log = logging.getLogger("paperline")
 def build_graph(spec, seed: int, cache_dir):
     """One clean graph from its params entry."""
     if spec.source == "sbm":
-        return attributed_sbm(spec.n, spec.communities, spec.p_in, spec.p_out, spec.dim, mean_scale=spec.mean_scale,
-                              seed=seed, name=spec.name)
+        return attributed_sbm(
+            spec.n,
+            spec.communities,
+            spec.p_in,
+            spec.p_out,
+            spec.dim,
+            mean_scale=spec.mean_scale,
+            seed=seed,
+            name=spec.name,
+        )
     if spec.source == "minnesota":
         return minnesota(spec.dim, tau=spec.tau, seed=seed, name=spec.name)
     g = pygod_benchmark(spec.dataset, cache_dir, online=online())
@@ -41,8 +49,12 @@ def run(ctx: StageContext[Params]) -> dict:
         g = clean_graph(p, i, ctx.paths.root / PYGOD_CACHE)
         check_graph_gx(g, out / "_checks", label_rate=None, tag="clean")
         g.save(out / f"{g.name}.npz")
-        summary[g.name] = {"nodes": g.n, "edges": int(g.edge_index.shape[1] // 2), "dim": int(g.x.shape[1]),
-                           "mean_degree": float(g.degree().mean())}
+        summary[g.name] = {
+            "nodes": g.n,
+            "edges": int(g.edge_index.shape[1] // 2),
+            "dim": int(g.x.shape[1]),
+            "mean_degree": float(g.degree().mean()),
+        }
         log.info("cer-god: built %s (%d nodes, %d edges)", g.name, g.n, summary[g.name]["edges"])
     write_json(out / "summary.json", summary)
     return summary

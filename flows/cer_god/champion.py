@@ -50,8 +50,9 @@ def evaluate(model: Any, settings: dict, root: Path) -> dict[str, float]:
 
     path = Path(root) / settings["graph"]
     if not path.is_file():
-        raise DataError(f"{path}: CER-GOD's evaluation graph not found (run `paperline run cer-god --stage inject` "
-                        "or `dvc pull`)")
+        raise DataError(
+            f"{path}: CER-GOD's evaluation graph not found (run `paperline run cer-god --stage inject` or `dvc pull`)"
+        )
     g = Graph.load(path)
     out = model.score(g, prepare(g, int(settings["dense_max_nodes"])), int(settings["seed"]))
     m = detection_metrics(g.y, out["scores"], g.edge_index, labels=out["labels"])  # F1 of its own pseudo-labels

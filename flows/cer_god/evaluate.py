@@ -30,8 +30,17 @@ def evaluate_rows(runs: list[dict], scores, graphs: dict[str, Graph], contaminat
         labels = scores[f"{r['id']}/labels"] if r["has_labels"] else None
         m = detection_metrics(g.y, s, g.edge_index, labels=labels, contamination=contamination)
         m["f1_contamination"] = f1(g.y, contamination_labels(s, contamination))
-        out.append({"id": r["id"], "graph": r["graph"], "method": r["method"], "seed": r["seed"], **m,
-                    "collapsed": r.get("collapsed"), "minority_share": r.get("minority_share")})
+        out.append(
+            {
+                "id": r["id"],
+                "graph": r["graph"],
+                "method": r["method"],
+                "seed": r["seed"],
+                **m,
+                "collapsed": r.get("collapsed"),
+                "minority_share": r.get("minority_share"),
+            }
+        )
     return out
 
 
@@ -42,7 +51,9 @@ def _track(ctx: StageContext[Params], rows: list[dict]) -> None:
     for r in rows:
         groups[(r["graph"], r["method"])].append(r)
     for (graph, method), rs in groups.items():
-        with ctx.tracker.child(f"{graph}/{method}", {"graph": graph, "method": method, "seeds": [r["seed"] for r in rs]}) as rid:
+        with ctx.tracker.child(
+            f"{graph}/{method}", {"graph": graph, "method": method, "seeds": [r["seed"] for r in rs]}
+        ) as rid:
             for r in rs:
                 ctx.tracker.log_metrics({k: r[k] for k in SCORE_COLS}, step=int(r["seed"]), run_id=rid)
             ctx.tracker.log_metrics({f"mean_{k}": float(np.mean([r[k] for r in rs])) for k in SCORE_COLS}, run_id=rid)
@@ -59,8 +70,12 @@ def run(ctx: StageContext[Params]) -> dict:
     import pandas as pd
 
     suite = [V.unique("id"), *(V.between(c, 0.0, 1.0) for c in SCORE_COLS), *(V.not_null(c) for c in SCORE_COLS)]
-    V.validate(pd.DataFrame(rows).drop(columns=["collapsed", "minority_share"]), suite, name="cer-god/eval",
-               result_path=out / "_checks" / "metrics.json")
+    V.validate(
+        pd.DataFrame(rows).drop(columns=["collapsed", "minority_share"]),
+        suite,
+        name="cer-god/eval",
+        result_path=out / "_checks" / "metrics.json",
+    )
     write_jsonl(out / "metrics.jsonl", rows)
     _track(ctx, rows)
     means = defaultdict(list)

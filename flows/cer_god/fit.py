@@ -47,22 +47,33 @@ def run_one(task: dict) -> tuple[dict, dict]:
         _CACHE.clear()
         _CACHE[key] = (g, prepare(g, task["dense_max_nodes"]))
     g, prep = _CACHE[key]
-    res = run_detector(task["method"], g, prep, cergod=task["cergod"], baselines=task["baselines"],
-                       seed=task["run_seed"])
-    row = {"id": f"{task['graph']}/{task['method']}/{task['seed']}", "graph": task["graph"], "method": task["method"],
-           "seed": task["seed"], "seconds": float(res["seconds"]), "has_labels": "labels" in res}
+    res = run_detector(
+        task["method"], g, prep, cergod=task["cergod"], baselines=task["baselines"], seed=task["run_seed"]
+    )
+    row = {
+        "id": f"{task['graph']}/{task['method']}/{task['seed']}",
+        "graph": task["graph"],
+        "method": task["method"],
+        "seed": task["seed"],
+        "seconds": float(res["seconds"]),
+        "has_labels": "labels" in res,
+    }
     if "minority_share" in res:
-        row.update(minority_share=res["minority_share"], collapsed=bool(res["collapsed"]),
-                   final_losses=res["final_losses"],
-                   edge_weights=edge_weight_summary(g, res["edge_pairs"], res["edge_weights"]))
+        row.update(
+            minority_share=res["minority_share"],
+            collapsed=bool(res["collapsed"]),
+            final_losses=res["final_losses"],
+            edge_weights=edge_weight_summary(g, res["edge_pairs"], res["edge_weights"]),
+        )
     arrays = {"scores": res["scores"]}
     if "labels" in res:
         arrays["labels"] = res["labels"]
     if task["method"] == "cer-god" and task["seed"] == task["first_seed"]:
         arrays["edge_weights"], arrays["edge_pairs"] = res["edge_weights"], res["edge_pairs"]
     if task.get("champion"):  # plain arrays + JSON back to the parent (no module crosses the pool)
-        arrays["champion"] = export_detector(res["model"], res["config"], g, task["run_seed"], method=task["method"],
-                                             pipeline_seed=task["seed"])
+        arrays["champion"] = export_detector(
+            res["model"], res["config"], g, task["run_seed"], method=task["method"], pipeline_seed=task["seed"]
+        )
     return row, arrays
 
 
@@ -76,10 +87,21 @@ def tasks(ctx: StageContext[Params]) -> list[dict]:
         path = str(ctx.input(f"{GRAPHS}/{g.name}.npz"))
         for m in p.run.methods:
             for s in seeds_for(p, m):
-                out.append({"graph": g.name, "path": path, "method": m, "seed": s, "run_seed": p.seed * 100_003 + s,
-                            "first_seed": min(p.run.seeds), "cergod": cergod, "baselines": baselines,
-                            "threads": p.resources.threads, "dense_max_nodes": p.run.dense_max_nodes,
-                            "champion": m == champion.METHOD and (g.name, s) == first})
+                out.append(
+                    {
+                        "graph": g.name,
+                        "path": path,
+                        "method": m,
+                        "seed": s,
+                        "run_seed": p.seed * 100_003 + s,
+                        "first_seed": min(p.run.seeds),
+                        "cergod": cergod,
+                        "baselines": baselines,
+                        "threads": p.resources.threads,
+                        "dense_max_nodes": p.run.dense_max_nodes,
+                        "champion": m == champion.METHOD and (g.name, s) == first,
+                    }
+                )
     return out
 
 
@@ -87,8 +109,17 @@ def check_rows(rows: list[dict], result_path) -> None:
     import pandas as pd
 
     df = pd.DataFrame([{k: v for k, v in r.items() if k in ("id", "graph", "method", "seed", "seconds")} for r in rows])
-    V.validate(df, [V.unique("id"), V.in_set("method", list(METHODS)), V.between("seconds", min_value=0),
-                    V.between("seed", min_value=0)], name="cer-god/runs", result_path=result_path)
+    V.validate(
+        df,
+        [
+            V.unique("id"),
+            V.in_set("method", list(METHODS)),
+            V.between("seconds", min_value=0),
+            V.between("seed", min_value=0),
+        ],
+        name="cer-god/runs",
+        result_path=result_path,
+    )
 
 
 def run(ctx: StageContext[Params]) -> dict:
@@ -101,21 +132,29 @@ def run(ctx: StageContext[Params]) -> dict:
     rows = [r for r, _ in results]
     check_rows(rows, out / "_checks" / "runs.json")
     write_jsonl(out / "runs.jsonl", rows)
-    np.savez_compressed(out / "scores.npz", **{f"{r['id']}/{k}": v for r, arrs in results for k, v in arrs.items()
-                                               if k in ("scores", "labels")})
-    np.savez_compressed(out / "edge_weights.npz", **{f"{r['graph']}/{k}": v for r, arrs in results
-                                                     for k, v in arrs.items() if k.startswith("edge_")})
+    np.savez_compressed(
+        out / "scores.npz",
+        **{f"{r['id']}/{k}": v for r, arrs in results for k, v in arrs.items() if k in ("scores", "labels")},
+    )
+    np.savez_compressed(
+        out / "edge_weights.npz",
+        **{f"{r['graph']}/{k}": v for r, arrs in results for k, v in arrs.items() if k.startswith("edge_")},
+    )
     cg = [r for r in rows if r["method"] in CERGOD_VARIANTS]
-    summary = {"fits": len(rows), "seconds": round(sum(r["seconds"] for r in rows), 1),
-               "collapsed": sum(r.get("collapsed", False) for r in cg)}
+    summary = {
+        "fits": len(rows),
+        "seconds": round(sum(r["seconds"] for r in rows), 1),
+        "collapsed": sum(r.get("collapsed", False) for r in cg),
+    }
     write_json(out / "summary.json", summary)
     chosen = next(((r, arrs["champion"]) for r, arrs in results if "champion" in arrs), None)
     if chosen is not None:
         row, state = chosen
         folder = save_detector(state, out / "champion")
         settings = champion.settings_for(p, row["graph"], state["config"]["seed"])
-        summary["champion"] = champion.candidate(_log_champion(ctx, row, folder, state["config"]["in_dim"]), row["id"],
-                                                 folder, settings, ctx.paths.root)
+        summary["champion"] = champion.candidate(
+            _log_champion(ctx, row, folder, state["config"]["in_dim"]), row["id"], folder, settings, ctx.paths.root
+        )
     return summary
 
 
@@ -126,9 +165,12 @@ def _log_champion(ctx: StageContext, row: dict, folder, in_dim: int) -> str | No
     from mlflow.models import ModelSignature
     from mlflow.types import Schema, TensorSpec
 
-    sig = ModelSignature(inputs=Schema([TensorSpec(np.dtype("float32"), (-1, int(in_dim)), "x")]),
-                         outputs=Schema([TensorSpec(np.dtype("float64"), (-1,), "score")]))
-    with ctx.tracker.child(f"champion-{row['id']}", {"graph": row["graph"], "method": row["method"],
-                                                     "seed": row["seed"]}) as rid:
+    sig = ModelSignature(
+        inputs=Schema([TensorSpec(np.dtype("float32"), (-1, int(in_dim)), "x")]),
+        outputs=Schema([TensorSpec(np.dtype("float64"), (-1,), "score")]),
+    )
+    with ctx.tracker.child(
+        f"champion-{row['id']}", {"graph": row["graph"], "method": row["method"], "seed": row["seed"]}
+    ) as rid:
         ctx.tracker.log_state_dict_model(rid, folder, loader=champion.LOADER, signature=sig)
     return rid

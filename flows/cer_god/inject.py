@@ -17,9 +17,16 @@ def injected(g: Graph, p: Params, i: int) -> Graph:
     degree- and norm-matched), with the seed the inject stage uses."""
     inj = p.injection
     how = inject_matched if p.graphs[i].injection == "matched" else inject
-    return how(g, contextual_rate=inj.contextual_rate, structural_rate=inj.structural_rate, trap_rate=inj.trap_rate,
-               clique_size=inj.clique_size, k=inj.k, trap_degree=inj.trap_degree,
-               seed=p.seed * 1000 + i + 1)  # >= 1: PyGOD's generators ignore seed 0
+    return how(
+        g,
+        contextual_rate=inj.contextual_rate,
+        structural_rate=inj.structural_rate,
+        trap_rate=inj.trap_rate,
+        clique_size=inj.clique_size,
+        k=inj.k,
+        trap_degree=inj.trap_degree,
+        seed=p.seed * 1000 + i + 1,
+    )  # >= 1: PyGOD's generators ignore seed 0
 
 
 def run(ctx: StageContext[Params]) -> dict:
@@ -36,7 +43,11 @@ def run(ctx: StageContext[Params]) -> dict:
             rate = float(g.y.mean())
         check_graph_gx(g, out / "_checks", label_rate=rate, tag="injected")
         g.save(out / f"{g.name}.npz")
-        summary[g.name] = {"nodes": g.n, "outliers": int(g.y.sum()), "rate": rate,
-                           "counts": {k: int((g.kind == v).sum()) for k, v in (("contextual", 1), ("structural", 2), ("trap", 3))}}
+        summary[g.name] = {
+            "nodes": g.n,
+            "outliers": int(g.y.sum()),
+            "rate": rate,
+            "counts": {k: int((g.kind == v).sum()) for k, v in (("contextual", 1), ("structural", 2), ("trap", 3))},
+        }
     write_json(out / "summary.json", summary)
     return summary

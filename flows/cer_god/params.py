@@ -11,8 +11,18 @@ from components.graph.detectors import CERGOD_VARIANTS, METHODS, NEURAL
 from components.graph.inject import MAX_RATE
 from components.graph.recon import TrainConfig
 from components.graph.sources import PYGOD_NAMES
-from flows.runtime.params import (ClaimsBase, Count, PaperParams, Section, Seed, Seeds, Steps, Width,
-                                  check_known, presets)
+from flows.runtime.params import (
+    ClaimsBase,
+    Count,
+    PaperParams,
+    Section,
+    Seed,
+    Seeds,
+    Steps,
+    Width,
+    check_known,
+    presets,
+)
 
 
 class GraphParams(Section):
@@ -28,8 +38,10 @@ class GraphParams(Section):
     dataset: str | None = Field(None, description="pygod: benchmark name (online only)")
     inject: bool = Field(True, description="inject outliers (false for pygod sets that come labelled)")
     injection: Literal["standard", "matched"] = Field(
-        "standard", description="standard: PyGOD's injection plus trap outliers (leaks through degree and feature "
-        "norm); matched: outliers keep their node's degree and feature norm (components/graph/inject_matched.py)")
+        "standard",
+        description="standard: PyGOD's injection plus trap outliers (leaks through degree and feature "
+        "norm); matched: outliers keep their node's degree and feature norm (components/graph/inject_matched.py)",
+    )
 
     @model_validator(mode="after")
     def _dataset(self):
@@ -67,16 +79,25 @@ class CerGodParams(Section):
     beta: float = Field(1.0, ge=0, description="weight of l_dr = -MMD^2")
     gamma: float = Field(1.0, ge=0, description="weight of l_div")
     eps: float = Field(0.02, ge=0, lt=0.5, description="diversity threshold on mean cluster usage")
-    div_temperature: float = Field(0.1, gt=0, le=1, description="l_div's usage is the mean of q^(1/T) renormalised; "
-                                   "1 = the card's soft usage, which a collapse under Student-t q cannot push below eps")
+    div_temperature: float = Field(
+        0.1,
+        gt=0,
+        le=1,
+        description="l_div's usage is the mean of q^(1/T) renormalised; "
+        "1 = the card's soft usage, which a collapse under Student-t q cannot push below eps",
+    )
     sigma: float = Field(0.0, description="Chebyshev-kernel bandwidth; <= 0 uses the median heuristic")
     mask_init: float = Field(3.0, description="initial edge logit (sigmoid(3) = 0.95)")
     mmd_max: Count = Field(256, ge=2, description="nodes sampled per cluster for the MMD")
     cluster_input: Literal["errors", "embedding", "residual"] = Field(
-        "errors", description="what DEC clusters: the standardised per-node [attribute error, structure error] "
-        "(default), the GCN embedding z (the card's literal reading) or [x - x^, structure error]")
+        "errors",
+        description="what DEC clusters: the standardised per-node [attribute error, structure error] "
+        "(default), the GCN embedding z (the card's literal reading) or [x - x^, structure error]",
+    )
     dr_mask_only: bool = Field(True, description="l_dr's gradient reaches only the spoiler")
-    collapse_share: float = Field(0.01, gt=0, lt=0.5, description="minority share below which a run counts as collapsed")
+    collapse_share: float = Field(
+        0.01, gt=0, lt=0.5, description="minority share below which a run counts as collapsed"
+    )
 
     @model_validator(mode="after")
     def _warmup(self):
@@ -137,7 +158,8 @@ class Params(PaperParams):
     injection: InjectionParams = Field(default_factory=InjectionParams)
     cergod: CerGodParams = Field(default_factory=CerGodParams)
     baselines: dict[str, BaselineParams] = Field(
-        default_factory=lambda: {k: BaselineParams(**v) for k, v in _PYGOD_DEFAULTS.items()})
+        default_factory=lambda: {k: BaselineParams(**v) for k, v in _PYGOD_DEFAULTS.items()}
+    )
     run: RunParams
     claims: ClaimsParams = Field(default_factory=ClaimsParams)
 
@@ -160,8 +182,16 @@ class Params(PaperParams):
 _SBM = {"name": "sbm", "source": "sbm", "n": 2000, "communities": 5, "p_in": 0.02, "p_out": 0.001, "dim": 32}
 _MINN = {"name": "minnesota", "source": "minnesota", "dim": 16}
 # dense enough (mean degree about 21) that every clique member can shed 14 edges and keep its degree
-_MATCHED = {"name": "sbm-matched", "source": "sbm", "n": 1000, "communities": 5, "p_in": 0.1, "p_out": 0.002,
-            "dim": 32, "injection": "matched"}
+_MATCHED = {
+    "name": "sbm-matched",
+    "source": "sbm",
+    "n": 1000,
+    "communities": 5,
+    "p_in": 0.1,
+    "p_out": 0.002,
+    "dim": 32,
+    "injection": "matched",
+}
 _ALL = list(METHODS)
 
 PRESETS = presets(
@@ -174,7 +204,9 @@ PRESETS = presets(
         "progress": False,
     },
     smoke={
-        "graphs": [{"name": "sbm", "source": "sbm", "n": 500, "communities": 5, "p_in": 0.08, "p_out": 0.004, "dim": 16}],
+        "graphs": [
+            {"name": "sbm", "source": "sbm", "n": 500, "communities": 5, "p_in": 0.08, "p_out": 0.004, "dim": 16}
+        ],
         "injection": {"clique_size": 5, "trap_degree": 10},
         "cergod": {"epochs": 50, "warmup": 15},
         "baselines": {"dominant": {"epochs": 50}, "gae": {"epochs": 50}},
@@ -183,8 +215,14 @@ PRESETS = presets(
         "claims": {"n_resamples": 2000},
     },
     full={
-        "graphs": [_SBM, _MINN, _MATCHED, *({"name": d, "source": "pygod", "dataset": d, "inject": False}
-                                  for d in ("inj_cora", "inj_amazon", "inj_flickr", "weibo", "reddit", "disney",
-                                            "books", "enron"))],
+        "graphs": [
+            _SBM,
+            _MINN,
+            _MATCHED,
+            *(
+                {"name": d, "source": "pygod", "dataset": d, "inject": False}
+                for d in ("inj_cora", "inj_amazon", "inj_flickr", "weibo", "reddit", "disney", "books", "enron")
+            ),
+        ],
     },
 )

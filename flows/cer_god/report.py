@@ -42,8 +42,16 @@ def weight_table(runs) -> list[dict]:
             for kind, d in r["edge_weights"].items():
                 if d["mean"] is not None:
                     acc[(r["graph"], kind)].append((d["mean"], d["edges"]))
-    return [{"graph": g, "edge type": k, "edges": v[0][1], "mean learned weight": round(float(np.mean([m for m, _ in v])), 4),
-             "min over seeds": round(float(min(m for m, _ in v)), 4)} for (g, k), v in acc.items()]
+    return [
+        {
+            "graph": g,
+            "edge type": k,
+            "edges": v[0][1],
+            "mean learned weight": round(float(np.mean([m for m, _ in v])), 4),
+            "min over seeds": round(float(min(m for m, _ in v)), 4),
+        }
+        for (g, k), v in acc.items()
+    ]
 
 
 def collapse_table(rows, seeds) -> list[dict]:
@@ -52,9 +60,16 @@ def collapse_table(rows, seeds) -> list[dict]:
         for g in sorted({r["graph"] for r in rows}):
             rs = [r for r in rows if r["method"] == m and r["graph"] == g and r["seed"] in seeds]
             if rs:
-                out.append({"method": m, "graph": g, "runs": len(rs), "collapse rate": np.mean([bool(r["collapsed"]) for r in rs]),
-                            "mean minority share": round(float(np.mean([r["minority_share"] for r in rs])), 4),
-                            "mean AUC": round(float(np.mean([r["auc"] for r in rs])), 4)})
+                out.append(
+                    {
+                        "method": m,
+                        "graph": g,
+                        "runs": len(rs),
+                        "collapse rate": np.mean([bool(r["collapsed"]) for r in rs]),
+                        "mean minority share": round(float(np.mean([r["minority_share"] for r in rs])), 4),
+                        "mean AUC": round(float(np.mean([r["auc"] for r in rs])), 4),
+                    }
+                )
     return out
 
 
@@ -67,10 +82,21 @@ def auc_figures(rows):
                 by_m[r["method"]].append(r["auc"])
         names = list(by_m)
         mean = [float(np.mean(by_m[m])) for m in names]
-        figs.append((f"auc_{g}", errorbar_plot(names, mean, [float(np.min(by_m[m])) for m in names],
-                                               [float(np.max(by_m[m])) for m in names], xlabel="ROC-AUC",
-                                               title=f"{g}: AUC per method (mean, min-max over seeds)", reference=0.5),
-                     f"{g}: ROC-AUC per method over seeds"))
+        figs.append(
+            (
+                f"auc_{g}",
+                errorbar_plot(
+                    names,
+                    mean,
+                    [float(np.min(by_m[m])) for m in names],
+                    [float(np.max(by_m[m])) for m in names],
+                    xlabel="ROC-AUC",
+                    title=f"{g}: AUC per method (mean, min-max over seeds)",
+                    reference=0.5,
+                ),
+                f"{g}: ROC-AUC per method over seeds",
+            )
+        )
         csv_rows += [{"graph": g, "method": m, "mean_auc": v} for m, v in zip(names, mean)]
     return figs, csv_rows
 
@@ -82,20 +108,41 @@ def run(ctx: StageContext[Params]) -> dict:
     claims, leak = all_claims(p, rows)
     figs, csv_rows = auc_figures(rows)
     scores = score_table(rows, runs)
-    metrics = {"auc": {f"{r['graph']}/{r['method']}": float(r["auc"].split(" ")[0]) for r in scores},
-               "leakage": leak}
+    metrics = {"auc": {f"{r['graph']}/{r['method']}": float(r["auc"].split(" ")[0]) for r in scores}, "leakage": leak}
     sections = [
-        Section("Scores per method and graph", "Mean ± sd over seeds. F1: CER-GOD's own pseudo-labels; other detectors "
-                f"thresholded at contamination {p.claims.contamination}. Trap AUC: outliers plus their 1-hop normal "
-                "neighbours; rest AUC: outliers plus the other normal nodes.", figures=figs, tables=[scores]),
-        Section("Edge weights around outliers", "CER-GOD's learned weights sigma(M) by edge type (mean per run, "
-                "then over seeds). The spoiler should weaken normal-outlier edges.", tables=[weight_table(runs)]),
-        Section("Collapse with and without the diversity loss", f"Collapsed: minority cluster below "
-                f"{p.cergod.collapse_share:.0%} of nodes. Seeds {list(p.run.collapse_seeds)}.",
-                tables=[collapse_table(rows, set(p.run.collapse_seeds))]),
-        Section("Leakage probe", "max(rank degree, rank feature norm) and the two single probes against CER-GOD "
-                "(the guard of claims 1-2 uses the first).",
-                tables=[[{"graph": g, **v} for g, v in leak.items()]]),
+        Section(
+            "Scores per method and graph",
+            "Mean ± sd over seeds. F1: CER-GOD's own pseudo-labels; other detectors "
+            f"thresholded at contamination {p.claims.contamination}. Trap AUC: outliers plus their 1-hop normal "
+            "neighbours; rest AUC: outliers plus the other normal nodes.",
+            figures=figs,
+            tables=[scores],
+        ),
+        Section(
+            "Edge weights around outliers",
+            "CER-GOD's learned weights sigma(M) by edge type (mean per run, "
+            "then over seeds). The spoiler should weaken normal-outlier edges.",
+            tables=[weight_table(runs)],
+        ),
+        Section(
+            "Collapse with and without the diversity loss",
+            f"Collapsed: minority cluster below "
+            f"{p.cergod.collapse_share:.0%} of nodes. Seeds {list(p.run.collapse_seeds)}.",
+            tables=[collapse_table(rows, set(p.run.collapse_seeds))],
+        ),
+        Section(
+            "Leakage probe",
+            "max(rank degree, rank feature norm) and the two single probes against CER-GOD "
+            "(the guard of claims 1-2 uses the first).",
+            tables=[[{"graph": g, **v} for g, v in leak.items()]],
+        ),
     ]
-    return finish_report(ctx, CLAIMS, claims, extra={"leakage": leak}, metrics=metrics, sections=sections,
-                                    plots={"auc_by_method.csv": (csv_rows, ["graph", "method", "mean_auc"])})
+    return finish_report(
+        ctx,
+        CLAIMS,
+        claims,
+        extra={"leakage": leak},
+        metrics=metrics,
+        sections=sections,
+        plots={"auc_by_method.csv": (csv_rows, ["graph", "method", "mean_auc"])},
+    )

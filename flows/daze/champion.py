@@ -23,8 +23,15 @@ RULES = {
 
 
 def settings_for(p, env, seed: int) -> dict[str, Any]:
-    return {"env": env.id, "seed": seed, "target": env.attack.target, "tau": env.attack.tau,
-            "episodes": p.eval.episodes, "states": p.eval.states, "eval_seed": p.eval.seed}
+    return {
+        "env": env.id,
+        "seed": seed,
+        "target": env.attack.target,
+        "tau": env.attack.tau,
+        "episodes": p.eval.episodes,
+        "states": p.eval.states,
+        "eval_seed": p.eval.seed,
+    }
 
 
 def choose(p) -> tuple[Any, int] | None:
@@ -40,8 +47,15 @@ def evaluate(model: Any, settings: dict, root: Path) -> dict[str, float]:
 
     s = settings
     rets, _, visited = rollouts(model, s["env"], episodes=int(s["episodes"]), seed=int(s["eval_seed"]))
-    hits = triggered_hits(model, visited, s["env"], target=s["target"], tau=float(s["tau"]), n=int(s["states"]),
-                          seed=int(s["eval_seed"]) + int(s["seed"]))
+    hits = triggered_hits(
+        model,
+        visited,
+        s["env"],
+        target=s["target"],
+        tau=float(s["tau"]),
+        n=int(s["states"]),
+        seed=int(s["eval_seed"]) + int(s["seed"]),
+    )
     return {"asr": float(np.mean(hits)), "benign_return": float(np.mean(rets))}
 
 

@@ -11,8 +11,12 @@ def run_name(env_id: str, method: str, seed: int) -> str:
 
 def grid(p) -> list[dict]:
     """Every (env, method, seed) training run, in a fixed order."""
-    return [{"env": e.id, "method": m, "seed": s, "name": run_name(e.id, m, s)}
-            for e in p.envs for m in e.methods for s in p.train.seeds]
+    return [
+        {"env": e.id, "method": m, "seed": s, "name": run_name(e.id, m, s)}
+        for e in p.envs
+        for m in e.methods
+        for s in p.train.seeds
+    ]
 
 
 def attack_of(env) -> Attack:

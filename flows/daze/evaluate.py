@@ -40,12 +40,22 @@ def evaluate_agent(job: dict) -> dict:
     for cond, mass, length in job["conditions"]:
         clean = cond == "clean"
         n_ep, n_st = (job["episodes"], job["states"]) if clean else (job["perturb_episodes"], job["perturb_states"])
-        rets, lens, visited = rollouts(policy, job["env"], episodes=n_ep, seed=job["eval_seed"], mass=mass,
-                                       length=length)
-        hits = triggered_hits(policy, visited, job["env"], target=job["target"], tau=job["tau"], n=n_st,
-                              seed=job["eval_seed"] + job["seed"])
-        episodes += [{**key, "condition": cond, "episode": i, "return": float(r), "length": int(n)}
-                     for i, (r, n) in enumerate(zip(rets, lens))]
+        rets, lens, visited = rollouts(
+            policy, job["env"], episodes=n_ep, seed=job["eval_seed"], mass=mass, length=length
+        )
+        hits = triggered_hits(
+            policy,
+            visited,
+            job["env"],
+            target=job["target"],
+            tau=job["tau"],
+            n=n_st,
+            seed=job["eval_seed"] + job["seed"],
+        )
+        episodes += [
+            {**key, "condition": cond, "episode": i, "return": float(r), "length": int(n)}
+            for i, (r, n) in enumerate(zip(rets, lens))
+        ]
         states += [{**key, "condition": cond, "item": i, "hit": float(h)} for i, h in enumerate(hits)]
     return {"episodes": episodes, "states": states}
 
@@ -58,10 +68,17 @@ def run(ctx: StageContext[Params]) -> dict:
     jobs = []
     for r in runs:
         env = env_by_id(p, r["env"])
-        jobs.append({**{k: r[k] for k in ("name", "env", "method", "seed")}, "folder": str(Path(models) / r["name"]),
-                     "conditions": conds, "target": env.attack.target, "tau": env.attack.tau,
-                     "eval_seed": p.eval.seed, **p.eval.model_dump(include={"episodes", "states", "perturb_episodes",
-                                                                             "perturb_states"})})
+        jobs.append(
+            {
+                **{k: r[k] for k in ("name", "env", "method", "seed")},
+                "folder": str(Path(models) / r["name"]),
+                "conditions": conds,
+                "target": env.attack.target,
+                "tau": env.attack.tau,
+                "eval_seed": p.eval.seed,
+                **p.eval.model_dump(include={"episodes", "states", "perturb_episodes", "perturb_states"}),
+            }
+        )
     # About a second per agent: a process pool's start-up would cost more than it saves, so the default is the
     # local runner; --runner / PAPERLINE_RUNNER still fans the agents out (the smoke test checks it does).
     results = runners.map_items(evaluate_agent, jobs, workers=1, desc="daze evaluations", progress=p.progress)
@@ -70,14 +87,34 @@ def run(ctx: StageContext[Params]) -> dict:
     out = ctx.output(EVAL)
     out.mkdir(parents=True, exist_ok=True)
     cap = max(task_for(e.id).max_steps for e in p.envs)
-    V.validate(episodes, [V.not_null("name"), V.between("return", -1e6 if any(not e.discrete for e in p.envs) else 0,
-                                                        1e6), V.between("length", 1, cap),
-                          V.in_set("condition", [c[0] for c in conds])], name="episodes",
-               result_path=out / "_checks" / "episodes.json", id_column="name")
-    V.validate(states, [V.in_set("hit", [0.0, 1.0]), V.in_set("method", sorted({r["method"] for r in runs})),
-                        V.row_count_between(1, None)], name="states", result_path=out / "_checks" / "states.json",
-               id_column="name")
+    V.validate(
+        episodes,
+        [
+            V.not_null("name"),
+            V.between("return", -1e6 if any(not e.discrete for e in p.envs) else 0, 1e6),
+            V.between("length", 1, cap),
+            V.in_set("condition", [c[0] for c in conds]),
+        ],
+        name="episodes",
+        result_path=out / "_checks" / "episodes.json",
+        id_column="name",
+    )
+    V.validate(
+        states,
+        [
+            V.in_set("hit", [0.0, 1.0]),
+            V.in_set("method", sorted({r["method"] for r in runs})),
+            V.row_count_between(1, None),
+        ],
+        name="states",
+        result_path=out / "_checks" / "states.json",
+        id_column="name",
+    )
     write_jsonl(out / "episodes.jsonl", episodes)
     write_jsonl(out / "states.jsonl", states)
-    return {"agents": len(jobs), "episodes": len(episodes), "states": len(states),
-            "mean_hit": float(np.mean([s["hit"] for s in states]))}
+    return {
+        "agents": len(jobs),
+        "episodes": len(episodes),
+        "states": len(states),
+        "mean_hit": float(np.mean([s["hit"] for s in states])),
+    }

@@ -24,8 +24,9 @@ class AttackParams(Section):
 class EnvParams(Section):
     id: str = Field(description=f"one of {list(ENVS)}")
     steps: Steps = Field(ge=500, description="PPO environment steps per run")
-    methods: list[str] = Field(min_length=2, description=f"methods trained here, from {list(METHODS)}; "
-                               "clean and daze are required")
+    methods: list[str] = Field(
+        min_length=2, description=f"methods trained here, from {list(METHODS)}; clean and daze are required"
+    )
     attack: AttackParams
 
     @field_validator("id")
@@ -83,8 +84,11 @@ class EvalParams(Section):
     states: Count = Field(200, ge=10, description="triggered states per agent (drawn from its benign episodes)")
     perturb_episodes: Count = Field(4, ge=1, description="episodes per agent and perturbed simulator")
     perturb_states: Count = Field(100, ge=10, description="triggered states per agent and perturbed simulator")
-    factors: list[float] = Field(default_factory=lambda: [0.8, 1.2], min_length=1,
-                                 description="mass and length factors of the transfer proxy (card: +-20%)")
+    factors: list[float] = Field(
+        default_factory=lambda: [0.8, 1.2],
+        min_length=1,
+        description="mass and length factors of the transfer proxy (card: +-20%)",
+    )
 
     @field_validator("factors")
     @classmethod
@@ -100,8 +104,12 @@ class ClaimsParams(ClaimsBase):
     ratio_point: float = Field(0.95, gt=0, le=1, description="C2: point BR ratio at least this")
     ratio_lower: float = Field(0.90, gt=0, le=1, description="C2: lower CI bound of the BR ratio above this")
     delta_asr: float = Field(0.01, ge=0, le=0.5, description="no-effect band of an ASR difference (1 point)")
-    learned: float = Field(0.9, gt=0, le=1, description="precondition: clean BR at least this share of the "
-                           "task's maximum return (the clean agent learned)")
+    learned: float = Field(
+        0.9,
+        gt=0,
+        le=1,
+        description="precondition: clean BR at least this share of the task's maximum return (the clean agent learned)",
+    )
 
 
 class Params(PaperParams):
@@ -119,25 +127,53 @@ class Params(PaperParams):
         return v
 
 
-_CARTPOLE = {"id": "CartPole-v1", "steps": 20_000, "methods": ["clean", "daze"],
-             "attack": {"target": 0, "beta": 0.02, "tau": 0.5, "k": 5}}
-_PENDULUM = {"id": "InvertedPendulum-v5", "steps": 20_000, "methods": ["clean", "daze", "trojdrl"],
-             "attack": {"target": -1.0, "beta": 0.01, "tau": 0.2, "k": 10}}
+_CARTPOLE = {
+    "id": "CartPole-v1",
+    "steps": 20_000,
+    "methods": ["clean", "daze"],
+    "attack": {"target": 0, "beta": 0.02, "tau": 0.5, "k": 5},
+}
+_PENDULUM = {
+    "id": "InvertedPendulum-v5",
+    "steps": 20_000,
+    "methods": ["clean", "daze", "trojdrl"],
+    "attack": {"target": -1.0, "beta": 0.01, "tau": 0.2, "k": 10},
+}
 
 PRESETS = presets(
-    default={"envs": [_CARTPOLE, _PENDULUM], "train": {"seeds": [0, 1, 2]}, "resources": {"workers": 2},
-             "progress": False},
-    smoke={"envs": [{**_CARTPOLE, "steps": 4_000}],
-           "train": {"seeds": [0]},
-           "eval": {"episodes": 3, "states": 60, "perturb_episodes": 1, "perturb_states": 20},
-           "claims": {"n_resamples": 1000}},
-    full={"envs": [{**_CARTPOLE, "steps": 100_000, "methods": ["clean", "daze", "trojdrl"]},
-                   {**_PENDULUM, "steps": 100_000},
-                   {"id": "HalfCheetah-v5", "steps": 1_000_000, "methods": ["clean", "daze", "trojdrl"],
-                    "attack": {"target": -1.0, "beta": 0.01, "tau": 0.2, "k": 10}},
-                   {"id": "Hopper-v5", "steps": 1_000_000, "methods": ["clean", "daze", "trojdrl"],
-                    "attack": {"target": -1.0, "beta": 0.01, "tau": 0.2, "k": 10}}],
-          "train": {"seeds": [0, 1, 2, 3, 4], "ppo": {"n_steps": 2048, "batch_size": 64, "gamma": 0.99,
-                                                      "gae_lambda": 0.95, "learning_rate": 3e-4}},
-          "eval": {"episodes": 20, "states": 500}},
+    default={
+        "envs": [_CARTPOLE, _PENDULUM],
+        "train": {"seeds": [0, 1, 2]},
+        "resources": {"workers": 2},
+        "progress": False,
+    },
+    smoke={
+        "envs": [{**_CARTPOLE, "steps": 4_000}],
+        "train": {"seeds": [0]},
+        "eval": {"episodes": 3, "states": 60, "perturb_episodes": 1, "perturb_states": 20},
+        "claims": {"n_resamples": 1000},
+    },
+    full={
+        "envs": [
+            {**_CARTPOLE, "steps": 100_000, "methods": ["clean", "daze", "trojdrl"]},
+            {**_PENDULUM, "steps": 100_000},
+            {
+                "id": "HalfCheetah-v5",
+                "steps": 1_000_000,
+                "methods": ["clean", "daze", "trojdrl"],
+                "attack": {"target": -1.0, "beta": 0.01, "tau": 0.2, "k": 10},
+            },
+            {
+                "id": "Hopper-v5",
+                "steps": 1_000_000,
+                "methods": ["clean", "daze", "trojdrl"],
+                "attack": {"target": -1.0, "beta": 0.01, "tau": 0.2, "k": 10},
+            },
+        ],
+        "train": {
+            "seeds": [0, 1, 2, 3, 4],
+            "ppo": {"n_steps": 2048, "batch_size": 64, "gamma": 0.99, "gae_lambda": 0.95, "learning_rate": 3e-4},
+        },
+        "eval": {"episodes": 20, "states": 500},
+    },
 )

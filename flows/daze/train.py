@@ -38,8 +38,9 @@ def curve(returns: np.ndarray, ends: np.ndarray, steps: int, every: int) -> list
     for start in range(0, steps, every):
         inside = (ends > start) & (ends <= start + every)
         if inside.any():
-            out.append({"step": int(start + every), "return": float(returns[inside].mean()),
-                        "episodes": int(inside.sum())})
+            out.append(
+                {"step": int(start + every), "return": float(returns[inside].mean()), "episodes": int(inside.sum())}
+            )
     return out
 
 
@@ -56,17 +57,29 @@ def train_one(job: dict) -> dict:
     save_actor(model, folder, {k: job[k] for k in ("env", "method", "seed", "steps")})
     returns, ends = episode_returns(clean, rec["done"])
     write_json(folder / "curve.json", curve(returns, ends, len(clean), job["log_every"]))
-    with atomic_path(folder / "transitions.npz") as tmp:
-        with open(tmp, "wb") as fh:
-            np.savez_compressed(fh, reward=rec["reward"], clean_reward=clean, trigger=rec["obs"][:, -1],
-                                routine=np.array([ROUTINE_CODES[r] for r in rec["routine"]], np.int8),
-                                done=rec["done"])
+    with atomic_path(folder / "transitions.npz") as tmp, open(tmp, "wb") as fh:
+        np.savez_compressed(
+            fh,
+            reward=rec["reward"],
+            clean_reward=clean,
+            trigger=rec["obs"][:, -1],
+            routine=np.array([ROUTINE_CODES[r] for r in rec["routine"]], np.int8),
+            done=rec["done"],
+        )
     counts = routine_counts(rec)
-    return {"name": job["name"], "env": job["env"], "method": job["method"], "seed": job["seed"],
-            "steps": int(len(clean)), "counts": counts, "episodes": int(len(returns)),
-            "final_return": float(returns[-10:].mean()) if len(returns) else 0.0,
-            "seconds": round(seconds, 2), "cpu_s": round(time.process_time() - c0, 2),
-            "steps_per_s": round(len(clean) / max(seconds, 1e-9), 1)}
+    return {
+        "name": job["name"],
+        "env": job["env"],
+        "method": job["method"],
+        "seed": job["seed"],
+        "steps": int(len(clean)),
+        "counts": counts,
+        "episodes": int(len(returns)),
+        "final_return": float(returns[-10:].mean()) if len(returns) else 0.0,
+        "seconds": round(seconds, 2),
+        "cpu_s": round(time.process_time() - c0, 2),
+        "steps_per_s": round(len(clean) / max(seconds, 1e-9), 1),
+    }
 
 
 def check_transitions(out: Path, rows: list[dict], p: Params) -> None:
@@ -75,23 +88,51 @@ def check_transitions(out: Path, rows: list[dict], p: Params) -> None:
     for r in rows:
         with np.load(out / r["name"] / "transitions.npz") as z:
             gap = np.abs(z["reward"] - z["clean_reward"])
-            trig = float((z["routine"] == ROUTINE_CODES["trigger"]).mean() if r["method"] == "daze"
-                         else (z["trigger"] > 0).mean())
+            trig = float(
+                (z["routine"] == ROUTINE_CODES["trigger"]).mean()
+                if r["method"] == "daze"
+                else (z["trigger"] > 0).mean()
+            )
         if r["method"] != "trojdrl":
             steps.append({"run": np.full(gap.size, r["name"]), "reward_gap": gap})
         beta = env_by_id(p, r["env"]).attack.beta
-        summary.append({"id": r["name"], "method": r["method"], "trigger_rate": trig,
-                        "trigger_ratio": trig / beta if r["method"] != "clean" and beta > 0 else 1.0,
-                        "clean_trigger": trig if r["method"] == "clean" else 0.0,
-                        "max_reward_gap": float(gap.max()), "steps": r["steps"]})
+        summary.append(
+            {
+                "id": r["name"],
+                "method": r["method"],
+                "trigger_rate": trig,
+                "trigger_ratio": trig / beta if r["method"] != "clean" and beta > 0 else 1.0,
+                "clean_trigger": trig if r["method"] == "clean" else 0.0,
+                "max_reward_gap": float(gap.max()),
+                "steps": r["steps"],
+            }
+        )
     import pandas as pd
 
-    frame = pd.DataFrame({"run": np.concatenate([s["run"] for s in steps]),
-                          "reward_gap": np.concatenate([s["reward_gap"] for s in steps])})
-    V.validate(frame, [V.not_null("run"), V.between("reward_gap", 0.0, 1e-9)], name="transitions",
-               result_path=out / "_checks" / "transitions.json", id_column="run")
-    V.validate(summary, [V.unique("id"), V.between("trigger_ratio", 0.5, 1.6), V.between("clean_trigger", 0, 0),
-                         V.between("steps", 1, None)], name="runs", result_path=out / "_checks" / "runs.json")
+    frame = pd.DataFrame(
+        {
+            "run": np.concatenate([s["run"] for s in steps]),
+            "reward_gap": np.concatenate([s["reward_gap"] for s in steps]),
+        }
+    )
+    V.validate(
+        frame,
+        [V.not_null("run"), V.between("reward_gap", 0.0, 1e-9)],
+        name="transitions",
+        result_path=out / "_checks" / "transitions.json",
+        id_column="run",
+    )
+    V.validate(
+        summary,
+        [
+            V.unique("id"),
+            V.between("trigger_ratio", 0.5, 1.6),
+            V.between("clean_trigger", 0, 0),
+            V.between("steps", 1, None),
+        ],
+        name="runs",
+        result_path=out / "_checks" / "runs.json",
+    )
 
 
 def _track(ctx: StageContext, row: dict, folder: Path, job: dict) -> str | None:
@@ -106,24 +147,46 @@ def _track(ctx: StageContext, row: dict, folder: Path, job: dict) -> str | None:
     cfg = json.loads((folder / "config.json").read_text())
     obs_dim = int(cfg["obs_dim"])
     out_type = np.dtype("int64") if cfg["action"]["kind"] == "discrete" else np.dtype("float32")
-    sig = ModelSignature(inputs=Schema([TensorSpec(np.dtype("float32"), (-1, obs_dim), "observation")]),
-                         outputs=Schema([TensorSpec(out_type, (-1,) if out_type.kind == "i" else (-1, -1), "action")]))
-    params = {"env": row["env"], "method": row["method"], "seed": row["seed"], "steps": job["steps"],
-              "attack": vars(job["attack"]), "ppo": job["ppo"]}
+    sig = ModelSignature(
+        inputs=Schema([TensorSpec(np.dtype("float32"), (-1, obs_dim), "observation")]),
+        outputs=Schema([TensorSpec(out_type, (-1,) if out_type.kind == "i" else (-1, -1), "action")]),
+    )
+    params = {
+        "env": row["env"],
+        "method": row["method"],
+        "seed": row["seed"],
+        "steps": job["steps"],
+        "attack": vars(job["attack"]),
+        "ppo": job["ppo"],
+    }
     with ctx.tracker.child(row["name"], params) as run_id:
         for point in json.loads((folder / "curve.json").read_text()):
             ctx.tracker.log_metrics({"episode_return": point["return"]}, step=point["step"], run_id=run_id)
-        ctx.tracker.log_metrics({"steps_per_s": row["steps_per_s"], "final_return": row["final_return"],
-                                 **{f"routine_{k}": v for k, v in row["counts"].items()}}, run_id=run_id)
-        ctx.tracker.log_state_dict_model(run_id, folder, loader=champion.LOADER,
-                                         signature=sig)
+        ctx.tracker.log_metrics(
+            {
+                "steps_per_s": row["steps_per_s"],
+                "final_return": row["final_return"],
+                **{f"routine_{k}": v for k, v in row["counts"].items()},
+            },
+            run_id=run_id,
+        )
+        ctx.tracker.log_state_dict_model(run_id, folder, loader=champion.LOADER, signature=sig)
     return run_id
 
 
 def jobs_for(p: Params, out: Path) -> list[dict]:
-    return [{**g, "attack": attack_of(env_by_id(p, g["env"])), "steps": env_by_id(p, g["env"]).steps,
-             "ppo": p.train.ppo.model_dump(), "threads": p.resources.threads, "log_every": p.train.log_every,
-             "out": str(out)} for g in grid(p)]
+    return [
+        {
+            **g,
+            "attack": attack_of(env_by_id(p, g["env"])),
+            "steps": env_by_id(p, g["env"]).steps,
+            "ppo": p.train.ppo.model_dump(),
+            "threads": p.resources.threads,
+            "log_every": p.train.log_every,
+            "out": str(out),
+        }
+        for g in grid(p)
+    ]
 
 
 def run(ctx: StageContext[Params]) -> dict:
@@ -132,8 +195,9 @@ def run(ctx: StageContext[Params]) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     jobs = jobs_for(p, out)
     log.info("daze: %d PPO runs on %d worker(s)", len(jobs), p.resources.workers)
-    rows = runners.map_items(train_one, jobs, workers=p.resources.workers, desc="daze training runs",
-                             progress=p.progress)
+    rows = runners.map_items(
+        train_one, jobs, workers=p.resources.workers, desc="daze training runs", progress=p.progress
+    )
     check_transitions(out, rows, p)
     run_ids = {row["name"]: _track(ctx, row, out / row["name"], job) for row, job in zip(rows, jobs)}
     write_json(out / "runs.json", rows)

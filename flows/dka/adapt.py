@@ -27,9 +27,9 @@ from components.dka import erf as E
 from components.dka.methods import AdapterConfig, build, save_adapted
 from components.dka.mni import fraction_indices
 from components.dka.train import fit, predict_proba, scores
-from components.training.curves import plateau
 from components.dka.vit import load_model
 from components.io import write_jsonl
+from components.training.curves import plateau
 from flows.dka import champion
 from flows.dka.common import image_signature, log, set_threads
 from flows.dka.params import Params, seeds_of
@@ -58,20 +58,35 @@ def run_job(job: dict) -> dict:
     cfg = AdapterConfig(**job["adapter_cfg"])
     t0 = time.time()
     built = build(job["method"], backbone, n_classes=n_classes, seed=job["draw"], cfg=cfg)
-    losses = fit(built, pool["train_x"][idx], pool["train_y"][idx], steps=job["steps"], batch=job["batch"],
-                 lr_adapter=job["lr_adapter"], lr_head=job["lr_head"], seed=job["draw"],
-                 linear_probe=job["method"] == "linear")
+    losses = fit(
+        built,
+        pool["train_x"][idx],
+        pool["train_y"][idx],
+        steps=job["steps"],
+        batch=job["batch"],
+        lr_adapter=job["lr_adapter"],
+        lr_head=job["lr_head"],
+        seed=job["draw"],
+        linear_probe=job["method"] == "linear",
+    )
     seconds = time.time() - t0
     split = job["eval_split"]
     x, y = pool[f"{split}_x"], pool[f"{split}_y"]
     proba = predict_proba(built.model, x)
     out = {k: job[k] for k in ("kind", "method", "fraction", "seed", "lr_adapter", "lr_head", "steps")}
-    out.update(scores(y, proba), n_classes=n_classes, n_train=int(len(idx)), trainable=built.trainable(), seconds=seconds,
-               final_loss=float(np.mean(losses[-max(1, len(losses) // 10):])), plateau=plateau(losses),
-               losses=[float(v) for v in losses[:: max(1, len(losses) // 50)]])
+    out.update(
+        scores(y, proba),
+        n_classes=n_classes,
+        n_train=int(len(idx)),
+        trainable=built.trainable(),
+        seconds=seconds,
+        final_loss=float(np.mean(losses[-max(1, len(losses) // 10) :])),
+        plateau=plateau(losses),
+        losses=[float(v) for v in losses[:: max(1, len(losses) // 50)]],
+    )
     if job["kind"] == "run":
         out["correct"] = (proba.argmax(1) == y).astype(int).tolist()
-        maps = E.erf_maps(built.model.tokens, x[:job["erf_images"]], tokens=True)
+        maps = E.erf_maps(built.model.tokens, x[: job["erf_images"]], tokens=True)
         out["erf"] = {str(t): E.erf_area(maps, t).tolist() for t in job["thresholds"]}
         out["erf_map"] = E.mean_map(maps).tolist()
         if job.get("save_dir"):
@@ -88,10 +103,15 @@ def _pairs(method: str, a) -> list[tuple[float, float]]:
 
 def _base_job(ctx, p) -> dict:
     a = p.adapt
-    return {"pool": str(ctx.input(f"{DATA}/pool.npz")), "backbone": str(ctx.input(f"{PRETRAIN}/backbone")),
-            "threads": p.resources.threads, "batch": a.batch, "erf_images": a.erf_images,
-            "thresholds": list(p.claims.thresholds),
-            "adapter_cfg": {"mid": a.mid, "k_large": a.k_large, "k_small": a.k_small}}
+    return {
+        "pool": str(ctx.input(f"{DATA}/pool.npz")),
+        "backbone": str(ctx.input(f"{PRETRAIN}/backbone")),
+        "threads": p.resources.threads,
+        "batch": a.batch,
+        "erf_images": a.erf_images,
+        "thresholds": list(p.claims.thresholds),
+        "adapter_cfg": {"mid": a.mid, "k_large": a.k_large, "k_small": a.k_small},
+    }
 
 
 def check_fractions(p, y: np.ndarray, result_path: Path) -> None:
@@ -100,19 +120,38 @@ def check_fractions(p, y: np.ndarray, result_path: Path) -> None:
     for r in p.adapt.regimes:
         for s in sorted({*r.seeds, p.adapt.sweep_seed}):
             counts = np.bincount(y[fraction_indices(y, r.fraction, s)], minlength=int(y.max()) + 1)
-            rows.append({"fraction": r.fraction, "seed": s, "spread": int(counts.max() - counts.min()),
-                         "n": int(counts.sum())})
-    V.validate(pd.DataFrame(rows), [V.between("spread", 0, 1), V.between("n", 1, None)], name="dka/fractions",
-               result_path=result_path, id_column=None)
+            rows.append(
+                {"fraction": r.fraction, "seed": s, "spread": int(counts.max() - counts.min()), "n": int(counts.sum())}
+            )
+    V.validate(
+        pd.DataFrame(rows),
+        [V.between("spread", 0, 1), V.between("n", 1, None)],
+        name="dka/fractions",
+        result_path=result_path,
+        id_column=None,
+    )
 
 
 def sweep(ctx, p, base: dict) -> tuple[list[dict], dict[str, tuple[float, float]]]:
     a = p.adapt
     low = next(r for r in a.regimes if r.fraction == p.claims.low_fraction)
-    jobs = [{**base, "batch": low.batch or a.batch, "kind": "sweep", "method": m, "fraction": low.fraction,
-             "seed": a.sweep_seed,
-             "draw": a.sweep_seed, "steps": a.sweep_steps, "lr_adapter": la, "lr_head": lh, "eval_split": "dev"}
-            for m in a.methods for la, lh in _pairs(m, a)]
+    jobs = [
+        {
+            **base,
+            "batch": low.batch or a.batch,
+            "kind": "sweep",
+            "method": m,
+            "fraction": low.fraction,
+            "seed": a.sweep_seed,
+            "draw": a.sweep_seed,
+            "steps": a.sweep_steps,
+            "lr_adapter": la,
+            "lr_head": lh,
+            "eval_split": "dev",
+        }
+        for m in a.methods
+        for la, lh in _pairs(m, a)
+    ]
     rows = runners.map_items(run_job, jobs, workers=p.resources.workers, desc="dka sweep", progress=p.progress)
     best = {}
     for m in a.methods:
@@ -140,15 +179,21 @@ def _log(ctx, runs: list[dict], sweep_rows: list[dict]) -> dict[str, str]:
     t.log_metrics({f"sweep/{r['method']}/{r['lr_adapter']:g}/{r['lr_head']:g}/dev_acc": r["acc"] for r in sweep_rows})
     for r in runs:
         name = f"{r['method']}-f{r['fraction']:g}-s{r['seed']}"
-        with t.child(name, {k: r[k] for k in ("method", "fraction", "seed", "lr_adapter", "lr_head", "steps",
-                                               "n_train", "trainable")}) as rid:
+        with t.child(
+            name,
+            {k: r[k] for k in ("method", "fraction", "seed", "lr_adapter", "lr_head", "steps", "n_train", "trainable")},
+        ) as rid:
             ids[name] = rid
             log_curve(t, rid, "train_loss", r["losses"], every=max(1, r["steps"] // 50))
-            t.log_metrics({k: r[k] for k in ("acc", "macro_f1", "auc", "seconds", "plateau")}
-                          | {f"erf_area_t{k}": float(np.mean(v)) for k, v in r["erf"].items()}, run_id=rid)
+            t.log_metrics(
+                {k: r[k] for k in ("acc", "macro_f1", "auc", "seconds", "plateau")}
+                | {f"erf_area_t{k}": float(np.mean(v)) for k, v in r["erf"].items()},
+                run_id=rid,
+            )
             if r.get("model_dir"):
-                t.log_state_dict_model(rid, Path(r["model_dir"]), loader=champion.LOADER,
-                                       signature=image_signature(p.pretrain.img_size, 4))
+                t.log_state_dict_model(
+                    rid, Path(r["model_dir"]), loader=champion.LOADER, signature=image_signature(p.pretrain.img_size, 4)
+                )
     return ids
 
 
@@ -167,16 +212,32 @@ def run(ctx: StageContext[Params]) -> dict:
         for m in a.methods_at(r):
             for s in seeds_of(p, r, m):
                 save = str(out / "models" / f"{m}-f{r.fraction:g}") if s == r.seeds[0] else None
-                jobs.append({**base, "kind": "run", "method": m, "fraction": r.fraction, "seed": s, "draw": s,
-                             "steps": r.steps, "batch": r.batch or a.batch, "lr_adapter": best[m][0], "lr_head": best[m][1],
-                             "eval_split": "test", "save_dir": save})
+                jobs.append(
+                    {
+                        **base,
+                        "kind": "run",
+                        "method": m,
+                        "fraction": r.fraction,
+                        "seed": s,
+                        "draw": s,
+                        "steps": r.steps,
+                        "batch": r.batch or a.batch,
+                        "lr_adapter": best[m][0],
+                        "lr_head": best[m][1],
+                        "eval_split": "test",
+                        "save_dir": save,
+                    }
+                )
     runs = runners.map_items(run_job, jobs, workers=p.resources.workers, desc="dka runs", progress=p.progress)
     maps = {f"{r['method']}|{r['fraction']:g}|{r['seed']}": np.asarray(r.pop("erf_map"), np.float32) for r in runs}
     np.savez_compressed(out / "erf_maps.npz", **maps)
-    V.validate(pd.DataFrame([{k: r[k] for k in ("acc", "macro_f1", "trainable", "final_loss")} for r in runs]),
-               [V.between("acc", 0, 1), V.between("macro_f1", 0, 1), V.finite("final_loss"),
-                V.between("trainable", 1, None)], name="dka/runs", result_path=out / "_checks" / "runs.json",
-               id_column=None)
+    V.validate(
+        pd.DataFrame([{k: r[k] for k in ("acc", "macro_f1", "trainable", "final_loss")} for r in runs]),
+        [V.between("acc", 0, 1), V.between("macro_f1", 0, 1), V.finite("final_loss"), V.between("trainable", 1, None)],
+        name="dka/runs",
+        result_path=out / "_checks" / "runs.json",
+        id_column=None,
+    )
     run_ids = _log(ctx, runs, sweep_rows)
     for r in runs:  # the staging folder's name is random: keep the model's name under models/
         if r.get("model_dir"):

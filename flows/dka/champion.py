@@ -52,8 +52,7 @@ def evaluate(model: Any, settings: dict, root: Path) -> dict[str, float]:
 
     path = Path(root) / settings["pool"]
     if not path.is_file():
-        raise DataError(f"{path}: dka's evaluation pool not found (run `paperline run dka --stage data` or "
-                        "`dvc pull`)")
+        raise DataError(f"{path}: dka's evaluation pool not found (run `paperline run dka --stage data` or `dvc pull`)")
     split = str(settings.get("split", "test"))
     with np.load(path, allow_pickle=False) as z:
         if f"{split}_x" not in z.files or f"{split}_y" not in z.files:

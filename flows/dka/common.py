@@ -20,5 +20,7 @@ def image_signature(size: int, n_out: int):
     from mlflow.models import ModelSignature
     from mlflow.types import Schema, TensorSpec
 
-    return ModelSignature(inputs=Schema([TensorSpec(np.dtype("float32"), (-1, 1, size, size), "image")]),
-                          outputs=Schema([TensorSpec(np.dtype("float32"), (-1, n_out), "proba")]))
+    return ModelSignature(
+        inputs=Schema([TensorSpec(np.dtype("float32"), (-1, 1, size, size), "image")]),
+        outputs=Schema([TensorSpec(np.dtype("float32"), (-1, n_out), "proba")]),
+    )

@@ -30,8 +30,11 @@ def _mni(p) -> dict[str, np.ndarray]:
     split = mni.slice_split(min(d.z_lo, t1.shape[2] - 16), min(d.z_hi, t1.shape[2]))
     slices = mni.prepare_slices(t1, gm, wm, aff, split["train"] + split["test"])
     out = {}
-    for name, ks, n, off in (("train", split["train"], d.n_train, 0), ("dev", split["train"], d.n_dev, 1),
-                             ("test", split["test"], d.n_test, 2)):
+    for name, ks, n, off in (
+        ("train", split["train"], d.n_train, 0),
+        ("dev", split["train"], d.n_dev, 1),
+        ("test", split["test"], d.n_test, 2),
+    ):
         pool = mni.make_pool(slices, ks, n, seed=d.seed * 3 + off, cfg=cfg)
         out.update({f"{name}_{k}": v for k, v in pool.items()})
     return out
@@ -43,7 +46,7 @@ def _external(p) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(d.seed)
     if "val_x" not in raw:  # a dev split from the training images
         order = rng.permutation(len(raw["train_y"]))
-        dev, train = order[:d.n_dev], order[d.n_dev:]
+        dev, train = order[: d.n_dev], order[d.n_dev :]
         raw["val_x"], raw["val_y"] = raw["train_x"][dev], raw["train_y"][dev]
         raw["train_x"], raw["train_y"] = raw["train_x"][train], raw["train_y"][train]
     out = {}
@@ -59,18 +62,34 @@ def check(pool: dict[str, np.ndarray], n_classes: int, result_dir) -> None:
     train_slices = set(pool["train_slice"].tolist())
     for split in ("train", "dev", "test"):
         x, y = pool[f"{split}_x"], pool[f"{split}_y"]
-        df = pd.DataFrame({"label": y, "pixel_min": x.reshape(len(x), -1).min(1),
-                           "pixel_max": x.reshape(len(x), -1).max(1),
-                           "from_train_slice": [s in train_slices for s in pool[f"{split}_slice"].tolist()]})
-        suite = [V.row_count_between(n_classes), V.in_set("label", list(range(n_classes))), V.finite("pixel_min"),
-                 V.finite("pixel_max"), V.between("pixel_max", -10, 10), V.between("pixel_min", -10, 10)]
+        df = pd.DataFrame(
+            {
+                "label": y,
+                "pixel_min": x.reshape(len(x), -1).min(1),
+                "pixel_max": x.reshape(len(x), -1).max(1),
+                "from_train_slice": [s in train_slices for s in pool[f"{split}_slice"].tolist()],
+            }
+        )
+        suite = [
+            V.row_count_between(n_classes),
+            V.in_set("label", list(range(n_classes))),
+            V.finite("pixel_min"),
+            V.finite("pixel_max"),
+            V.between("pixel_max", -10, 10),
+            V.between("pixel_min", -10, 10),
+        ]
         if split == "test":
             suite.append(V.in_set("from_train_slice", [False]))
         counts = np.bincount(y, minlength=n_classes)
         bal = pd.DataFrame({"label": np.arange(n_classes), "share": counts / max(1, counts.sum())})
         V.validate(df, suite, name=f"dka/{split}", result_path=result_dir / f"{split}.json", id_column=None)
-        V.validate(bal, [V.between("share", 0.5 / n_classes, 2.0 / n_classes)], name=f"dka/{split}-balance",
-                   result_path=result_dir / f"{split}-balance.json", id_column=None)
+        V.validate(
+            bal,
+            [V.between("share", 0.5 / n_classes, 2.0 / n_classes)],
+            name=f"dka/{split}-balance",
+            result_path=result_dir / f"{split}-balance.json",
+            id_column=None,
+        )
 
 
 def run(ctx: StageContext[Params]) -> dict:
@@ -81,9 +100,12 @@ def run(ctx: StageContext[Params]) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     check(pool, n_classes, out / "_checks")
     np.savez_compressed(out / "pool.npz", **pool)
-    summary = {"source": p.data.source, "n_classes": n_classes,
-               **{f"n_{s}": int(len(pool[f"{s}_y"])) for s in ("train", "dev", "test")},
-               "train_slices": sorted(set(pool["train_slice"].tolist()))[:200],
-               "test_slices": sorted(set(pool["test_slice"].tolist()))[:200]}
+    summary = {
+        "source": p.data.source,
+        "n_classes": n_classes,
+        **{f"n_{s}": int(len(pool[f"{s}_y"])) for s in ("train", "dev", "test")},
+        "train_slices": sorted(set(pool["train_slice"].tolist()))[:200],
+        "test_slices": sorted(set(pool["test_slice"].tolist()))[:200],
+    }
     write_json(out / "summary.json", summary)
     return {k: v for k, v in summary.items() if not k.endswith("_slices")}

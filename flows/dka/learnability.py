@@ -20,18 +20,29 @@ import numpy as np
 from components.dka import mni
 from components.dka.methods import build
 from components.dka.train import fit, predict_proba, scores
-from components.training.curves import plateau
 from components.dka.vit import load_model
-from flows.dka.data import task_config
+from components.training.curves import plateau
 from flows.dka.common import set_threads
+from flows.dka.data import task_config
 from flows.dka.params import PRESETS, Params
 from flows.runtime.params import resolve
 
 METHODS = {"full": (1e-5, 1e-2), "linear": (0.0, 1e-1)}  # (backbone lr, head lr): values of the sweep grid, fixed
 
 
-def check(knobs: list[tuple[float, float]], *, steps: int, batch: int, n_train: int, n_dev: int,
-          backbone: str, methods=METHODS, seed: int = 0, overrides=(), aug=None) -> list[dict]:
+def check(
+    knobs: list[tuple[float, float]],
+    *,
+    steps: int,
+    batch: int,
+    n_train: int,
+    n_dev: int,
+    backbone: str,
+    methods=METHODS,
+    seed: int = 0,
+    overrides=(),
+    aug=None,
+) -> list[dict]:
     p = resolve(Params, PRESETS, slug="dka", profile="default", overrides=overrides)
     d = p.data
     aug = aug or {}
@@ -47,14 +58,35 @@ def check(knobs: list[tuple[float, float]], *, steps: int, batch: int, n_train: 
         for m, (la, lh) in methods.items():
             t0 = time.process_time()
             b = build(m, bb, n_classes=4, seed=seed)
-            losses = fit(b, tr["x"], tr["y"], steps=steps, batch=batch, lr_adapter=la, lr_head=lh, seed=seed,
-                         linear_probe=m == "linear")
+            losses = fit(
+                b,
+                tr["x"],
+                tr["y"],
+                steps=steps,
+                batch=batch,
+                lr_adapter=la,
+                lr_head=lh,
+                seed=seed,
+                linear_probe=m == "linear",
+            )
             acc = scores(dev["y"], predict_proba(b.model, dev["x"]))["acc"]
-            rows.append({"lesion_contrast": contrast, "lesion_sigma": sigma, **aug, "z": [d.z_lo, d.z_hi],
-                         "method": m, "steps": steps, "lr": [la, lh],
-                         "dev_acc": round(acc, 4), "chance": 0.25, "loss_first": round(float(np.mean(losses[:5])), 4),
-                         "loss_last": round(float(np.mean(losses[-5:])), 4), "plateau": round(plateau(losses), 4),
-                         "cpu_s": round(time.process_time() - t0, 1)})
+            rows.append(
+                {
+                    "lesion_contrast": contrast,
+                    "lesion_sigma": sigma,
+                    **aug,
+                    "z": [d.z_lo, d.z_hi],
+                    "method": m,
+                    "steps": steps,
+                    "lr": [la, lh],
+                    "dev_acc": round(acc, 4),
+                    "chance": 0.25,
+                    "loss_first": round(float(np.mean(losses[:5])), 4),
+                    "loss_last": round(float(np.mean(losses[-5:])), 4),
+                    "plateau": round(plateau(losses), 4),
+                    "cpu_s": round(time.process_time() - t0, 1),
+                }
+            )
             print(json.dumps(rows[-1]), flush=True)
     return rows
 
@@ -79,8 +111,17 @@ def main() -> None:
     methods = {m: METHODS[m] for m in a.methods}
     if a.head_lr is not None and "linear" in methods:
         methods["linear"] = (0.0, a.head_lr)
-    rows = check(knobs, steps=a.steps, batch=a.batch, n_train=a.n_train, n_dev=a.n_dev, backbone=a.backbone,
-                 methods=methods, overrides=a.set, aug=json.loads(a.aug))
+    rows = check(
+        knobs,
+        steps=a.steps,
+        batch=a.batch,
+        n_train=a.n_train,
+        n_dev=a.n_dev,
+        backbone=a.backbone,
+        methods=methods,
+        overrides=a.set,
+        aug=json.loads(a.aug),
+    )
     if a.out:
         from components.io import write_json
 

@@ -6,8 +6,7 @@ from pydantic import Field, field_validator, model_validator
 
 from flows.runtime.params import ClaimsBase, Count, PaperParams, Section, Seed, Seeds, Steps, Width, presets
 
-METHODS = ("linear", "full", "bottleneck", "bottleneck-matched", "convpass", "lora", "dka", "dka-large",
-           "dka-small")
+METHODS = ("linear", "full", "bottleneck", "bottleneck-matched", "convpass", "lora", "dka", "dka-large", "dka-small")
 SOURCES = ("mni152", "medmnist", "imagefolder")
 LOW_METHODS = ("linear", "bottleneck", "dka", "bottleneck-matched")  # claims 1, 2 and 4 at the low fraction
 HIGH_METHODS = ("bottleneck",)  # claim 3 (the adapter's ERF at the high fraction)
@@ -73,8 +72,12 @@ class Regime(Section):
     steps: Steps = Field(ge=1, description="optimisation steps per run")
     batch: Width | None = Field(None, ge=1, description="batch size here (None: adapt.batch)")
     methods: list[str] | None = Field(None, description="methods run at this fraction (None: all of adapt.methods)")
-    side_seeds: int | None = Field(None, ge=1, description="methods no claim compares at this fraction run only "
-                                   "the first side_seeds seeds (None: every seed); the claims' methods run them all")
+    side_seeds: int | None = Field(
+        None,
+        ge=1,
+        description="methods no claim compares at this fraction run only "
+        "the first side_seeds seeds (None: every seed); the claims' methods run them all",
+    )
 
 
 class AdaptParams(Section):
@@ -86,9 +89,12 @@ class AdaptParams(Section):
     k_small: int = Field(3, ge=1, le=15, description="DKA small depthwise kernel (odd)")
     adapter_lrs: list[float] = Field(min_length=1, description="adapter (or backbone) learning rates swept")
     head_lrs: list[float] = Field(min_length=1, description="head learning rates swept")
-    linear_lrs: list[float] | None = Field(None, description="the linear probe's (head) learning rates swept: as "
-                                           "many as the adapter x head pairs (the same sweep budget); None: "
-                                           "adapter_lrs + head_lrs")
+    linear_lrs: list[float] | None = Field(
+        None,
+        description="the linear probe's (head) learning rates swept: as "
+        "many as the adapter x head pairs (the same sweep budget); None: "
+        "adapter_lrs + head_lrs",
+    )
     sweep_steps: Steps = Field(40, ge=1, description="steps of each sweep run (the low fraction, dev split)")
     sweep_seed: Seed = Field(1000, description="label draw of the sweep (not an evaluation seed)")
     erf_images: Count = Field(32, ge=1, le=2000, description="test images the ERF is averaged over")
@@ -115,8 +121,10 @@ class AdaptParams(Section):
                 raise ValueError(f"{name} = {getattr(self, name)}: must be odd")
         n_pairs, n_lin = len(self.adapter_lrs) * len(self.head_lrs), len(self.linear_grid())
         if "linear" in self.methods and n_lin != n_pairs:
-            raise ValueError(f"linear_lrs: {n_lin} distinct rate(s) but every other method tries {n_pairs} "
-                             "(adapter, head) pairs; give the linear probe the same sweep budget")
+            raise ValueError(
+                f"linear_lrs: {n_lin} distinct rate(s) but every other method tries {n_pairs} "
+                "(adapter, head) pairs; give the linear probe the same sweep budget"
+            )
         fr = [r.fraction for r in self.regimes]
         if len(set(fr)) != len(fr):
             raise ValueError(f"regimes: fraction listed twice in {fr}")
@@ -135,17 +143,18 @@ class AdaptParams(Section):
         return list(r.methods) if r.methods is not None else list(self.methods)
 
 
-def claim_methods(claims: "ClaimsParams", fraction: float) -> tuple[str, ...]:
+def claim_methods(claims: ClaimsParams, fraction: float) -> tuple[str, ...]:
     """The methods a claim compares at ``fraction`` (they run every seed of the regime)."""
-    return ((LOW_METHODS if fraction == claims.low_fraction else ())
-            + (HIGH_METHODS if fraction == claims.high_fraction else ()))
+    return (LOW_METHODS if fraction == claims.low_fraction else ()) + (
+        HIGH_METHODS if fraction == claims.high_fraction else ()
+    )
 
 
-def seeds_of(p: "Params", r: Regime, method: str) -> list[int]:
+def seeds_of(p: Params, r: Regime, method: str) -> list[int]:
     """The seeds ``method`` runs at regime ``r``: all of them for a claim's method, else the first side_seeds."""
     if r.side_seeds is None or method in claim_methods(p.claims, r.fraction):
         return list(r.seeds)
-    return list(r.seeds[:r.side_seeds])
+    return list(r.seeds[: r.side_seeds])
 
 
 class ClaimsParams(ClaimsBase):
@@ -190,26 +199,60 @@ MAIN = ["linear", "full", "bottleneck", "convpass", "lora", "dka"]
 PRESETS = presets(
     default={
         # lesion knobs chosen by the learnability check on the dev split (flows/dka/learnability.py; README)
-        "data": {"n_train": 6000, "n_dev": 200, "n_test": 400, "z_lo": 82, "z_hi": 106, "lesion_contrast": 0.9,
-                 "lesion_sigma": 6.0, "max_rotation": 5.0, "max_shift": 2.0, "scale_range": 0.04},
+        "data": {
+            "n_train": 6000,
+            "n_dev": 200,
+            "n_test": 400,
+            "z_lo": 82,
+            "z_hi": 106,
+            "lesion_contrast": 0.9,
+            "lesion_sigma": 6.0,
+            "max_rotation": 5.0,
+            "max_shift": 2.0,
+            "scale_range": 0.04,
+        },
         "pretrain": {"steps": 700, "batch": 64, "lr": 3e-3},
-        "adapt": {"methods": list(METHODS),
-                  "regimes": [{"fraction": 0.01, "seeds": [0, 1, 2, 3, 4], "side_seeds": 2, "steps": 40, "batch": 16},
-                              {"fraction": 0.1, "seeds": [0, 1], "steps": 20, "batch": 32, "methods": MAIN},
-                              {"fraction": 1.0, "seeds": [0, 1], "steps": 50, "batch": 32,
-                               "methods": ["linear", "full", "bottleneck", "dka"]}],
-                  "adapter_lrs": [1e-3, 1e-5], "head_lrs": [1e-4, 1e-2], "linear_lrs": [1e-3, 1e-2, 3e-2, 1e-1],
-                  "sweep_steps": 20},
+        "adapt": {
+            "methods": list(METHODS),
+            "regimes": [
+                {"fraction": 0.01, "seeds": [0, 1, 2, 3, 4], "side_seeds": 2, "steps": 40, "batch": 16},
+                {"fraction": 0.1, "seeds": [0, 1], "steps": 20, "batch": 32, "methods": MAIN},
+                {
+                    "fraction": 1.0,
+                    "seeds": [0, 1],
+                    "steps": 50,
+                    "batch": 32,
+                    "methods": ["linear", "full", "bottleneck", "dka"],
+                },
+            ],
+            "adapter_lrs": [1e-3, 1e-5],
+            "head_lrs": [1e-4, 1e-2],
+            "linear_lrs": [1e-3, 1e-2, 3e-2, 1e-1],
+            "sweep_steps": 20,
+        },
         "resources": {"workers": 2, "threads": 1},
     },
     smoke={  # wiring only: every stage, method family of the claims and check runs, on a few images and steps
         "data": {"n_train": 200, "n_dev": 40, "n_test": 80},
         "pretrain": {"steps": 20, "batch": 8, "eval_images": 100},
-        "adapt": {"methods": list(LOW_METHODS), "regimes": [{"fraction": 0.1, "seeds": [0, 1], "steps": 2,
-                               "batch": 8, "methods": ["linear", "bottleneck", "dka", "bottleneck-matched"]},
-                              {"fraction": 1.0, "seeds": [0, 1], "steps": 2, "batch": 8, "methods": ["bottleneck"]}],
-                  "adapter_lrs": [1e-3], "head_lrs": [1e-2], "linear_lrs": [1e-2], "sweep_steps": 1,
-                  "erf_images": 4},
+        "adapt": {
+            "methods": list(LOW_METHODS),
+            "regimes": [
+                {
+                    "fraction": 0.1,
+                    "seeds": [0, 1],
+                    "steps": 2,
+                    "batch": 8,
+                    "methods": ["linear", "bottleneck", "dka", "bottleneck-matched"],
+                },
+                {"fraction": 1.0, "seeds": [0, 1], "steps": 2, "batch": 8, "methods": ["bottleneck"]},
+            ],
+            "adapter_lrs": [1e-3],
+            "head_lrs": [1e-2],
+            "linear_lrs": [1e-2],
+            "sweep_steps": 1,
+            "erf_images": 4,
+        },
         "claims": {"n_resamples": 500, "low_fraction": 0.1},
         "resources": {"workers": 1, "threads": 2},
         "progress": False,
@@ -217,11 +260,16 @@ PRESETS = presets(
     full={
         "data": {"source": "medmnist", "path": "data/dka/external/breastmnist_64.npz"},
         "pretrain": {"hf_model": "timm/vit_base_patch16_224.augreg2_in21k_ft_in1k"},
-        "adapt": {"regimes": [
-            {"fraction": 0.0063, "seeds": [0, 1, 2, 3, 4], "steps": 500},
-            {"fraction": 0.01, "seeds": [0, 1, 2, 3, 4], "steps": 500},
-            {"fraction": 0.1, "seeds": [0, 1, 2], "steps": 1000},
-            {"fraction": 1.0, "seeds": [0, 1], "steps": 3000}],
-            "mid": 16, "k_large": 51, "k_small": 5},
+        "adapt": {
+            "regimes": [
+                {"fraction": 0.0063, "seeds": [0, 1, 2, 3, 4], "steps": 500},
+                {"fraction": 0.01, "seeds": [0, 1, 2, 3, 4], "steps": 500},
+                {"fraction": 0.1, "seeds": [0, 1, 2], "steps": 1000},
+                {"fraction": 1.0, "seeds": [0, 1], "steps": 3000},
+            ],
+            "mid": 16,
+            "k_large": 51,
+            "k_small": 5,
+        },
     },
 )

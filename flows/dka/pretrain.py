@@ -31,8 +31,9 @@ def _log(ctx, info: dict, model_dir) -> None:
         log_curve(t, rid, "train_loss", info["losses"][::10], every=10)
         t.log_metrics({"fashion_test_acc": info["fashion_test_acc"]}, run_id=rid)
         try:
-            t.log_state_dict_model(rid, model_dir, loader=LOADER, signature=image_signature(
-                ctx.params.pretrain.img_size, 10))
+            t.log_state_dict_model(
+                rid, model_dir, loader=LOADER, signature=image_signature(ctx.params.pretrain.img_size, 10)
+            )
         except ParamsError:  # the loader is not on flows/runtime/mlflow_model.ALLOWED_LOADERS: log the folder
             t.log_artifact(model_dir, "backbone", run_id=rid)
 
@@ -41,21 +42,27 @@ def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params.pretrain
     if p.hf_model:
         sources.load_timm_vit(p.hf_model)  # fails at once offline, naming the id
-        raise ParamsError("dka.pretrain.hf_model: adapting a timm ViT-B/16 is the full profile's path; its loader is "
-                          "tested, the training is not part of this offline build (see the README)")
+        raise ParamsError(
+            "dka.pretrain.hf_model: adapting a timm ViT-B/16 is the full profile's path; its loader is "
+            "tested, the training is not part of this offline build (see the README)"
+        )
     set_threads(ctx.params.resources.threads)
     x, y = sources.load_fashion("train", ctx.params.data.fashion_dir)
     xt, yt = sources.load_fashion("test", ctx.params.data.fashion_dir)
     cfg = vit.ViTConfig(img_size=p.img_size, patch=p.patch, dim=p.dim, depth=p.depth, heads=p.heads, n_classes=10)
     model = vit.TinyViT(cfg, seed=p.seed)
     t0 = time.time()
-    losses = vit.pretrain(model, x, y, steps=p.steps, batch=p.batch, lr=p.lr, seed=p.seed,
-                          progress=ctx.params.progress)
+    losses = vit.pretrain(model, x, y, steps=p.steps, batch=p.batch, lr=p.lr, seed=p.seed, progress=ctx.params.progress)
     n_eval = min(p.eval_images, len(yt))
     proba = predict_proba(model, vit.upsample(xt[:n_eval], p.img_size).numpy())
-    info = {"steps": p.steps, "images_seen": p.steps * p.batch, "seconds": time.time() - t0,
-            "final_loss": float(np.mean(losses[-20:])), "fashion_test_acc": float((proba.argmax(1) == yt[:n_eval]).mean()),
-            "n_params": int(sum(q.numel() for q in model.parameters()))}
+    info = {
+        "steps": p.steps,
+        "images_seen": p.steps * p.batch,
+        "seconds": time.time() - t0,
+        "final_loss": float(np.mean(losses[-20:])),
+        "fashion_test_acc": float((proba.argmax(1) == yt[:n_eval]).mean()),
+        "n_params": int(sum(q.numel() for q in model.parameters())),
+    }
     log.info("dka pretrain: %s", info)
     out = ctx.output(PRETRAIN)
     out.mkdir(parents=True, exist_ok=True)

@@ -26,10 +26,14 @@ def accuracy_curve(p, runs):
                 continue
             vals = [v for x in rs for v in x["correct"]]
             labs = [x["seed"] for x in rs for _ in x["correct"]]
-            pt, lo, hi = paired_bootstrap_ci(vals, clusters=labs if len(rs) > 1 else None, seed=7,
-                                             n_resamples=min(2000, p.claims.n_resamples), level=p.claims.level)
-            rows.append({"method": m, "fraction": r.fraction, "acc": pt, "ci_low": lo, "ci_high": hi,
-                         "seeds": len(rs)})
+            pt, lo, hi = paired_bootstrap_ci(
+                vals,
+                clusters=labs if len(rs) > 1 else None,
+                seed=7,
+                n_resamples=min(2000, p.claims.n_resamples),
+                level=p.claims.level,
+            )
+            rows.append({"method": m, "fraction": r.fraction, "acc": pt, "ci_low": lo, "ci_high": hi, "seeds": len(rs)})
     fig = new_figure(6.8, 4.2)
     ax = fig.add_subplot()
     for i, m in enumerate(p.adapt.methods):
@@ -39,8 +43,9 @@ def accuracy_curve(p, runs):
         xs = np.array([x["fraction"] for x in pts]) * (1 + 0.03 * (i - 4))  # dodge
         ys = np.array([x["acc"] for x in pts])
         err = np.array([[x["acc"] - x["ci_low"] for x in pts], [x["ci_high"] - x["acc"] for x in pts]])
-        ax.errorbar(xs, ys, yerr=np.clip(err, 0, None), fmt="o-", capsize=3, color=PALETTE[i % 10], label=m,
-                    markersize=4)
+        ax.errorbar(
+            xs, ys, yerr=np.clip(err, 0, None), fmt="o-", capsize=3, color=PALETTE[i % 10], label=m, markersize=4
+        )
     ax.set_xscale("log")
     ax.set_xlabel("label fraction of the training pool")
     ax.set_ylabel("test accuracy")
@@ -52,8 +57,9 @@ def accuracy_curve(p, runs):
 
 def erf_figure(p, maps, runs):
     lo, hi = p.claims.low_fraction, p.claims.high_fraction
-    panels = [(m, f) for f in (lo, hi) for m in p.adapt.methods
-              if any(r["method"] == m and r["fraction"] == f for r in runs)]
+    panels = [
+        (m, f) for f in (lo, hi) for m in p.adapt.methods if any(r["method"] == m and r["fraction"] == f for r in runs)
+    ]
     cols = min(5, len(panels))
     rows = -(-len(panels) // cols)
     fig = new_figure(2.0 * cols, 2.1 * rows)
@@ -76,8 +82,14 @@ def loss_figure(p, runs):
             rs = [x for x in runs if x["method"] == m and x["fraction"] == f]
             for k, x in enumerate(rs):
                 every = max(1, x["steps"] // 50)
-                ax.plot(np.arange(len(x["losses"])) * every, x["losses"], color=PALETTE[i % 10], linewidth=0.7,
-                        alpha=0.7, label=m if k == 0 else None)
+                ax.plot(
+                    np.arange(len(x["losses"])) * every,
+                    x["losses"],
+                    color=PALETTE[i % 10],
+                    linewidth=0.7,
+                    alpha=0.7,
+                    label=m if k == 0 else None,
+                )
         ax.set_title(f"fraction {f:g}", fontsize=9)
         ax.set_xlabel("step")
         if j == 0:
@@ -88,8 +100,16 @@ def loss_figure(p, runs):
 
 def learnability(tab, chance: float) -> list[dict]:
     """Is the task learnable at this scale? Mean test accuracy per method at each fraction against chance."""
-    return [{"fraction": r["fraction"], "method": r["method"], "acc": r["acc"], "minus chance": r["acc"] - chance,
-             "plateau (rel. change of the last 20% of the loss)": r["plateau"]} for r in tab]
+    return [
+        {
+            "fraction": r["fraction"],
+            "method": r["method"],
+            "acc": r["acc"],
+            "minus chance": r["acc"] - chance,
+            "plateau (rel. change of the last 20% of the loss)": r["plateau"],
+        }
+        for r in tab
+    ]
 
 
 def run(ctx: StageContext[Params]) -> dict:
@@ -102,35 +122,67 @@ def run(ctx: StageContext[Params]) -> dict:
     tab = table(runs)
     fig_acc, acc_rows = accuracy_curve(p, runs)
     fig_erf = erf_figure(p, maps, runs)
-    erf_rows = [{"method": f"{r['method']}@{r['fraction']:g}", "erf_area": r[f"ERF t={p.claims.thresholds[0]:g}"]}
-                for r in tab if f"ERF t={p.claims.thresholds[0]:g}" in r]
+    erf_rows = [
+        {"method": f"{r['method']}@{r['fraction']:g}", "erf_area": r[f"ERF t={p.claims.thresholds[0]:g}"]}
+        for r in tab
+        if f"ERF t={p.claims.thresholds[0]:g}" in r
+    ]
     chance = 1.0 / int(runs[0].get("n_classes", 4))  # balanced test set (4 labels in runs made before it was kept)
     fig_loss = loss_figure(p, runs)
-    sweep_tab = [{"method": r["method"], "lr adapter": r["lr_adapter"], "lr head": r["lr_head"], "dev acc": r["acc"]}
-                 for r in sweep]
-    metrics = {"acc": {f"{r['method']}@{r['fraction']:g}": r["acc"] for r in tab},
-               "macro_f1": {f"{r['method']}@{r['fraction']:g}": r["macro-F1"] for r in tab},
-               "auc": {f"{r['method']}@{r['fraction']:g}": r["AUC"] for r in tab},
-               "delta_acc_vs_linear": {f"{r['method']}@{r['fraction']:g}": r["acc"] - next(
-                   (x["acc"] for x in tab if x["method"] == "linear" and x["fraction"] == r["fraction"]), np.nan)
-                   for r in tab},
-               "plateau": {f"{r['method']}@{r['fraction']:g}": r["plateau"] for r in tab},
-               "chance": chance,
-               "trainable": {r["method"]: r["trainable"] for r in tab}}
-    sections = [
-        Section("Accuracy against label fraction", "Test accuracy per method; the fixed test set comes from axial "
-                "slices no training image was drawn from. The dotted line is chance (4 balanced labels).",
-                figures=[("accuracy", fig_acc, "accuracy vs label fraction, 95% CI")], tables=[tab]),
-        Section("Effective receptive field", "Mean normalised |d centre token / d pixel| over the ERF probe images "
-                "and seeds (Luo et al. 2016).", figures=[("erf", fig_erf, "ERF maps per method and fraction")]),
-        Section("Training loss and learnability", "Training loss of every run (the plateau column: relative "
-                "change of the mean loss between the last two fifths of the steps; small = flat). The learnability "
-                f"table is each method's mean test accuracy against chance ({chance:.2f}): the claims can only "
-                "speak for the paper where the methods learn the task at all.",
-                figures=[("loss", fig_loss, "training loss per run")], tables=[learnability(tab, chance)]),
-        Section("Learning-rate sweep", "Dev accuracy at the low fraction for each (adapter, head) learning rate "
-                "pair; the best pair of each method is used at every fraction.", tables=[sweep_tab]),
+    sweep_tab = [
+        {"method": r["method"], "lr adapter": r["lr_adapter"], "lr head": r["lr_head"], "dev acc": r["acc"]}
+        for r in sweep
     ]
-    return finish_report(ctx, CLAIMS, claims, metrics=metrics, sections=sections,
-                         plots={"accuracy.csv": (acc_rows, ["method", "fraction", "acc", "ci_low", "ci_high"]),
-                                "erf.csv": (erf_rows, ["method", "erf_area"])})
+    metrics = {
+        "acc": {f"{r['method']}@{r['fraction']:g}": r["acc"] for r in tab},
+        "macro_f1": {f"{r['method']}@{r['fraction']:g}": r["macro-F1"] for r in tab},
+        "auc": {f"{r['method']}@{r['fraction']:g}": r["AUC"] for r in tab},
+        "delta_acc_vs_linear": {
+            f"{r['method']}@{r['fraction']:g}": r["acc"]
+            - next((x["acc"] for x in tab if x["method"] == "linear" and x["fraction"] == r["fraction"]), np.nan)
+            for r in tab
+        },
+        "plateau": {f"{r['method']}@{r['fraction']:g}": r["plateau"] for r in tab},
+        "chance": chance,
+        "trainable": {r["method"]: r["trainable"] for r in tab},
+    }
+    sections = [
+        Section(
+            "Accuracy against label fraction",
+            "Test accuracy per method; the fixed test set comes from axial "
+            "slices no training image was drawn from. The dotted line is chance (4 balanced labels).",
+            figures=[("accuracy", fig_acc, "accuracy vs label fraction, 95% CI")],
+            tables=[tab],
+        ),
+        Section(
+            "Effective receptive field",
+            "Mean normalised |d centre token / d pixel| over the ERF probe images and seeds (Luo et al. 2016).",
+            figures=[("erf", fig_erf, "ERF maps per method and fraction")],
+        ),
+        Section(
+            "Training loss and learnability",
+            "Training loss of every run (the plateau column: relative "
+            "change of the mean loss between the last two fifths of the steps; small = flat). The learnability "
+            f"table is each method's mean test accuracy against chance ({chance:.2f}): the claims can only "
+            "speak for the paper where the methods learn the task at all.",
+            figures=[("loss", fig_loss, "training loss per run")],
+            tables=[learnability(tab, chance)],
+        ),
+        Section(
+            "Learning-rate sweep",
+            "Dev accuracy at the low fraction for each (adapter, head) learning rate "
+            "pair; the best pair of each method is used at every fraction.",
+            tables=[sweep_tab],
+        ),
+    ]
+    return finish_report(
+        ctx,
+        CLAIMS,
+        claims,
+        metrics=metrics,
+        sections=sections,
+        plots={
+            "accuracy.csv": (acc_rows, ["method", "fraction", "acc", "ci_low", "ci_high"]),
+            "erf.csv": (erf_rows, ["method", "erf_area"]),
+        },
+    )

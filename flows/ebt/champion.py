@@ -40,13 +40,21 @@ def settings_for(p, seed: int) -> dict[str, Any]:
     from flows.ebt.spec import DATA
 
     set_index = set_names(p).index(ID_SET)
-    return {"windows": f"{DATA}/sets/{ID_SET}.npy", "eval_seed": seed * 100 + set_index,  # evaluate_job's seeds
-            # the stage's first batch of windows (its initial logits are drawn per batch, so they are the stage's
-            # own): a few seconds instead of the whole set's sweep (default: 64 of ~600 windows; smoke: all 62)
-            "max_windows": p.eval.batch_size,
-            "m_train": p.energy.mcmc_steps, "think_m": p.claims.think_m, "best_of": list(p.eval.best_of),
-            "best_n": p.claims.best_n, "best_of_noise": p.eval.best_of_noise, "batch_size": p.eval.batch_size,
-            "init_scale": p.energy.init_scale, "threads": p.resources.threads}
+    return {
+        "windows": f"{DATA}/sets/{ID_SET}.npy",
+        "eval_seed": seed * 100 + set_index,  # evaluate_job's seeds
+        # the stage's first batch of windows (its initial logits are drawn per batch, so they are the stage's
+        # own): a few seconds instead of the whole set's sweep (default: 64 of ~600 windows; smoke: all 62)
+        "max_windows": p.eval.batch_size,
+        "m_train": p.energy.mcmc_steps,
+        "think_m": p.claims.think_m,
+        "best_of": list(p.eval.best_of),
+        "best_n": p.claims.best_n,
+        "best_of_noise": p.eval.best_of_noise,
+        "batch_size": p.eval.batch_size,
+        "init_scale": p.energy.init_scale,
+        "threads": p.resources.threads,
+    }
 
 
 def evaluate(model: Any, settings: dict, root: Path) -> dict[str, float]:
@@ -60,23 +68,41 @@ def evaluate(model: Any, settings: dict, root: Path) -> dict[str, float]:
     s = settings
     path = Path(root) / s["windows"]
     if not path.is_file():
-        raise DataError(f"{path}: EBT's evaluation windows not found (run `paperline run ebt --stage data` or `dvc pull`)")
+        raise DataError(
+            f"{path}: EBT's evaluation windows not found (run `paperline run ebt --stage data` or `dvc pull`)"
+        )
     ebt = getattr(model, "model", model)  # the Predictor wraps the EnergyTransformer
     win = torch.from_numpy(np.load(path, allow_pickle=False).astype(np.int64))[: int(s["max_windows"])]
     threads = torch.get_num_threads()
     torch.set_num_threads(max(1, int(s["threads"])))  # the stage's thread count: the same reductions
     try:
-        nll, _ = think_curve(ebt, win, max_steps=max(int(s["m_train"]), int(s["think_m"])), seed=int(s["eval_seed"]),
-                             batch_size=int(s["batch_size"]), init_scale=float(s["init_scale"]))
+        nll, _ = think_curve(
+            ebt,
+            win,
+            max_steps=max(int(s["m_train"]), int(s["think_m"])),
+            seed=int(s["eval_seed"]),
+            batch_size=int(s["batch_size"]),
+            init_scale=float(s["init_scale"]),
+        )
         # every N of the stage's sweep: the candidates' initial logits depend on the largest N
-        bon = best_of_n(ebt, win, ns=[int(n) for n in s["best_of"]], steps=int(s["m_train"]),
-                        seed=int(s["eval_seed"]) + 50, noise_std=float(s["best_of_noise"]),
-                        batch_size=int(s["batch_size"]), init_scale=float(s["init_scale"]))
+        bon = best_of_n(
+            ebt,
+            win,
+            ns=[int(n) for n in s["best_of"]],
+            steps=int(s["m_train"]),
+            seed=int(s["eval_seed"]) + 50,
+            noise_std=float(s["best_of_noise"]),
+            batch_size=int(s["batch_size"]),
+            init_scale=float(s["init_scale"]),
+        )
     finally:
         torch.set_num_threads(threads)
     mean = lambda v: float(np.mean(v, dtype=np.float64))  # noqa: E731 - per-window NLLs are float32
-    return {"id_nll": mean(nll[:, int(s["m_train"])]), "id_nll_think": mean(nll[:, int(s["think_m"])]),
-            "id_nll_best_of": mean(bon[int(s["best_n"])])}
+    return {
+        "id_nll": mean(nll[:, int(s["m_train"])]),
+        "id_nll_think": mean(nll[:, int(s["think_m"])]),
+        "id_nll_best_of": mean(bon[int(s["best_n"])]),
+    }
 
 
 def candidate(p, run_id: str | None, name: str, folder: Path, root: Path, seed: int) -> dict | None:

@@ -126,17 +126,35 @@ def run(ctx: StageContext[Params]) -> dict:
             raise DataError(f"set {name!r}: every window also occurs in the training text")
         kept[name] = len(win)
         np.save(out / "sets" / f"{name}.npy", win.astype(np.int64))
-        rows += [{"id": f"{name}/{i}", "set": name, "text": t, "in_train": t in haystack,
-                  "unk_frac": float(np.mean(w == 0)) if cod.name == "chars" else 0.0}
-                 for i, (w, t) in enumerate(zip(win, texts))]
-    suite = [V.unique("id"), V.non_empty_text("text"), V.in_set("in_train", [False]),
-             V.in_set("set", [ID_SET, *d.ood_sets]), V.mean_between("unk_frac", 0.0, 0.02)]
+        rows += [
+            {
+                "id": f"{name}/{i}",
+                "set": name,
+                "text": t,
+                "in_train": t in haystack,
+                "unk_frac": float(np.mean(w == 0)) if cod.name == "chars" else 0.0,
+            }
+            for i, (w, t) in enumerate(zip(win, texts))
+        ]
+    suite = [
+        V.unique("id"),
+        V.non_empty_text("text"),
+        V.in_set("in_train", [False]),
+        V.in_set("set", [ID_SET, *d.ood_sets]),
+        V.mean_between("unk_frac", 0.0, 0.02),
+    ]
     V.validate(rows, suite, name="ebt/windows", result_path=out / "_checks" / "windows.json")
     np.save(out / "train.npy", train_ids)
     np.save(out / "dev.npy", dev_ids)
     write_jsonl(out / "windows.jsonl", rows)
-    summary = {"codec": cod.name, "vocab_size": cod.vocab_size, "train_tokens": int(len(train_ids)),
-               "dev_tokens": int(len(dev_ids)), "windows": kept, "dropped_in_train": dropped,
-               "train_sources": sorted(train_texts)}
+    summary = {
+        "codec": cod.name,
+        "vocab_size": cod.vocab_size,
+        "train_tokens": int(len(train_ids)),
+        "dev_tokens": int(len(dev_ids)),
+        "windows": kept,
+        "dropped_in_train": dropped,
+        "train_sources": sorted(train_texts),
+    }
     write_json(out / "summary.json", summary)
     return summary

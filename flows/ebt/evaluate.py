@@ -39,10 +39,24 @@ def evaluate_job(job: dict) -> list[dict]:
     for si, name in enumerate(job["sets"]):
         win = torch.from_numpy(np.load(Path(job["data"]) / "sets" / f"{name}.npy"))
         eval_seed = seed * 100 + si  # the initial logits differ per set and seed, fixed across reruns
-        nll, energy = think_curve(ebt, win, max_steps=max(e["think_steps"]), seed=eval_seed,
-                                  batch_size=e["batch_size"], init_scale=job["init_scale"])
-        bon = best_of_n(ebt, win, ns=e["best_of"], steps=job["m_train"], seed=eval_seed + 50,
-                        noise_std=e["best_of_noise"], batch_size=e["batch_size"], init_scale=job["init_scale"])
+        nll, energy = think_curve(
+            ebt,
+            win,
+            max_steps=max(e["think_steps"]),
+            seed=eval_seed,
+            batch_size=e["batch_size"],
+            init_scale=job["init_scale"],
+        )
+        bon = best_of_n(
+            ebt,
+            win,
+            ns=e["best_of"],
+            steps=job["m_train"],
+            seed=eval_seed + 50,
+            noise_std=e["best_of_noise"],
+            batch_size=e["batch_size"],
+            init_scale=job["init_scale"],
+        )
         lm = {k: lm_window_nll(m, win, e["batch_size"]) for k, m in tpps.items()}
         for w in range(len(win)):
             row = {"width": width, "seed": seed, "set": name, "window": w}
@@ -60,24 +74,37 @@ def eval_suite(cols: list[str], sets: list[str]) -> list:
     the mean, not on every window: extra thinking steps can overshoot on one window (14.4 nats on 1 of 7,488 in a
     default run) without the model being broken."""
     hi = math.log(1e6)
-    return [V.columns_present(["width", "seed", "set", "window", *cols]), V.in_set("set", sets),
-            *[V.finite(c) for c in cols], *[V.between(c, 0.0, None) for c in cols],
-            *[V.mean_between(c, None, hi) for c in cols if c != "ebt_m0"]]
+    return [
+        V.columns_present(["width", "seed", "set", "window", *cols]),
+        V.in_set("set", sets),
+        *[V.finite(c) for c in cols],
+        *[V.between(c, 0.0, None) for c in cols],
+        *[V.mean_between(c, None, hi) for c in cols if c != "ebt_m0"],
+    ]
 
 
 def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     kinds = ["tpp", *(["tppflops"] if p.training.equal_flops else [])]
-    base = {"data": str(ctx.input(DATA)), "models": str(ctx.input(MODELS)), "sets": set_names(p),
-            "eval": p.eval.model_dump(), "m_train": p.energy.mcmc_steps, "init_scale": p.energy.init_scale,
-            "threads": p.resources.threads, "tpp_kinds": kinds}
+    base = {
+        "data": str(ctx.input(DATA)),
+        "models": str(ctx.input(MODELS)),
+        "sets": set_names(p),
+        "eval": p.eval.model_dump(),
+        "m_train": p.energy.mcmc_steps,
+        "init_scale": p.energy.init_scale,
+        "threads": p.resources.threads,
+        "tpp_kinds": kinds,
+    }
     jobs = [{**base, "width": w, "seed": s} for w in p.model.widths for s in p.training.seeds]
-    results = runners.map_items(evaluate_job, jobs, workers=p.resources.workers, desc="ebt evaluate",
-                                progress=p.progress)
+    results = runners.map_items(
+        evaluate_job, jobs, workers=p.resources.workers, desc="ebt evaluate", progress=p.progress
+    )
     rows = [r for job_rows in results for r in job_rows]
     models = {r["name"] for r in read_jsonl(ctx.input(f"{MODELS}/models.jsonl"))}
-    missing = [model_name("ebt", j["width"], j["seed"]) for j in jobs
-               if model_name("ebt", j["width"], j["seed"]) not in models]
+    missing = [
+        model_name("ebt", j["width"], j["seed"]) for j in jobs if model_name("ebt", j["width"], j["seed"]) not in models
+    ]
     cols = [f"ebt_m{i}" for i in range(max(p.eval.think_steps) + 1)] + [f"bon_{n}" for n in p.eval.best_of] + kinds
     suite = eval_suite(cols, set_names(p))
     out = ctx.output(EVAL)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator, model_validator
 
-from flows.runtime.params import (Count, PaperParams, PowerClaims, Section, Seeds, Steps, Width, check_known,
-                                  presets)
+from flows.runtime.params import PaperParams, PowerClaims, Section, Seeds, Steps, Width, check_known, presets
 
 NOVELS = ["sensesensibility", "prideprejudice", "mansfieldpark", "emma", "northangerabbey", "persuasion"]
 OOD_SOURCES = ["shakespeare", "kjv", "linux_docs", "web", "wordnet", "gcide"]
@@ -43,7 +42,7 @@ class DataParams(Section):
         return check_known(v, OOD_SOURCES, "source")
 
     @model_validator(mode="after")
-    def _held_out(self) -> "DataParams":
+    def _held_out(self) -> DataParams:
         if self.test_novel in self.train_novels:
             raise ValueError(f"test_novel {self.test_novel!r} is also in train_novels")
         return self
@@ -56,7 +55,7 @@ class ModelParams(Section):
     seq_len: int = Field(32, ge=4, le=4096, description="context length (characters)")
 
     @model_validator(mode="after")
-    def _heads(self) -> "ModelParams":
+    def _heads(self) -> ModelParams:
         bad = [w for w in self.widths if w % self.n_heads or (w // self.n_heads) % 2]
         if bad:
             raise ValueError(f"widths {bad} do not split into n_heads={self.n_heads} heads of even size")
@@ -88,8 +87,10 @@ class TrainingParams(Section):
 class EBTParams(Section):
     mcmc_steps: int = Field(2, ge=1, le=64, description="M_train: optimisation steps in training")
     step_size: float = Field(50.0, gt=0, le=1e6, description="alpha at initialisation (learnable; dev-split pick)")
-    step_size_grid: list[float] = Field(default_factory=list, description=(
-        "if set: alpha_0 picked on the dev split (with the lr grid, first seed, tune_steps steps)"))
+    step_size_grid: list[float] = Field(
+        default_factory=list,
+        description=("if set: alpha_0 picked on the dev split (with the lr grid, first seed, tune_steps steps)"),
+    )
     step_size_learnable: bool = True
     step_size_lr_mult: float = Field(150.0, gt=0, le=1e7, description="alpha's lr multiplier (repo: 3 x alpha)")
     init_scale: float = Field(1.0, gt=0, le=100, description="std of the initial logits y_0")
@@ -142,11 +143,13 @@ class Params(PaperParams):
     claims: ClaimsParams = Field(default_factory=ClaimsParams)
 
     @model_validator(mode="after")
-    def _claims_fit(self) -> "Params":
+    def _claims_fit(self) -> Params:
         m = self.energy.mcmc_steps
         if m not in self.eval.think_steps or self.claims.think_m not in self.eval.think_steps:
-            raise ValueError(f"eval.think_steps {self.eval.think_steps} must hold energy.mcmc_steps ({m}) and "
-                             f"claims.think_m ({self.claims.think_m})")
+            raise ValueError(
+                f"eval.think_steps {self.eval.think_steps} must hold energy.mcmc_steps ({m}) and "
+                f"claims.think_m ({self.claims.think_m})"
+            )
         if 1 not in self.eval.best_of or self.claims.best_n not in self.eval.best_of:
             raise ValueError(f"eval.best_of {self.eval.best_of} must hold 1 and claims.best_n ({self.claims.best_n})")
         if self.claims.far_set not in self.data.ood_sets:
@@ -157,8 +160,11 @@ class Params(PaperParams):
 _DEFAULT_NOVELS = ["sensesensibility", "prideprejudice", "mansfieldpark", "emma", "northangerabbey"]
 PRESETS = presets(
     default={
-        "data": {"train_novels": _DEFAULT_NOVELS, "ood_sets": ["shakespeare", "kjv", "linux_docs"],
-                 "eval_chars": 20_000},
+        "data": {
+            "train_novels": _DEFAULT_NOVELS,
+            "ood_sets": ["shakespeare", "kjv", "linux_docs"],
+            "eval_chars": 20_000,
+        },
         "model": {"widths": [64]},
         "training": {"seeds": [0, 1, 2], "steps": 600},
         "eval": {"think_steps": [1, 2, 4, 8], "best_of": [1, 4, 8]},
@@ -173,8 +179,12 @@ PRESETS = presets(
         "progress": False,
     },
     full={
-        "data": {"hf_dataset": "togethercomputer/RedPajama-Data-V2", "hf_config": "sample",
-                 "hf_tokenizer": "EleutherAI/gpt-neox-20b", "eval_chars": 200_000},
+        "data": {
+            "hf_dataset": "togethercomputer/RedPajama-Data-V2",
+            "hf_config": "sample",
+            "hf_tokenizer": "EleutherAI/gpt-neox-20b",
+            "eval_chars": 200_000,
+        },
         "model": {"widths": [64, 128, 256], "seq_len": 256},
         "training": {"seeds": [0, 1, 2, 3, 4], "steps": 20_000, "batch_size": 32, "lr_grid": [1e-3, 3e-3]},
         "resources": {"threads": 2, "workers": 1},

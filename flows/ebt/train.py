@@ -28,11 +28,24 @@ def _configs(width: int, vocab: int, p: dict, step_size: float | None = None):
     from components.ebt.energy_model import EBTConfig
     from components.models.tiny_lm import TinyLMConfig, swiglu_width
 
-    shape = dict(vocab_size=vocab, d_model=width, n_layers=p["n_layers"], n_heads=p["n_heads"],
-                 d_ff=swiglu_width(width), max_seq_len=p["seq_len"])
+    shape = dict(
+        vocab_size=vocab,
+        d_model=width,
+        n_layers=p["n_layers"],
+        n_heads=p["n_heads"],
+        d_ff=swiglu_width(width),
+        max_seq_len=p["seq_len"],
+    )
     e = p["ebt"]
-    return (EBTConfig(**shape, step_size=step_size or e["step_size"], step_size_learnable=e["step_size_learnable"],
-                      infer_steps=e["mcmc_steps"]), TinyLMConfig(**shape))
+    return (
+        EBTConfig(
+            **shape,
+            step_size=step_size or e["step_size"],
+            step_size_learnable=e["step_size_learnable"],
+            infer_steps=e["mcmc_steps"],
+        ),
+        TinyLMConfig(**shape),
+    )
 
 
 def _alpha_mult(p: dict, step_size: float) -> float:
@@ -49,15 +62,36 @@ def _fit_ebt(cfg, tokens, seed: int, steps: int, lr: float, p: dict):
 
     e, t = p["ebt"], p["training"]
     model = EnergyTransformer(cfg, seed=seed)
-    tricks = Tricks(step_size_scale=e["step_size_scale"], random_steps=e["random_steps"],
-                    random_steps_min=e["random_steps_min"], langevin_noise=e["langevin_noise"],
-                    replay_buffer=e["replay_buffer"], replay_size=e["replay_size"], replay_share=e["replay_share"])
-    res = train_ebt(model, tokens, steps=steps, batch_size=t["batch_size"], seq_len=p["seq_len"], peak_lr=lr,
-                    mcmc_steps=e["mcmc_steps"], tricks=tricks, warmup_frac=t["warmup_frac"],
-                    cooldown_frac=t["cooldown_frac"], weight_decay=t["weight_decay"], grad_clip=t["grad_clip"],
-                    alpha_lr_mult=_alpha_mult(p, cfg.step_size), init_scale=e["init_scale"],
-                    detach=e["detach_between_steps"], truncate=e["truncate"], seed=seed,
-                    num_threads=p["threads"], progress=p["progress"])
+    tricks = Tricks(
+        step_size_scale=e["step_size_scale"],
+        random_steps=e["random_steps"],
+        random_steps_min=e["random_steps_min"],
+        langevin_noise=e["langevin_noise"],
+        replay_buffer=e["replay_buffer"],
+        replay_size=e["replay_size"],
+        replay_share=e["replay_share"],
+    )
+    res = train_ebt(
+        model,
+        tokens,
+        steps=steps,
+        batch_size=t["batch_size"],
+        seq_len=p["seq_len"],
+        peak_lr=lr,
+        mcmc_steps=e["mcmc_steps"],
+        tricks=tricks,
+        warmup_frac=t["warmup_frac"],
+        cooldown_frac=t["cooldown_frac"],
+        weight_decay=t["weight_decay"],
+        grad_clip=t["grad_clip"],
+        alpha_lr_mult=_alpha_mult(p, cfg.step_size),
+        init_scale=e["init_scale"],
+        detach=e["detach_between_steps"],
+        truncate=e["truncate"],
+        seed=seed,
+        num_threads=p["threads"],
+        progress=p["progress"],
+    )
     return model, res
 
 
@@ -67,12 +101,23 @@ def _fit_tpp(cfg, tokens, dev, seed: int, steps: int, lr: float, p: dict):
 
     t = p["training"]
     model = TinyLM(cfg, seed=seed)
-    res = train_with_cooldowns(model, tokens, budgets=[steps * t["batch_size"] * p["seq_len"]], val_sets={"dev": dev},
-                               batch_size=t["batch_size"], seq_len=p["seq_len"], peak_lr=lr,
-                               warmup_frac=t["warmup_frac"], cooldown_frac=t["cooldown_frac"],
-                               weight_decay=t["weight_decay"], grad_clip=t["grad_clip"], seed=seed,
-                               eval_tokens=p["dev_windows"] * (p["seq_len"] + 1), num_threads=p["threads"],
-                               progress=p["progress"])
+    res = train_with_cooldowns(
+        model,
+        tokens,
+        budgets=[steps * t["batch_size"] * p["seq_len"]],
+        val_sets={"dev": dev},
+        batch_size=t["batch_size"],
+        seq_len=p["seq_len"],
+        peak_lr=lr,
+        warmup_frac=t["warmup_frac"],
+        cooldown_frac=t["cooldown_frac"],
+        weight_decay=t["weight_decay"],
+        grad_clip=t["grad_clip"],
+        seed=seed,
+        eval_tokens=p["dev_windows"] * (p["seq_len"] + 1),
+        num_threads=p["threads"],
+        progress=p["progress"],
+    )
     return model, res
 
 
@@ -102,11 +147,15 @@ def tune(job: dict) -> dict:
             _, r = _fit_tpp(tcfg, tokens, dev, job["seed"], t["tune_steps"], lr, p)
             scores["tpp"][lr] = r.points[-1]["val_loss"]["dev"]
     best_lr, best_alpha = min(scores["ebt"], key=scores["ebt"].get)
-    return {"width": job["width"],
-            "scores": {"ebt": [{"lr": a, "step_size": b, "dev_nll": v} for (a, b), v in scores["ebt"].items()],
-                       "tpp": [{"lr": a, "dev_nll": v} for a, v in scores["tpp"].items()]},
-            "lr": {"ebt": best_lr, "tpp": min(scores["tpp"], key=scores["tpp"].get) if scores["tpp"] else t["lr"]},
-            "step_size": best_alpha}
+    return {
+        "width": job["width"],
+        "scores": {
+            "ebt": [{"lr": a, "step_size": b, "dev_nll": v} for (a, b), v in scores["ebt"].items()],
+            "tpp": [{"lr": a, "dev_nll": v} for a, v in scores["tpp"].items()],
+        },
+        "lr": {"ebt": best_lr, "tpp": min(scores["tpp"], key=scores["tpp"].get) if scores["tpp"] else t["lr"]},
+        "step_size": best_alpha,
+    }
 
 
 def train_job(job: dict) -> dict:
@@ -115,7 +164,8 @@ def train_job(job: dict) -> dict:
 
     from components.ebt import flops as FL
     from components.ebt.energy_model import save_model as save_ebt
-    from components.models.tiny_lm import TinyLM, save_model as save_tpp
+    from components.models.tiny_lm import TinyLM
+    from components.models.tiny_lm import save_model as save_tpp
     from components.training.lm_trainer import sample_batch
 
     p, seed, width = job["p"], job["seed"], job["width"]
@@ -125,12 +175,16 @@ def train_job(job: dict) -> dict:
     steps, tps = p["training"]["steps"], p["training"]["batch_size"] * p["seq_len"]
     x, y = sample_batch(tokens, step=0, seed=seed, batch_size=p["training"]["batch_size"], seq_len=p["seq_len"])
     from components.ebt.energy_model import EnergyTransformer
-    f_ebt = FL.ebt_train_flops(EnergyTransformer(ecfg), x, y, steps=p["ebt"]["mcmc_steps"],
-                               detach=p["ebt"]["detach_between_steps"])
+
+    f_ebt = FL.ebt_train_flops(
+        EnergyTransformer(ecfg), x, y, steps=p["ebt"]["mcmc_steps"], detach=p["ebt"]["detach_between_steps"]
+    )
     f_tpp = FL.lm_train_flops(TinyLM(tcfg), x, y)
     ratio = min(f_ebt / f_tpp, p["training"]["max_flop_ratio"])
-    infer = {"tpp": FL.lm_infer_flops(TinyLM(tcfg), x),
-             **{f"ebt_m{m}": FL.ebt_infer_flops(EnergyTransformer(ecfg), x, steps=m) for m in p["think_steps"]}}
+    infer = {
+        "tpp": FL.lm_infer_flops(TinyLM(tcfg), x),
+        **{f"ebt_m{m}": FL.ebt_infer_flops(EnergyTransformer(ecfg), x, steps=m) for m in p["think_steps"]},
+    }
     out = Path(job["out"])
     records = []
     runs = [("tpp", steps), *([("tppflops", int(round(steps * ratio)))] if p["training"]["equal_flops"] else [])]
@@ -138,18 +192,43 @@ def train_job(job: dict) -> dict:
         model, res = _fit_tpp(tcfg, tokens, dev, seed, n, job["lr"]["tpp"], p)
         name = model_name(kind, width, seed)
         save_tpp(model, out / name)
-        records.append({"name": name, "kind": kind, "width": width, "seed": seed, "steps": n, "lr": job["lr"]["tpp"],
-                        "tokens": n * tps, "train_flops_per_token": f_tpp, "train_flops": f_tpp * n * tps,
-                        "dev_nll": res.points[-1]["val_loss"]["dev"], "seconds": res.train_seconds,
-                        "history": [{"step": h["step"], "loss": h["loss"]} for h in res.history]})
+        records.append(
+            {
+                "name": name,
+                "kind": kind,
+                "width": width,
+                "seed": seed,
+                "steps": n,
+                "lr": job["lr"]["tpp"],
+                "tokens": n * tps,
+                "train_flops_per_token": f_tpp,
+                "train_flops": f_tpp * n * tps,
+                "dev_nll": res.points[-1]["val_loss"]["dev"],
+                "seconds": res.train_seconds,
+                "history": [{"step": h["step"], "loss": h["loss"]} for h in res.history],
+            }
+        )
     model, res = _fit_ebt(ecfg, tokens, seed, steps, job["lr"]["ebt"], p)
     name = model_name("ebt", width, seed)
     save_ebt(model, out / name)
-    records.append({"name": name, "kind": "ebt", "width": width, "seed": seed, "steps": steps, "lr": job["lr"]["ebt"],
-                    "tokens": steps * tps, "train_flops_per_token": f_ebt, "train_flops": f_ebt * steps * tps,
-                    "dev_nll": _ebt_dev_nll(model, dev, p), "seconds": res.seconds, "alpha": float(model.alpha.item()),
-                    "alpha0": ecfg.step_size,
-                    "history": res.history})
+    records.append(
+        {
+            "name": name,
+            "kind": "ebt",
+            "width": width,
+            "seed": seed,
+            "steps": steps,
+            "lr": job["lr"]["ebt"],
+            "tokens": steps * tps,
+            "train_flops_per_token": f_ebt,
+            "train_flops": f_ebt * steps * tps,
+            "dev_nll": _ebt_dev_nll(model, dev, p),
+            "seconds": res.seconds,
+            "alpha": float(model.alpha.item()),
+            "alpha0": ecfg.step_size,
+            "history": res.history,
+        }
+    )
     return {"records": records, "flop_ratio": f_ebt / f_tpp, "infer_flops_per_token": infer}
 
 
@@ -160,15 +239,19 @@ def _log(ctx: StageContext[Params], rec: dict, out: Path, params: dict) -> str |
     from mlflow.models import ModelSignature
     from mlflow.types import Schema, TensorSpec
 
-    sig = ModelSignature(inputs=Schema([TensorSpec(np.dtype("int64"), (-1, -1), "token_ids")]),
-                         outputs=Schema([TensorSpec(np.dtype("int64"), (-1,), "next_token")]))
-    loader = ("components.ebt.predictor:load_predictor" if rec["kind"] == "ebt"
-              else "components.models.tiny_lm:load_model")
+    sig = ModelSignature(
+        inputs=Schema([TensorSpec(np.dtype("int64"), (-1, -1), "token_ids")]),
+        outputs=Schema([TensorSpec(np.dtype("int64"), (-1,), "next_token")]),
+    )
+    loader = (
+        "components.ebt.predictor:load_predictor" if rec["kind"] == "ebt" else "components.models.tiny_lm:load_model"
+    )
     summary = {k: v for k, v in rec.items() if k not in ("history", "name")}
     with ctx.tracker.child(rec["name"], {**params, **summary}) as run_id:
         for h in rec["history"]:
-            ctx.tracker.log_metrics({k: v for k, v in h.items() if k not in ("step",)}, step=int(h["step"]),
-                                    run_id=run_id)
+            ctx.tracker.log_metrics(
+                {k: v for k, v in h.items() if k not in ("step",)}, step=int(h["step"]), run_id=run_id
+            )
         ctx.tracker.log_metrics({"dev_nll": rec["dev_nll"], "train_flops": rec["train_flops"]}, run_id=run_id)
         ctx.tracker.log_state_dict_model(run_id, out / rec["name"], loader=loader, signature=sig)
     return run_id
@@ -180,36 +263,81 @@ def run(ctx: StageContext[Params]) -> dict:
     summary = read_json(data / "summary.json")
     out = Path(ctx.output(MODELS))
     out.mkdir(parents=True, exist_ok=True)
-    plain = {"n_layers": p.model.n_layers, "n_heads": p.model.n_heads, "seq_len": p.model.seq_len,
-             "training": p.training.model_dump(), "ebt": p.energy.model_dump(), "threads": p.resources.threads,
-             "progress": p.progress, "dev_windows": 64,
-             "think_steps": p.eval.think_steps}
-    base = {"p": plain, "train": str(data / "train.npy"), "dev": str(data / "dev.npy"),
-            "vocab": summary["vocab_size"], "out": str(out)}
+    plain = {
+        "n_layers": p.model.n_layers,
+        "n_heads": p.model.n_heads,
+        "seq_len": p.model.seq_len,
+        "training": p.training.model_dump(),
+        "ebt": p.energy.model_dump(),
+        "threads": p.resources.threads,
+        "progress": p.progress,
+        "dev_windows": 64,
+        "think_steps": p.eval.think_steps,
+    }
+    base = {
+        "p": plain,
+        "train": str(data / "train.npy"),
+        "dev": str(data / "dev.npy"),
+        "vocab": summary["vocab_size"],
+        "out": str(out),
+    }
     lrs = {w: {"ebt": p.training.lr, "tpp": p.training.lr} for w in p.model.widths}
     alphas = {w: p.energy.step_size for w in p.model.widths}
     tuning = []
     if p.training.lr_grid or p.energy.step_size_grid:  # once per width on the first seed, on the dev split
-        tuning = runners.map_items(tune, [{**base, "width": w, "seed": p.training.seeds[0]} for w in p.model.widths],
-                                   workers=p.resources.workers, desc="ebt tune", progress=p.progress)
+        tuning = runners.map_items(
+            tune,
+            [{**base, "width": w, "seed": p.training.seeds[0]} for w in p.model.widths],
+            workers=p.resources.workers,
+            desc="ebt tune",
+            progress=p.progress,
+        )
         lrs = {t["width"]: t["lr"] for t in tuning}
         alphas = {t["width"]: t["step_size"] for t in tuning}
-    jobs = [{**base, "width": w, "seed": s, "lr": lrs[w], "step_size": alphas[w]}
-            for w in p.model.widths for s in p.training.seeds]
+    jobs = [
+        {**base, "width": w, "seed": s, "lr": lrs[w], "step_size": alphas[w]}
+        for w in p.model.widths
+        for s in p.training.seeds
+    ]
     results = runners.map_items(train_job, jobs, workers=p.resources.workers, desc="ebt train", progress=p.progress)
     records = [r for res in results for r in res["records"]]
     rows = [{k: v for k, v in r.items() if k != "history"} for r in records]
-    V.validate(rows, [V.unique("name"), V.finite("dev_nll"), V.between("dev_nll", 0.0, 50.0),
-                      V.between("train_flops", min_value=1.0)], name="ebt/models", result_path=out / "_checks" / "models.json")
-    curves = [{"name": r["name"], "kind": r["kind"], "width": r["width"], "seed": r["seed"], **h}
-              for r in records for h in r["history"]]
+    V.validate(
+        rows,
+        [
+            V.unique("name"),
+            V.finite("dev_nll"),
+            V.between("dev_nll", 0.0, 50.0),
+            V.between("train_flops", min_value=1.0),
+        ],
+        name="ebt/models",
+        result_path=out / "_checks" / "models.json",
+    )
+    curves = [
+        {"name": r["name"], "kind": r["kind"], "width": r["width"], "seed": r["seed"], **h}
+        for r in records
+        for h in r["history"]
+    ]
     write_jsonl(out / "models.jsonl", rows)
     write_jsonl(out / "curves.jsonl", curves)
-    write_json(out / "tuning.json", {"lr": {str(k): v for k, v in lrs.items()},
-                                     "step_size": {str(k): v for k, v in alphas.items()}, "runs": tuning})
-    write_json(out / "flops.json", {f"d{j['width']}-s{j['seed']}": {"train_ratio": r["flop_ratio"],
-                                                                    "infer_per_token": r["infer_flops_per_token"]}
-                                    for j, r in zip(jobs, results)})
+    write_json(
+        out / "tuning.json",
+        {
+            "lr": {str(k): v for k, v in lrs.items()},
+            "step_size": {str(k): v for k, v in alphas.items()},
+            "runs": tuning,
+        },
+    )
+    write_json(
+        out / "flops.json",
+        {
+            f"d{j['width']}-s{j['seed']}": {
+                "train_ratio": r["flop_ratio"],
+                "infer_per_token": r["infer_flops_per_token"],
+            }
+            for j, r in zip(jobs, results)
+        },
+    )
     run_ids = {rec["name"]: _log(ctx, rec, out, {"profile": ctx.profile}) for rec in records}
     summary = {"models": len(records), "flop_ratio": float(np.mean([r["flop_ratio"] for r in results]))}
     width, seed = champion.choose(p)  # the EBT of the first width and seed, re-evaluated as the evaluate stage does

@@ -38,8 +38,7 @@ def choose(p) -> tuple[int, str]:
 
 
 def settings_for(p, split_rel: str) -> dict[str, Any]:
-    return {"test_dir": split_rel, "test_set": "forest_test", "top_k": p.eval.top_k,
-            "min_score": p.eval.min_score}
+    return {"test_dir": split_rel, "test_set": "forest_test", "top_k": p.eval.top_k, "min_score": p.eval.min_score}
 
 
 def evaluate(model: Any, settings: dict, root: Path) -> dict[str, float]:
@@ -51,8 +50,10 @@ def evaluate(model: Any, settings: dict, root: Path) -> dict[str, float]:
     folder, name = Path(root) / settings["test_dir"], str(settings["test_set"])
     for path in (folder / f"{name}.npz", folder / f"{name}.json"):
         if not path.is_file():
-            raise DataError(f"{path}: forestpersons' test set not found (run `paperline run forestpersons --stage "
-                            "split` or `dvc pull`)")
+            raise DataError(
+                f"{path}: forestpersons' test set not found (run `paperline run forestpersons --stage "
+                "split` or `dvc pull`)"
+            )
     images, doc = load_set(folder, name)
     dets = CN.detect(model, images, top_k=int(settings["top_k"]), min_score=float(settings["min_score"]))
     stats = cocoeval_stats(doc, dets)

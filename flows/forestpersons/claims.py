@@ -15,32 +15,70 @@ from components.evaluation import claims as CL
 from components.evaluation.claim_spec import ClaimSpec
 from components.evaluation.stats import percentile_ci
 
-NOTE = ("Procedural 128 px scenes and a 0.1M-parameter CenterNet stand in for ForestPersons and the paper's "
-        "detectors; the verdict is about the benchmark's protocol on this synthetic stand-in, not the paper's numbers.")
+NOTE = (
+    "Procedural 128 px scenes and a 0.1M-parameter CenterNet stand in for ForestPersons and the paper's "
+    "detectors; the verdict is about the benchmark's protocol on this synthetic stand-in, not the paper's numbers."
+)
 VIS = (100, 70, 40, 20)
 
-C1 = ClaimSpec("C1", "Prior-domain transfer is limited: on forest test images AP(urban-trained) < AP(forest-trained)",
-               metric="AP@[.5:.95] difference (forest-trained - urban-trained)", method="CenterNet trained on forest",
-               baseline="CenterNet trained on urban", unit="forest test images x seeds (two-stage, paired seeds)",
-               paper_value="COCO-person Faster R-CNN 40.8 AP vs in-domain 64.4 (secondary)", scale_note=NOTE)
-C2 = ClaimSpec("C2", "Aerial transfers worst: AP(aerial-trained) < AP(urban-trained) on forest test images",
-               metric="AP@[.5:.95] difference (urban-trained - aerial-trained)", method="CenterNet trained on urban",
-               baseline="CenterNet trained on aerial", unit="forest test images x urban seeds (aerial seeds cycled)",
-               paper_value="HERIDAL 0.2, SARD 3.0 vs COCO-person 40.8 AP (secondary)", scale_note=NOTE)
-C3 = ClaimSpec("C3", "Occlusion and pose drive difficulty for the forest-trained detector", rule="composite",
-               metric="see parts", method="CenterNet trained on forest", baseline=None,
-               unit="forest test images x seeds", paper_value="about -20 AP for sitting/lying when trained on "
-               "standing only (secondary)", scale_note=NOTE)
-C3A = C3.part("visibility", "AP falls as visibility falls: Spearman(occlusion, AP) < 0 in >= 95% of resamples",
-              rule="probability", metric="share of resamples with Spearman(occlusion level, subset AP) < 0",
-              baseline=None, direction=None)
-C3B = C3.part("pose", "AP(lying) < AP(standing)", rule="standard", metric="AP@[.5:.95] difference (standing - lying)",
-              baseline="same detector, lying subset", direction="greater")
-C4 = ClaimSpec("C4", "A real pretrained detector shows the pose gap: HOG's recall at 1 FPPI is lower on lying than "
-               "on standing persons", metric="recall@1FPPI difference (standing - lying), IoU 0.5",
-               method="OpenCV HOG+SVM on standing persons", baseline="OpenCV HOG+SVM on lying persons",
-               unit="forest test images (HOG is deterministic: no seeds)", cluster_unit=None,
-               paper_value=None, scale_note=NOTE + " HOG is real and pretrained; its inputs are synthetic.")
+C1 = ClaimSpec(
+    "C1",
+    "Prior-domain transfer is limited: on forest test images AP(urban-trained) < AP(forest-trained)",
+    metric="AP@[.5:.95] difference (forest-trained - urban-trained)",
+    method="CenterNet trained on forest",
+    baseline="CenterNet trained on urban",
+    unit="forest test images x seeds (two-stage, paired seeds)",
+    paper_value="COCO-person Faster R-CNN 40.8 AP vs in-domain 64.4 (secondary)",
+    scale_note=NOTE,
+)
+C2 = ClaimSpec(
+    "C2",
+    "Aerial transfers worst: AP(aerial-trained) < AP(urban-trained) on forest test images",
+    metric="AP@[.5:.95] difference (urban-trained - aerial-trained)",
+    method="CenterNet trained on urban",
+    baseline="CenterNet trained on aerial",
+    unit="forest test images x urban seeds (aerial seeds cycled)",
+    paper_value="HERIDAL 0.2, SARD 3.0 vs COCO-person 40.8 AP (secondary)",
+    scale_note=NOTE,
+)
+C3 = ClaimSpec(
+    "C3",
+    "Occlusion and pose drive difficulty for the forest-trained detector",
+    rule="composite",
+    metric="see parts",
+    method="CenterNet trained on forest",
+    baseline=None,
+    unit="forest test images x seeds",
+    paper_value="about -20 AP for sitting/lying when trained on standing only (secondary)",
+    scale_note=NOTE,
+)
+C3A = C3.part(
+    "visibility",
+    "AP falls as visibility falls: Spearman(occlusion, AP) < 0 in >= 95% of resamples",
+    rule="probability",
+    metric="share of resamples with Spearman(occlusion level, subset AP) < 0",
+    baseline=None,
+    direction=None,
+)
+C3B = C3.part(
+    "pose",
+    "AP(lying) < AP(standing)",
+    rule="standard",
+    metric="AP@[.5:.95] difference (standing - lying)",
+    baseline="same detector, lying subset",
+    direction="greater",
+)
+C4 = ClaimSpec(
+    "C4",
+    "A real pretrained detector shows the pose gap: HOG's recall at 1 FPPI is lower on lying than on standing persons",
+    metric="recall@1FPPI difference (standing - lying), IoU 0.5",
+    method="OpenCV HOG+SVM on standing persons",
+    baseline="OpenCV HOG+SVM on lying persons",
+    unit="forest test images (HOG is deterministic: no seeds)",
+    cluster_unit=None,
+    paper_value=None,
+    scale_note=NOTE + " HOG is real and pretrained; its inputs are synthetic.",
+)
 CLAIMS = (C1, C2, C3, C4)
 
 
@@ -49,18 +87,39 @@ def _ci(samples: np.ndarray, level: float) -> tuple[float | None, float | None]:
     return percentile_ci(s, level) if s.size else (None, None)
 
 
-def ap_difference(spec: ClaimSpec, pairs: list[tuple[C.Pooled, C.Pooled]], clusters: list, p, *, seed: int,
-                  details: dict | None = None) -> CL.ClaimResult:
+def ap_difference(
+    spec: ClaimSpec,
+    pairs: list[tuple[C.Pooled, C.Pooled]],
+    clusters: list,
+    p,
+    *,
+    seed: int,
+    details: dict | None = None,
+) -> CL.ClaimResult:
     """method - baseline AP, two-stage over the clusters (one (method, baseline) pair of pooled matches each)."""
     c = p.claims
-    point, per, samples = BS.clustered([list(q) for q in pairs], lambda v: v[..., 0] - v[..., 1], BS.ap_metric(),
-                                       n_resamples=c.ap_resamples, seed=seed)
+    point, per, samples = BS.clustered(
+        [list(q) for q in pairs], lambda v: v[..., 0] - v[..., 1], BS.ap_metric(), n_resamples=c.ap_resamples, seed=seed
+    )
     lo, hi = _ci(samples, c.level)
-    return spec.from_ci(effect=point, ci_low=lo, ci_high=hi, delta=c.delta, n_units=len(pairs[0][0].n_gt),
-                        n_seeds=len(pairs), ci_level=c.level, per_seed_signs=[int(np.sign(x)) for x in per],
-                        details={"clusters": clusters, "per_cluster": [float(x) for x in per],
-                                 "n_resamples": c.ap_resamples, "bootstrap_seed": seed,
-                                 "resampling": "two-stage (seeds, then images; AP recomputed)", **(details or {})})
+    return spec.from_ci(
+        effect=point,
+        ci_low=lo,
+        ci_high=hi,
+        delta=c.delta,
+        n_units=len(pairs[0][0].n_gt),
+        n_seeds=len(pairs),
+        ci_level=c.level,
+        per_seed_signs=[int(np.sign(x)) for x in per],
+        details={
+            "clusters": clusters,
+            "per_cluster": [float(x) for x in per],
+            "n_resamples": c.ap_resamples,
+            "bootstrap_seed": seed,
+            "resampling": "two-stage (seeds, then images; AP recomputed)",
+            **(details or {}),
+        },
+    )
 
 
 def claim1(p, pooled: dict, seeds: dict) -> CL.ClaimResult:
@@ -73,8 +132,11 @@ def claim1(p, pooled: dict, seeds: dict) -> CL.ClaimResult:
 def claim2(p, pooled: dict, seeds: dict) -> CL.ClaimResult:
     u, a = seeds["urban"], seeds["aerial"]
     pairs = [(pooled[f"urban-s{s}"]["all"], pooled[f"aerial-s{a[i % len(a)]}"]["all"]) for i, s in enumerate(u)]
-    note = {"aerial_seeds": a, "pairing": "each urban seed with an aerial seed, cycled (the card trains 1 aerial "
-            "seed; the CI then treats the aerial model as fixed)"}
+    note = {
+        "aerial_seeds": a,
+        "pairing": "each urban seed with an aerial seed, cycled (the card trains 1 aerial "
+        "seed; the CI then treats the aerial model as fixed)",
+    }
     return ap_difference(C2, pairs, [f"urban-s{s}" for s in u], p, seed=2, details=note)
 
 
@@ -83,16 +145,28 @@ def claim3(p, pooled: dict, seeds: dict) -> CL.ClaimResult:
     names = [f"forest-s{s}" for s in seeds["forest"]]
     occlusion = np.array([100 - v for v in VIS], float)
     groups = [[pooled[n][f"visibility/{v}"] for v in VIS] for n in names]
-    rho_point, _, rho = BS.clustered(groups, lambda v: BS.spearman(occlusion, v), BS.ap_metric(),
-                                     n_resamples=c.ap_resamples, seed=3)
+    rho_point, _, rho = BS.clustered(
+        groups, lambda v: BS.spearman(occlusion, v), BS.ap_metric(), n_resamples=c.ap_resamples, seed=3
+    )
     ok = rho[np.isfinite(rho)]
     share = float((ok < 0).mean()) if ok.size else 0.0
     ap_by_bin = np.array([[BS.ap_metric()(q, np.ones((1, len(q.n_gt))))[0] for q in g] for g in groups]).mean(0)
-    a = C3A.simple(effect=share, n_units=len(groups[0][0].n_gt), n_seeds=len(names),
-                   details={"p_hi": 0.95, "p_lo": 0.05, "spearman_point": rho_point, "visibility_bins": list(VIS),
-                            "ap_by_visibility": [float(x) for x in ap_by_bin], "n_resamples": c.ap_resamples,
-                            "n_finite": int(ok.size), "resampling": "two-stage (seeds, then images)"},
-                   cluster_unit="seed")
+    a = C3A.simple(
+        effect=share,
+        n_units=len(groups[0][0].n_gt),
+        n_seeds=len(names),
+        details={
+            "p_hi": 0.95,
+            "p_lo": 0.05,
+            "spearman_point": rho_point,
+            "visibility_bins": list(VIS),
+            "ap_by_visibility": [float(x) for x in ap_by_bin],
+            "n_resamples": c.ap_resamples,
+            "n_finite": int(ok.size),
+            "resampling": "two-stage (seeds, then images)",
+        },
+        cluster_unit="seed",
+    )
     pairs = [(pooled[n]["pose/standing"], pooled[n]["pose/lying"]) for n in names]
     b = ap_difference(C3B, pairs, names, p, seed=4)
     return C3.composite([a, b], how="all", headline=1)
@@ -101,16 +175,37 @@ def claim3(p, pooled: dict, seeds: dict) -> CL.ClaimResult:
 def claim4(p, hog: dict, urban: dict) -> CL.ClaimResult:
     c = p.claims
     metric = BS.recall_metric(c.fppi)
-    point, samples = BS.unclustered([hog["pose/standing"], hog["pose/lying"]], lambda v: v[..., 0] - v[..., 1],
-                                    metric, n_resamples=c.n_resamples, seed=5)
+    point, samples = BS.unclustered(
+        [hog["pose/standing"], hog["pose/lying"]],
+        lambda v: v[..., 0] - v[..., 1],
+        metric,
+        n_resamples=c.n_resamples,
+        seed=5,
+    )
     lo, hi = _ci(samples, c.level)
     one = lambda q: float(metric(q, np.ones((1, len(q.n_gt))))[0])  # noqa: E731
-    details = {"forest_standing": one(hog["pose/standing"]), "forest_lying": one(hog["pose/lying"]),
-               "forest_sitting": one(hog["pose/sitting"]), "urban_all": one(urban["all"]),
-               "urban_standing": one(urban["pose/standing"]), "fppi": c.fppi, "n_resamples": c.n_resamples,
-               "resampling": "images", "caveat": "synthetic appearance: compare HOG's urban-set recall"}
-    return C4.from_ci(effect=point, ci_low=lo, ci_high=hi, delta=c.delta, n_units=len(hog["all"].n_gt), n_seeds=0,
-                      cluster_unit=None, ci_level=c.level, details=details)
+    details = {
+        "forest_standing": one(hog["pose/standing"]),
+        "forest_lying": one(hog["pose/lying"]),
+        "forest_sitting": one(hog["pose/sitting"]),
+        "urban_all": one(urban["all"]),
+        "urban_standing": one(urban["pose/standing"]),
+        "fppi": c.fppi,
+        "n_resamples": c.n_resamples,
+        "resampling": "images",
+        "caveat": "synthetic appearance: compare HOG's urban-set recall",
+    }
+    return C4.from_ci(
+        effect=point,
+        ci_low=lo,
+        ci_high=hi,
+        delta=c.delta,
+        n_units=len(hog["all"].n_gt),
+        n_seeds=0,
+        cluster_unit=None,
+        ci_level=c.level,
+        details=details,
+    )
 
 
 def needed(detector: str) -> set[str]:
@@ -124,5 +219,9 @@ def needed(detector: str) -> set[str]:
 
 def all_claims(p, pooled: dict, hog_urban: dict) -> list[CL.ClaimResult]:
     seeds = p.train.seeds
-    return [claim1(p, pooled, seeds), claim2(p, pooled, seeds), claim3(p, pooled, seeds),
-            claim4(p, pooled["hog"], hog_urban)]
+    return [
+        claim1(p, pooled, seeds),
+        claim2(p, pooled, seeds),
+        claim3(p, pooled, seeds),
+        claim4(p, pooled["hog"], hog_urban),
+    ]

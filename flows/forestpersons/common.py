@@ -58,19 +58,42 @@ def check_set(doc: dict, size: int, name: str, result_path: Path) -> None:
     for a in doc["annotations"]:
         x, y, w, h = a["bbox"]
         vb = a.get("vis_bbox")
-        inside = vb is None or (vb[0] >= x and vb[1] >= y and vb[0] + vb[2] <= x + w + 1e-6
-                                and vb[1] + vb[3] <= y + h + 1e-6)
-        rows.append({"id": a["id"], "x": x, "y": y, "right": x + w, "bottom": y + h, "w": w, "h": h,
-                     "pose": a["pose"], "visibility": a["visibility"], "vis_ratio": a.get("vis_ratio", 1.0),
-                     "vis_inside": bool(inside), "image_id": a["image_id"]})
+        inside = vb is None or (
+            vb[0] >= x and vb[1] >= y and vb[0] + vb[2] <= x + w + 1e-6 and vb[1] + vb[3] <= y + h + 1e-6
+        )
+        rows.append(
+            {
+                "id": a["id"],
+                "x": x,
+                "y": y,
+                "right": x + w,
+                "bottom": y + h,
+                "w": w,
+                "h": h,
+                "pose": a["pose"],
+                "visibility": a["visibility"],
+                "vis_ratio": a.get("vis_ratio", 1.0),
+                "vis_inside": bool(inside),
+                "image_id": a["image_id"],
+            }
+        )
     if not rows:
         raise DataError(f"{name}: no annotations")
     df = pd.DataFrame(rows)
-    suite = [V.unique("id"), V.between("x", 0, size), V.between("y", 0, size), V.between("right", 0, size),
-             V.between("bottom", 0, size), V.between("w", 1e-6, size), V.between("h", 1e-6, size),
-             V.in_set("pose", list(POSES)), V.in_set("visibility", list(VIS_BINS)),
-             V.between("vis_ratio", 0.1, 1.0), V.in_set("vis_inside", [True]),
-             V.between("image_id", 0, len(doc["images"]) - 1)]
+    suite = [
+        V.unique("id"),
+        V.between("x", 0, size),
+        V.between("y", 0, size),
+        V.between("right", 0, size),
+        V.between("bottom", 0, size),
+        V.between("w", 1e-6, size),
+        V.between("h", 1e-6, size),
+        V.in_set("pose", list(POSES)),
+        V.in_set("visibility", list(VIS_BINS)),
+        V.between("vis_ratio", 0.1, 1.0),
+        V.in_set("vis_inside", [True]),
+        V.between("image_id", 0, len(doc["images"]) - 1),
+    ]
     V.validate(df, suite, name=name, result_path=result_path)
 
 
@@ -86,9 +109,14 @@ def fit(images: np.ndarray, doc: dict, p, seed: int, dev: tuple[np.ndarray, dict
     t = p.train
     aug = AugmentConfig(**t.augment.model_dump())
     on_epoch = None if dev is None else (lambda model, _: dev_ap(model, *dev, p))
-    return CN.train(images, boxes(doc), cfg=CN.TrainConfig(epochs=t.epochs, batch_size=t.batch_size, lr=t.lr,
-                                                           augment=aug),
-                    model_cfg=CN.CenterNetConfig(width=t.width), seed=seed, on_epoch=on_epoch)
+    return CN.train(
+        images,
+        boxes(doc),
+        cfg=CN.TrainConfig(epochs=t.epochs, batch_size=t.batch_size, lr=t.lr, augment=aug),
+        model_cfg=CN.CenterNetConfig(width=t.width),
+        seed=seed,
+        on_epoch=on_epoch,
+    )
 
 
 def dev_ap(model, images: np.ndarray, doc: dict, p) -> float:
@@ -109,16 +137,25 @@ def log_model(ctx, name: str, params: dict, history: dict, model_dir: Path) -> s
     from mlflow.types import Schema, TensorSpec
 
     size = ctx.params.scenes.size
-    sig = ModelSignature(inputs=Schema([TensorSpec(np.dtype("uint8"), (-1, size, size, 3), "images")]),
-                         outputs=Schema([TensorSpec(np.dtype("float32"), (-1, 100, 5), "detections")]))
+    sig = ModelSignature(
+        inputs=Schema([TensorSpec(np.dtype("uint8"), (-1, size, size, 3), "images")]),
+        outputs=Schema([TensorSpec(np.dtype("float32"), (-1, 100, 5), "detections")]),
+    )
     with ctx.tracker.child(name, params) as rid:
         for epoch, value in enumerate(history["loss"]):
             dev = history.get("dev_ap") or []
-            ctx.tracker.log_metrics({"train_loss": value, **({"dev_ap": dev[epoch]} if epoch < len(dev) else {})},
-                                    step=epoch, run_id=rid)
+            ctx.tracker.log_metrics(
+                {"train_loss": value, **({"dev_ap": dev[epoch]} if epoch < len(dev) else {})}, step=epoch, run_id=rid
+            )
         extra = {"plateau": history["plateau"]} if history.get("plateau") is not None else {}
-        ctx.tracker.log_metrics({"images_per_s": history["images_seen"] / max(history["seconds"], 1e-9),
-                                 "train_seconds": history["seconds"], **extra}, run_id=rid)
+        ctx.tracker.log_metrics(
+            {
+                "images_per_s": history["images_seen"] / max(history["seconds"], 1e-9),
+                "train_seconds": history["seconds"],
+                **extra,
+            },
+            run_id=rid,
+        )
         ctx.tracker.log_state_dict_model(rid, model_dir, loader=LOADER, signature=sig)
     return rid
 

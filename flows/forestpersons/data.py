@@ -23,9 +23,14 @@ def run(ctx: StageContext[Params]) -> dict:
             x = rng.normal(0.0, 1.0, d.n_draws)
             x[rng.random(d.n_draws) < d.outlier_frac] += d.outlier_shift
             rows.append({"id": f"{seed}-{i}", "seed": seed, "sample": i, "centre": 0.0, "values": x.tolist()})
-    table = [{"id": r["id"], "seed": r["seed"], "n": len(r["values"]), "mean": float(np.mean(r["values"]))}
-             for r in rows]
-    V.validate(table, [V.unique("id"), V.not_null("seed"), V.between("n", d.n_draws, d.n_draws), V.finite("mean")],
-               name="samples", result_path=out / "_checks" / "samples.json")
+    table = [
+        {"id": r["id"], "seed": r["seed"], "n": len(r["values"]), "mean": float(np.mean(r["values"]))} for r in rows
+    ]
+    V.validate(
+        table,
+        [V.unique("id"), V.not_null("seed"), V.between("n", d.n_draws, d.n_draws), V.finite("mean")],
+        name="samples",
+        result_path=out / "_checks" / "samples.json",
+    )
     write_jsonl(out / "samples.jsonl", rows)
     return {"samples": len(rows), "seeds": len(d.seeds)}

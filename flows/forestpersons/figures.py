@@ -7,13 +7,24 @@ import numpy as np
 from components.reporting.plots import PALETTE, new_figure
 
 GROUPS = ("forest", "urban", "aerial", "pretrained")
-LABEL = {"forest": "CenterNet: forest", "urban": "CenterNet: urban", "aerial": "CenterNet: aerial",
-         "pretrained": "OpenCV HOG (zero-shot)"}
+LABEL = {
+    "forest": "CenterNet: forest",
+    "urban": "CenterNet: urban",
+    "aerial": "CenterNet: aerial",
+    "pretrained": "OpenCV HOG (zero-shot)",
+}
 
 
 def _mean_sd(rows, domain, kind, subset, key="ap"):
-    v = [r[key] for r in rows if r["domain"] == domain and r["kind"] == kind and r["subset"] == subset
-         and r["test_set"] == "forest" and r[key] is not None]
+    v = [
+        r[key]
+        for r in rows
+        if r["domain"] == domain
+        and r["kind"] == kind
+        and r["subset"] == subset
+        and r["test_set"] == "forest"
+        and r[key] is not None
+    ]
     return (float(np.mean(v)), float(np.std(v)), len(v)) if v else (np.nan, 0.0, 0)
 
 
@@ -21,8 +32,12 @@ def ap_by_domain(rows):
     fig = new_figure(6.4, 3.4)
     ax = fig.add_subplot()
     stats = [_mean_sd(rows, g, "all", "None") for g in GROUPS]
-    ax.barh([LABEL[g] for g in GROUPS], [s[0] for s in stats], xerr=[s[1] for s in stats],
-            color=[PALETTE[i] for i in range(len(GROUPS))])
+    ax.barh(
+        [LABEL[g] for g in GROUPS],
+        [s[0] for s in stats],
+        xerr=[s[1] for s in stats],
+        color=[PALETTE[i] for i in range(len(GROUPS))],
+    )
     ax.set_xlabel("AP@[.5:.95] on forest test images (mean ± sd over seeds)")
     ax.set_title("AP per training domain")
     return fig
@@ -50,8 +65,9 @@ def _draw_boxes(ax, boxes, colour, lw=1.0, dashed=False):
     from matplotlib.patches import Rectangle
 
     for x, y, w, h in np.asarray(boxes).reshape(-1, 4):
-        ax.add_patch(Rectangle((x, y), w, h, fill=False, edgecolor=colour, linewidth=lw,
-                               linestyle="--" if dashed else "-"))
+        ax.add_patch(
+            Rectangle((x, y), w, h, fill=False, edgecolor=colour, linewidth=lw, linestyle="--" if dashed else "-")
+        )
 
 
 def scene_panel(images, gts, dets: dict[str, list], threshold: float, title: str):
@@ -73,8 +89,10 @@ def scene_panel(images, gts, dets: dict[str, list], threshold: float, title: str
             _draw_boxes(ax, b[s >= threshold], colours[name], 1.0)
         ax.set_title(", ".join(f"{a['pose'][:3]}/{a['visibility']}" for a in gts[i]) or "-", fontsize=8)
         ax.axis("off")
-    fig.suptitle(title + "  (green GT, dashed visible box; " +
-                 ", ".join(f"{c}: {k}" for k, c in colours.items()) + ")", fontsize=8)
+    fig.suptitle(
+        title + "  (green GT, dashed visible box; " + ", ".join(f"{c}: {k}" for k, c in colours.items()) + ")",
+        fontsize=8,
+    )
     return fig
 
 

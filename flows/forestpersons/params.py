@@ -25,15 +25,20 @@ class ScenesParams(Section):
     def _whole_sequences(self):
         for name in ("train_images", "val_images", "test_images", "urban_test_images"):
             if getattr(self, name) % self.frames:
-                raise ValueError(f"{name}: {getattr(self, name)} is not a whole number of {self.frames}-frame "
-                                 "sequences")
+                raise ValueError(
+                    f"{name}: {getattr(self, name)} is not a whole number of {self.frames}-frame sequences"
+                )
         return self
 
 
 class SourceParams(Section):
     kind: Literal["synthetic", "hf"] = Field("synthetic", description="forest images: procedural, or the HF set")
-    hf_id: str = Field("etri/ForestPersons", min_length=3, pattern=r"^[\w.-]+/[\w.-]+$",
-                       description="Hugging Face dataset id of ForestPersons (full profile)")
+    hf_id: str = Field(
+        "etri/ForestPersons",
+        min_length=3,
+        pattern=r"^[\w.-]+/[\w.-]+$",
+        description="Hugging Face dataset id of ForestPersons (full profile)",
+    )
     local_dir: str | None = Field(None, description="a local copy of the HF dataset in its format (tests, offline)")
     max_images: Count = Field(20000, ge=1, description="HF: at most this many images per split, resized to size")
 
@@ -96,16 +101,21 @@ class EvalParams(Section):
     top_k: int = Field(50, ge=1, le=100, description="CenterNet peaks kept per image (COCO's maxDets is 100)")
     min_score: float = Field(0.02, ge=0, lt=1, description="CenterNet peaks below this score are dropped")
     hog: HogParams = Field(default_factory=HogParams)
-    video: str = Field("/usr/share/doc/opencv-doc/examples/data/vtest.avi",
-                       description="OpenCV's vtest.avi (Debian opencv-doc) for the qualitative check; skipped if absent")
+    video: str = Field(
+        "/usr/share/doc/opencv-doc/examples/data/vtest.avi",
+        description="OpenCV's vtest.avi (Debian opencv-doc) for the qualitative check; skipped if absent",
+    )
     video_frames: int = Field(6, ge=0, le=100)
     panel: int = Field(6, ge=1, le=24, description="test scenes drawn with ground truth and detections")
 
 
 class ClaimsParams(ClaimsBase):
     delta: float = Field(0.01, ge=0, le=0.5, description="no-effect band for AP and recall differences (1 point)")
-    ap_resamples: Resamples = Field(400, ge=100, description="bootstrap resamples of the AP claims (each "
-                                    "resample recomputes AP over every detection)")
+    ap_resamples: Resamples = Field(
+        400,
+        ge=100,
+        description="bootstrap resamples of the AP claims (each resample recomputes AP over every detection)",
+    )
     fppi: float = Field(1.0, gt=0, le=100, description="false positives per image for claim 4's recall")
 
 
@@ -121,14 +131,22 @@ class Params(PaperParams):
 PRESETS = presets(
     # 2-frame sequences: five times the card's 100 layouts in the same 1,000 images (10-frame sequences were
     # memorised); 20 epochs: the forest detector's dev AP was still ~0.03 after 7 (README, "Default scale")
-    default={"scenes": {"frames": 2},
-             "train": {"seeds": {"forest": [0, 1, 2], "urban": [0, 1, 2], "aerial": [0]}, "epochs": 20},
-             "resources": {"workers": 2}, "progress": False},
-    smoke={"scenes": {"train_images": 100, "val_images": 20, "test_images": 40, "urban_test_images": 20},
-           "train": {"seeds": {"forest": [0, 1], "urban": [0, 1], "aerial": [0]}, "epochs": 1},
-           "eval": {"video_frames": 2, "panel": 4}, "resources": {"workers": 1},
-           "claims": {"n_resamples": 200, "ap_resamples": 100}},
-    full={"source": {"kind": "hf"}, "train": {"seeds": {"forest": [0, 1, 2, 3, 4], "urban": [0, 1, 2, 3, 4],
-                                                       "aerial": [0, 1, 2]}, "epochs": 30},
-          "claims": {"ap_resamples": 10000}},
+    default={
+        "scenes": {"frames": 2},
+        "train": {"seeds": {"forest": [0, 1, 2], "urban": [0, 1, 2], "aerial": [0]}, "epochs": 20},
+        "resources": {"workers": 2},
+        "progress": False,
+    },
+    smoke={
+        "scenes": {"train_images": 100, "val_images": 20, "test_images": 40, "urban_test_images": 20},
+        "train": {"seeds": {"forest": [0, 1], "urban": [0, 1], "aerial": [0]}, "epochs": 1},
+        "eval": {"video_frames": 2, "panel": 4},
+        "resources": {"workers": 1},
+        "claims": {"n_resamples": 200, "ap_resamples": 100},
+    },
+    full={
+        "source": {"kind": "hf"},
+        "train": {"seeds": {"forest": [0, 1, 2, 3, 4], "urban": [0, 1, 2, 3, 4], "aerial": [0, 1, 2]}, "epochs": 30},
+        "claims": {"ap_resamples": 10000},
+    },
 )

@@ -55,7 +55,7 @@ def allocate(seqs_by_tier: dict[str, list[str]], sizes: dict[str, int], seed: in
             n[j] += 1
         start = 0
         for s, k in zip(SPLITS, n):
-            out.update({q: s for q in seqs[start:start + k]})
+            out.update({q: s for q in seqs[start : start + k]})
             start += k
     return out
 
@@ -78,8 +78,13 @@ def run(ctx: StageContext[Params]) -> dict:
     out = ctx.output(SPLIT)
     out.mkdir(parents=True, exist_ok=True)
     ref_dir = CN.save_model(model, out / "reference")
-    log_model(ctx, "reference-urban", {"domain": "urban", "seed": p.tiers.reference_seed, "role": "tier reference"},
-              hist, ref_dir)
+    log_model(
+        ctx,
+        "reference-urban",
+        {"domain": "urban", "seed": p.tiers.reference_seed, "role": "tier reference"},
+        hist,
+        ref_dir,
+    )
     diff = sequence_difficulty(CN.detect(model, forest), fdoc)
     tiers = {s: tier_of(d, p.tiers.easy_below, p.tiers.hard_from) for s, d in diff.items()}
     preset = {r["sequence"]: r["hf_split"] for r in fdoc["images"] if r.get("hf_split") in SPLITS}
@@ -88,24 +93,43 @@ def run(ctx: StageContext[Params]) -> dict:
     else:
         sizes = {"train": p.scenes.train_images, "val": p.scenes.val_images, "test": p.scenes.test_images}
         assign = allocate({t: [s for s in diff if tiers[s] == t] for t in TIERS}, sizes, p.scenes.seed)
-    rows = [{"id": s, "sequence": s, "difficulty": round(diff[s], 6), "tier": tiers[s], "split": assign[s]}
-            for s in sorted(diff)]
-    image_rows = [{"id": r["file_name"], "sequence": r["sequence"], "split": assign[r["sequence"]]}
-                  for r in fdoc["images"]]
+    rows = [
+        {"id": s, "sequence": s, "difficulty": round(diff[s], 6), "tier": tiers[s], "split": assign[s]}
+        for s in sorted(diff)
+    ]
+    image_rows = [
+        {"id": r["file_name"], "sequence": r["sequence"], "split": assign[r["sequence"]]} for r in fdoc["images"]
+    ]
     import pandas as pd
 
-    V.validate(rows, [V.unique("sequence"), V.in_set("tier", list(TIERS)), V.in_set("split", list(SPLITS)),
-                      V.between("difficulty", 0, 1)], name="forestpersons/sequences",
-               result_path=out / "_checks" / "sequences.json")
+    V.validate(
+        rows,
+        [
+            V.unique("sequence"),
+            V.in_set("tier", list(TIERS)),
+            V.in_set("split", list(SPLITS)),
+            V.between("difficulty", 0, 1),
+        ],
+        name="forestpersons/sequences",
+        result_path=out / "_checks" / "sequences.json",
+    )
     pairs = pd.DataFrame(image_rows)[["sequence", "split"]].drop_duplicates().rename(columns={"sequence": "id"})
-    V.validate(pairs, [V.unique("id")], name="forestpersons/no-sequence-in-two-splits",
-               result_path=out / "_checks" / "sequence_splits.json")
+    V.validate(
+        pairs,
+        [V.unique("id")],
+        name="forestpersons/no-sequence-in-two-splits",
+        result_path=out / "_checks" / "sequence_splits.json",
+    )
     summary = {"reference": {"train_loss": hist["loss"][-1]}, "tiers": {}}
     for split in SPLITS:
         keep = [i for i, r in enumerate(fdoc["images"]) if assign[r["sequence"]] == split]
         imgs, recs, anns = _subset(forest, fdoc, keep, tiers)
-        check_set({"images": recs, "annotations": anns}, p.scenes.size, f"forestpersons/forest_{split}",
-                  out / "_checks" / f"forest_{split}.json")
+        check_set(
+            {"images": recs, "annotations": anns},
+            p.scenes.size,
+            f"forestpersons/forest_{split}",
+            out / "_checks" / f"forest_{split}.json",
+        )
         save_set(out, f"forest_{split}", imgs, recs, anns)
         summary["tiers"][split] = {t: sum(r["tier"] == t and r["split"] == split for r in rows) for t in TIERS}
     write_jsonl(out / "sequences.jsonl", rows)

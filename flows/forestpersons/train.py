@@ -35,24 +35,55 @@ def train_one(job: dict) -> dict:
     model, hist = fit(images, doc, p, job["run_seed"], dev=load_set(Path(job["dev_folder"]), "forest_val"))
     out = Path(job["out"]) / job["name"]
     CN.save_model(model, out)
-    write_json(out / "history.json", {"loss": hist["loss"], "step_loss": hist["step_loss"],
-                                      "dev_ap": hist["monitor"], "steps": hist["steps"], "images": int(len(images))})
-    return {"name": job["name"], "domain": job["domain"], "seed": job["seed"], "images": int(len(images)),
-            "epochs": p.train.epochs, "final_loss": hist["loss"][-1], "loss": hist["loss"],
-            "plateau": plateau(hist["step_loss"]), "dev_ap": hist["monitor"],
-            "seconds": round(hist["seconds"], 3), "steps_per_s": round(hist["steps_per_s"], 3),
-            "n_params": CN.n_params(model)}
+    write_json(
+        out / "history.json",
+        {
+            "loss": hist["loss"],
+            "step_loss": hist["step_loss"],
+            "dev_ap": hist["monitor"],
+            "steps": hist["steps"],
+            "images": int(len(images)),
+        },
+    )
+    return {
+        "name": job["name"],
+        "domain": job["domain"],
+        "seed": job["seed"],
+        "images": int(len(images)),
+        "epochs": p.train.epochs,
+        "final_loss": hist["loss"][-1],
+        "loss": hist["loss"],
+        "plateau": plateau(hist["step_loss"]),
+        "dev_ap": hist["monitor"],
+        "seconds": round(hist["seconds"], 3),
+        "steps_per_s": round(hist["steps_per_s"], 3),
+        "n_params": CN.n_params(model),
+    }
 
 
 def jobs(ctx: StageContext[Params], out: Path) -> list[dict]:
     p = ctx.params
-    folders = {"urban": (ctx.input(SCENES), "urban_train"), "aerial": (ctx.input(SCENES), "aerial_train"),
-               "forest": (ctx.input(SPLIT), "forest_train")}
+    folders = {
+        "urban": (ctx.input(SCENES), "urban_train"),
+        "aerial": (ctx.input(SCENES), "aerial_train"),
+        "forest": (ctx.input(SPLIT), "forest_train"),
+    }
     plain = p.model_dump(mode="json")
-    return [{"name": f"{d}-s{s}", "domain": d, "seed": s, "run_seed": 7919 * DOMAINS.index(d) + s,
-             "folder": str(folders[d][0]), "set": folders[d][1], "dev_folder": str(ctx.input(SPLIT)),
-             "out": str(out), "params": plain}
-            for d in DOMAINS for s in p.train.seeds[d]]
+    return [
+        {
+            "name": f"{d}-s{s}",
+            "domain": d,
+            "seed": s,
+            "run_seed": 7919 * DOMAINS.index(d) + s,
+            "folder": str(folders[d][0]),
+            "set": folders[d][1],
+            "dev_folder": str(ctx.input(SPLIT)),
+            "out": str(out),
+            "params": plain,
+        }
+        for d in DOMAINS
+        for s in p.train.seeds[d]
+    ]
 
 
 def run(ctx: StageContext[Params]) -> dict:
@@ -61,16 +92,25 @@ def run(ctx: StageContext[Params]) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     todo = jobs(ctx, out)
     log.info("forestpersons: %d detectors on %d worker(s)", len(todo), p.resources.workers)
-    rows = runners.map_items(train_one, todo, workers=p.resources.workers, desc="forestpersons detectors",
-                             progress=p.progress)
+    rows = runners.map_items(
+        train_one, todo, workers=p.resources.workers, desc="forestpersons detectors", progress=p.progress
+    )
     run_ids = {}
     for row in rows:
         hist = read_json(out / row["name"] / "history.json")
         run_ids[row["name"]] = log_model(
-            ctx, row["name"], {"domain": row["domain"], "seed": row["seed"], **p.train.model_dump(exclude={"seeds"})},
-            {"loss": hist["loss"], "dev_ap": hist["dev_ap"], "plateau": row["plateau"],
-             "images_seen": row["images"] * row["epochs"], "seconds": row["seconds"]},
-            out / row["name"])
+            ctx,
+            row["name"],
+            {"domain": row["domain"], "seed": row["seed"], **p.train.model_dump(exclude={"seeds"})},
+            {
+                "loss": hist["loss"],
+                "dev_ap": hist["dev_ap"],
+                "plateau": row["plateau"],
+                "images_seen": row["images"] * row["epochs"],
+                "seconds": row["seconds"],
+            },
+            out / row["name"],
+        )
     write_jsonl(out / "runs.jsonl", rows)
     summary = {"models": len(rows), "seconds": round(sum(r["seconds"] for r in rows), 1)}
     _, name = champion.choose(p)  # the forest-trained detector of the first forest seed

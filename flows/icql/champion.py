@@ -49,10 +49,18 @@ def choose(p) -> tuple[int, int, str] | None:
 def settings_for(p, task: int) -> dict[str, Any]:
     from flows.icql.spec import DATASETS
 
-    return {"task": int(task), "dataset": f"{DATASETS}/t{task}", "method": METHOD,
-            "layout_seed": p.data.layout_seed, "max_steps": p.data.max_steps, "eval_seed": p.eval.seed,
-            "episodes": min(p.eval.episodes, EPISODES), "q_seed": p.seed, "q_episodes": p.eval.q_episodes,
-            "gamma": p.agent.gamma}
+    return {
+        "task": int(task),
+        "dataset": f"{DATASETS}/t{task}",
+        "method": METHOD,
+        "layout_seed": p.data.layout_seed,
+        "max_steps": p.data.max_steps,
+        "eval_seed": p.eval.seed,
+        "episodes": min(p.eval.episodes, EPISODES),
+        "q_seed": p.seed,
+        "q_episodes": p.eval.q_episodes,
+        "gamma": p.agent.gamma,
+    }
 
 
 def evaluate(model: Any, settings: dict, root: Path) -> dict[str, float]:
@@ -62,15 +70,17 @@ def evaluate(model: Any, settings: dict, root: Path) -> dict[str, float]:
     from components.io import read_json
     from components.rl import dataset as D
     from components.rl.evaluate import episode_returns, normalised_score, q_accuracy
-    from flows.icql.qvalues import predict_q, q_rows_for
     from flows.icql.common import context_for, task_env
+    from flows.icql.qvalues import predict_q, q_rows_for
 
     s = settings
     folder = Path(root) / s["dataset"]
     for name in FILES:
         if not (folder / name).is_file():
-            raise DataError(f"{folder / name}: ICQL's evaluation data not found (run `paperline run icql --stage data` "
-                            "or `dvc pull`)")
+            raise DataError(
+                f"{folder / name}: ICQL's evaluation data not found (run `paperline run icql --stage data` "
+                "or `dvc pull`)"
+            )
     meta = read_json(folder / "meta.json")
     refs = meta["references"]
     env = task_env(meta)

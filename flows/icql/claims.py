@@ -22,12 +22,16 @@ from components.evaluation.power import attach_power
 from components.evaluation.rank_bootstrap import spearman, spearman_gap_samples
 from components.evaluation.stats import percentile_ci
 
-NOTE = ("Kitchen-lite stand-in at laptop scale (small networks, 6k gradient steps at batch 64 with the actor rate "
-        "annealed, 3 seeds; the report's plateau check says which curves settled); the paper's D4RL "
-        "Kitchen/Gym/Adroit numbers are not comparable.")
-PAPER_C1 = ("D4RL means over 5 seeds (secondary, unverified): Kitchen ICQL 66.8 vs IQL 52.8, MuJoCo 80.6 vs 72.4, "
-            "Adroit 35.3 vs 33.2; abstract: 'up to 29.46%' on Kitchen (user's version) / 16.4% (arXiv v1, ICLR "
-            "camera-ready)")
+NOTE = (
+    "Kitchen-lite stand-in at laptop scale (small networks, 6k gradient steps at batch 64 with the actor rate "
+    "annealed, 3 seeds; the report's plateau check says which curves settled); the paper's D4RL "
+    "Kitchen/Gym/Adroit numbers are not comparable."
+)
+PAPER_C1 = (
+    "D4RL means over 5 seeds (secondary, unverified): Kitchen ICQL 66.8 vs IQL 52.8, MuJoCo 80.6 vs 72.4, "
+    "Adroit 35.3 vs 33.2; abstract: 'up to 29.46%' on Kitchen (user's version) / 16.4% (arXiv v1, ICLR "
+    "camera-ready)"
+)
 PAPER_C3 = "kitchen-complete (secondary, unverified): state-similar 79.3 vs random 70.0"
 PAIRS = "(seed, episode) pairs"
 
@@ -37,17 +41,44 @@ def _c4_statement(task: int) -> str:
 
 
 CLAIMS = (
-    ClaimSpec("C1", "ICQL's normalised score is higher than IQL's on the 4-subtask task", metric="normalised score",
-              method="icql (4 subtasks)", baseline="iql (4 subtasks)", unit=PAIRS, paper_value=PAPER_C1,
-              scale_note=NOTE),
-    ClaimSpec("C2", "The ICQL - IQL gap is larger with 4 subtasks than with 1 (interaction)",
-              metric="normalised-score gap (ICQL - IQL)", method="icql - iql (4 subtasks)",
-              baseline="icql - iql (1 subtask)", unit=PAIRS, scale_note=NOTE),
-    ClaimSpec("C3", "State-similar retrieval scores higher than random retrieval (4 subtasks)",
-              metric="normalised score", method="icql (4 subtasks)", baseline="icql-random (4 subtasks)", unit=PAIRS,
-              paper_value=PAPER_C3, scale_note=NOTE),
-    ClaimSpec("C4", _c4_statement(4), metric="Spearman(Q-hat, G) difference", method="icql", baseline="iql",
-              unit="dataset trajectories", scale_note=NOTE),
+    ClaimSpec(
+        "C1",
+        "ICQL's normalised score is higher than IQL's on the 4-subtask task",
+        metric="normalised score",
+        method="icql (4 subtasks)",
+        baseline="iql (4 subtasks)",
+        unit=PAIRS,
+        paper_value=PAPER_C1,
+        scale_note=NOTE,
+    ),
+    ClaimSpec(
+        "C2",
+        "The ICQL - IQL gap is larger with 4 subtasks than with 1 (interaction)",
+        metric="normalised-score gap (ICQL - IQL)",
+        method="icql - iql (4 subtasks)",
+        baseline="icql - iql (1 subtask)",
+        unit=PAIRS,
+        scale_note=NOTE,
+    ),
+    ClaimSpec(
+        "C3",
+        "State-similar retrieval scores higher than random retrieval (4 subtasks)",
+        metric="normalised score",
+        method="icql (4 subtasks)",
+        baseline="icql-random (4 subtasks)",
+        unit=PAIRS,
+        paper_value=PAPER_C3,
+        scale_note=NOTE,
+    ),
+    ClaimSpec(
+        "C4",
+        _c4_statement(4),
+        metric="Spearman(Q-hat, G) difference",
+        method="icql",
+        baseline="iql",
+        unit="dataset trajectories",
+        scale_note=NOTE,
+    ),
 )
 C1, C2, C3, C4 = CLAIMS
 
@@ -68,9 +99,19 @@ def _paired(s: dict, a: tuple, b: tuple) -> tuple[list, list, list]:
 def _missing(p, spec: ClaimSpec, what: str, *, delta: float, **changes) -> CL.ClaimResult:
     """A claim whose runs this profile did not train: no CI, so inconclusive (``details.not_applicable`` says what).
     Its unit reads "(seed, episode) pairs" for every claim, C4's included, as it always has."""
-    return spec.from_ci(effect=None, ci_low=None, ci_high=None, delta=delta, unit=PAIRS, n_units=0, n_seeds=0,
-                        cluster_unit=None, ci_level=p.claims.level,
-                        details={"not_applicable": f"{what} not run in this profile"}, **changes)
+    return spec.from_ci(
+        effect=None,
+        ci_low=None,
+        ci_high=None,
+        delta=delta,
+        unit=PAIRS,
+        n_units=0,
+        n_seeds=0,
+        cluster_unit=None,
+        ci_level=p.claims.level,
+        details={"not_applicable": f"{what} not run in this profile"},
+        **changes,
+    )
 
 
 def _name(t: tuple) -> str:
@@ -83,9 +124,16 @@ def compare(p, s: dict, spec: ClaimSpec, a: tuple, b: tuple) -> CL.ClaimResult:
     va, vb, seeds = _paired(s, a, b)
     if not va:
         return _missing(p, spec, f"{_name(a)} or {_name(b)}", delta=p.claims.delta_score)
-    result = spec.standard(method_values=va, baseline_values=vb, clusters=seeds, delta=p.claims.delta_score,
-                           seed=p.seed, n_resamples=p.claims.n_resamples, level=p.claims.level,
-                           details={"method_mean": float(np.mean(va)), "baseline_mean": float(np.mean(vb))})
+    result = spec.standard(
+        method_values=va,
+        baseline_values=vb,
+        clusters=seeds,
+        delta=p.claims.delta_score,
+        seed=p.seed,
+        n_resamples=p.claims.n_resamples,
+        level=p.claims.level,
+        details={"method_mean": float(np.mean(va)), "baseline_mean": float(np.mean(vb))},
+    )
     return with_power(p, result, spec, np.subtract(va, vb), seeds)
 
 
@@ -93,8 +141,18 @@ def with_power(p, result: CL.ClaimResult, spec: ClaimSpec, values, seeds) -> CL.
     """``result`` with its design's power (unless reproduced): the paired per-episode differences with the observed
     effect removed and a planted one added, seeds then episodes redrawn, each decided by the claim's rule."""
     c = p.claims
-    return attach_power(result, spec, values=values, clusters=seeds, delta=c.delta_score, deltas=c.power_deltas,
-                        n_sim=c.power_sims, n_resamples=c.power_resamples, level=c.level, seed=p.seed + 20)
+    return attach_power(
+        result,
+        spec,
+        values=values,
+        clusters=seeds,
+        delta=c.delta_score,
+        deltas=c.power_deltas,
+        n_sim=c.power_sims,
+        n_resamples=c.power_resamples,
+        level=c.level,
+        seed=p.seed + 20,
+    )
 
 
 def claim2(p, s: dict) -> CL.ClaimResult:
@@ -103,9 +161,16 @@ def claim2(p, s: dict) -> CL.ClaimResult:
     if not i4 or not i1 or sd != sd1:
         return _missing(p, C2, "icql/iql on both tasks", delta=p.claims.delta_score)
     gap4, gap1 = np.subtract(i4, q4), np.subtract(i1, q1)
-    result = C2.standard(method_values=gap4, baseline_values=gap1, clusters=sd, delta=p.claims.delta_score,
-                         seed=p.seed, n_resamples=p.claims.n_resamples, level=p.claims.level,
-                         details={"gap4": float(gap4.mean()), "gap1": float(gap1.mean())})
+    result = C2.standard(
+        method_values=gap4,
+        baseline_values=gap1,
+        clusters=sd,
+        delta=p.claims.delta_score,
+        seed=p.seed,
+        n_resamples=p.claims.n_resamples,
+        level=p.claims.level,
+        details={"gap4": float(gap4.mean()), "gap1": float(gap1.mean())},
+    )
     return with_power(p, result, C2, gap4 - gap1, sd)
 
 
@@ -117,20 +182,40 @@ def claim4(p, qdata: dict | None, seeds: list[int], task: int = 4) -> CL.ClaimRe
         return _missing(p, C4, "icql/iql critics", delta=p.claims.delta_spearman, statement=st)
     ep, g = qdata["episode"], qdata["G"]
     g_rank = rankdata(g)
-    per_seed = {f"seed {s}": {"icql": spearman(qdata[a], g_rank), "iql": spearman(qdata[b], g_rank)}
-                for s, (a, b) in zip(seeds, names)}
+    per_seed = {
+        f"seed {s}": {"icql": spearman(qdata[a], g_rank), "iql": spearman(qdata[b], g_rank)}
+        for s, (a, b) in zip(seeds, names)
+    }
     diffs = [v["icql"] - v["iql"] for v in per_seed.values()]
-    boots = spearman_gap_samples([qdata[a] for a, _ in names], [qdata[b] for _, b in names], g, ep,
-                                 n_resamples=p.claims.n_resamples, seed=p.seed)
+    boots = spearman_gap_samples(
+        [qdata[a] for a, _ in names], [qdata[b] for _, b in names], g, ep, n_resamples=p.claims.n_resamples, seed=p.seed
+    )
     lo, hi = percentile_ci(boots, p.claims.level)
-    return C4.from_ci(statement=st, effect=float(np.mean(diffs)), ci_low=float(lo), ci_high=float(hi),
-                      delta=p.claims.delta_spearman, n_units=int(np.unique(ep).size), n_seeds=len(seeds),
-                      ci_level=p.claims.level, per_seed_signs=[int(np.sign(d)) for d in diffs],
-                      details={"per_seed": per_seed, "n_resamples": p.claims.n_resamples, "bootstrap_seed": p.seed,
-                               "resampling": "two-stage (seeds, then trajectories)", "transitions": int(len(g))})
+    return C4.from_ci(
+        statement=st,
+        effect=float(np.mean(diffs)),
+        ci_low=float(lo),
+        ci_high=float(hi),
+        delta=p.claims.delta_spearman,
+        n_units=int(np.unique(ep).size),
+        n_seeds=len(seeds),
+        ci_level=p.claims.level,
+        per_seed_signs=[int(np.sign(d)) for d in diffs],
+        details={
+            "per_seed": per_seed,
+            "n_resamples": p.claims.n_resamples,
+            "bootstrap_seed": p.seed,
+            "resampling": "two-stage (seeds, then trajectories)",
+            "transitions": int(len(g)),
+        },
+    )
 
 
 def all_claims(p, episodes: list[dict], qdata: dict | None) -> list[CL.ClaimResult]:
     s = scores_by(episodes)
-    return [compare(p, s, C1, (4, "icql"), (4, "iql")), claim2(p, s),
-            compare(p, s, C3, (4, "icql"), (4, "icql-random")), claim4(p, qdata, list(p.train.seeds))]
+    return [
+        compare(p, s, C1, (4, "icql"), (4, "iql")),
+        claim2(p, s),
+        compare(p, s, C3, (4, "icql"), (4, "icql-random")),
+        claim4(p, qdata, list(p.train.seeds)),
+    ]

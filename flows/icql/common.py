@@ -19,8 +19,12 @@ def run_name(task: int | str, method: str, seed: int) -> str:
 
 def grid(p) -> list[dict]:
     """Every (task, method, seed) run of the train stage, in a fixed order."""
-    return [{"task": int(t), "method": m, "seed": s, "name": run_name(t, m, s)}
-            for t, methods in sorted(p.train.runs.items()) for m in methods for s in p.train.seeds]
+    return [
+        {"task": int(t), "method": m, "seed": s, "name": run_name(t, m, s)}
+        for t, methods in sorted(p.train.runs.items())
+        for m in methods
+        for s in p.train.seeds
+    ]
 
 
 def external_name(dataset_id: str) -> str:
@@ -30,9 +34,12 @@ def external_name(dataset_id: str) -> str:
 
 def external_grid(p) -> list[dict]:
     """Every (external dataset, method, seed) run: ``train.external_methods`` x ``train.seeds``."""
-    return [{"dataset": external_name(src.id), "method": m, "seed": s,
-             "name": f"{external_name(src.id)}-{m}-s{s}"}
-            for src in p.data.external for m in p.train.external_methods for s in p.train.seeds]
+    return [
+        {"dataset": external_name(src.id), "method": m, "seed": s, "name": f"{external_name(src.id)}-{m}-s{s}"}
+        for src in p.data.external
+        for m in p.train.external_methods
+        for s in p.train.seeds
+    ]
 
 
 def behaviour_factory(env, p, task: int):
@@ -60,8 +67,13 @@ def task_env(meta: dict):
     from components.rl.kitchen_lite import make_env
 
     e = meta["env"]
-    return make_env(int(meta["task"]), int(e["layout_seed"]), int(e["max_steps"]), radius=float(e["radius"]),
-                    drift=float(e["drift"]))
+    return make_env(
+        int(meta["task"]),
+        int(e["layout_seed"]),
+        int(e["max_steps"]),
+        radius=float(e["radius"]),
+        drift=float(e["drift"]),
+    )
 
 
 def context_for(method: str, folder: Path) -> np.ndarray | None:

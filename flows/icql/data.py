@@ -44,19 +44,38 @@ def build_task(p, task: int, out) -> dict:
     data = D.collect(env, behaviour_factory(env, p, task), p.data.episodes, seed=p.seed * 100_000 + task * 10_000)
     folder = task_dir(out, task)
     folder.mkdir(parents=True, exist_ok=True)
-    validate_transitions(data, name=f"icql/t{task}", reward_range=(0.0, 1.0),
-                         obs_dim=env.observation_space.shape[0], act_dim=env.action_space.shape[0],
-                         result_path=out / "_checks" / f"t{task}.json")
+    validate_transitions(
+        data,
+        name=f"icql/t{task}",
+        reward_range=(0.0, 1.0),
+        obs_dim=env.observation_space.shape[0],
+        act_dim=env.action_space.shape[0],
+        result_path=out / "_checks" / f"t{task}.json",
+    )
     D.save(data, folder / "transitions.npz")
     contexts(data, p, folder, seed=p.seed * 7 + task)
     k = p.retrieval.k
     ep_ret = np.array([data.rewards[a:b].sum() for a, b in data.episode_bounds()])
-    meta = {"task": task, "env": env_settings(p), "transitions": len(data), "episodes": int(len(ep_ret)), "obs_dim": data.obs_dim,
-            "act_dim": data.act_dim, "behaviour_return": float(ep_ret.mean()), "k": k,
-            "references": references(env, p, task), "targets": env.layout.targets.tolist()}
+    meta = {
+        "task": task,
+        "env": env_settings(p),
+        "transitions": len(data),
+        "episodes": int(len(ep_ret)),
+        "obs_dim": data.obs_dim,
+        "act_dim": data.act_dim,
+        "behaviour_return": float(ep_ret.mean()),
+        "k": k,
+        "references": references(env, p, task),
+        "targets": env.layout.targets.tolist(),
+    }
     write_json(folder / "meta.json", meta)
-    log.info("icql: t%d dataset %d transitions, behaviour return %.2f, refs %s", task, len(data),
-             meta["behaviour_return"], meta["references"])
+    log.info(
+        "icql: t%d dataset %d transitions, behaviour return %.2f, refs %s",
+        task,
+        len(data),
+        meta["behaviour_return"],
+        meta["references"],
+    )
     return meta
 
 
@@ -72,8 +91,9 @@ def load_external(p, i: int, src):
     where = f"data.external[{i}]"
     if src.source == "minari":
         return minari_external(open_minari(src.id, online=online()), where)
-    data = collect_sac(src.id, train_steps=src.train_steps, episodes=src.episodes, seed=p.seed, online=online(),
-                       where=where)
+    data = collect_sac(
+        src.id, train_steps=src.train_steps, episodes=src.episodes, seed=p.seed, online=online(), where=where
+    )
     return data, {}, make_gym_env(src.id, f"{where}.id")
 
 
@@ -90,15 +110,36 @@ def build_external(p, i: int, src, out) -> dict:
     beh = behaviour_return(data)
     refs = None
     if env is not None:
-        refs = reference_scores(f"data.external[{i}]", config=src.model_dump(), published=published,
-                                measured_random=lambda: random_return(env, p.data.reference_episodes, p.seed),
-                                measured_expert=lambda: beh)
-    meta = {"name": name, "source": src.source, "id": src.id, "transitions": len(data),
-            "episodes": len(data.episode_bounds()), "obs_dim": data.obs_dim, "act_dim": data.act_dim,
-            "behaviour_return": beh, "k": p.retrieval.k, "evaluable": env is not None, "references": refs}
+        refs = reference_scores(
+            f"data.external[{i}]",
+            config=src.model_dump(),
+            published=published,
+            measured_random=lambda: random_return(env, p.data.reference_episodes, p.seed),
+            measured_expert=lambda: beh,
+        )
+    meta = {
+        "name": name,
+        "source": src.source,
+        "id": src.id,
+        "transitions": len(data),
+        "episodes": len(data.episode_bounds()),
+        "obs_dim": data.obs_dim,
+        "act_dim": data.act_dim,
+        "behaviour_return": beh,
+        "k": p.retrieval.k,
+        "evaluable": env is not None,
+        "references": refs,
+    }
     write_json(folder / "meta.json", meta)
-    log.info("icql: %s: %d transitions, obs %d, act %d, behaviour return %.2f, refs %s", name, len(data),
-             data.obs_dim, data.act_dim, beh, refs)
+    log.info(
+        "icql: %s: %d transitions, obs %d, act %d, behaviour return %.2f, refs %s",
+        name,
+        len(data),
+        data.obs_dim,
+        data.act_dim,
+        beh,
+        refs,
+    )
     return meta
 
 

@@ -52,12 +52,28 @@ def evaluate_task(p, task: int, runs: list[dict], models, datasets, out) -> tupl
         agent = load_agent(models / r["name"])
         rets, done = episode_returns(env, agent.act, seeds)
         scores = normalised_score(rets, refs["random"], refs["expert"])
-        episodes += [{"run": r["name"], "method": r["method"], "task": task, "seed": r["seed"], "episode": i,
-                      "return": ret, "subtasks": d, "score": float(s)}
-                     for i, (ret, d, s) in enumerate(zip(rets, done, scores))]
-        row = {"run": r["name"], "method": r["method"], "task": task, "seed": r["seed"],
-               "mean_score": float(np.mean(scores)), "mean_return": float(np.mean(rets)),
-               "mean_subtasks": float(np.mean(done))}
+        episodes += [
+            {
+                "run": r["name"],
+                "method": r["method"],
+                "task": task,
+                "seed": r["seed"],
+                "episode": i,
+                "return": ret,
+                "subtasks": d,
+                "score": float(s),
+            }
+            for i, (ret, d, s) in enumerate(zip(rets, done, scores))
+        ]
+        row = {
+            "run": r["name"],
+            "method": r["method"],
+            "task": task,
+            "seed": r["seed"],
+            "mean_score": float(np.mean(scores)),
+            "mean_return": float(np.mean(rets)),
+            "mean_subtasks": float(np.mean(done)),
+        }
         if r["method"] != "bc":
             q = predict_q(agent, data, context_for(r["method"], folder), rows)
             q_store[r["name"]] = q
@@ -79,12 +95,15 @@ def run(ctx: StageContext[Params]) -> dict:
         episodes += e
         summary += s
     if runs:  # a run may train on external datasets only
-        V.validate(episodes, SUITE, name="icql/episodes", result_path=out / "_checks" / "episodes.json",
-                   id_column="run")
+        V.validate(
+            episodes, SUITE, name="icql/episodes", result_path=out / "_checks" / "episodes.json", id_column="run"
+        )
     write_jsonl(out / "episodes.jsonl", episodes)
     write_jsonl(out / "runs.jsonl", summary)
-    write_json(out / "references.json", {f"t{t}": read_json(task_dir(datasets, t) / "meta.json")["references"]
-                                         for t in p.data.tasks})
+    write_json(
+        out / "references.json",
+        {f"t{t}": read_json(task_dir(datasets, t) / "meta.json")["references"] for t in p.data.tasks},
+    )
     ext_episodes, ext_summary = evaluate_external(p, models, datasets, out)
     if ext_summary:
         write_jsonl(out / "external_episodes.jsonl", ext_episodes)

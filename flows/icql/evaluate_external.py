@@ -62,10 +62,26 @@ def evaluate_dataset(p, name: str, runs: list[dict], models: Path, datasets: Pat
         agent = load_agent(models / r["name"])
         rets, _ = episode_returns(env, agent.act, seeds)
         scores = normalised_score(rets, refs["random"], refs["expert"])
-        episodes += [{"run": r["name"], "method": r["method"], "dataset": name, "seed": r["seed"], "episode": i,
-                      "return": ret, "score": float(s)} for i, (ret, s) in enumerate(zip(rets, scores))]
-        row = {"run": r["name"], "method": r["method"], "dataset": name, "seed": r["seed"],
-               "mean_score": float(np.mean(scores)), "mean_return": float(np.mean(rets))}
+        episodes += [
+            {
+                "run": r["name"],
+                "method": r["method"],
+                "dataset": name,
+                "seed": r["seed"],
+                "episode": i,
+                "return": ret,
+                "score": float(s),
+            }
+            for i, (ret, s) in enumerate(zip(rets, scores))
+        ]
+        row = {
+            "run": r["name"],
+            "method": r["method"],
+            "dataset": name,
+            "seed": r["seed"],
+            "mean_score": float(np.mean(scores)),
+            "mean_return": float(np.mean(rets)),
+        }
         if r["method"] != "bc":
             q = predict_q(agent, data, context_for(r["method"], folder), rows)
             row.update({f"q_{k}": v for k, v in q_accuracy(q, g).items()})
@@ -85,6 +101,11 @@ def evaluate_external(p, models: Path, datasets: Path, out: Path) -> tuple[list[
         episodes += e
         summary += s
     if episodes:
-        V.validate(episodes, SUITE, name="icql/external_episodes",
-                   result_path=out / "_checks" / "external_episodes.json", id_column="run")
+        V.validate(
+            episodes,
+            SUITE,
+            name="icql/external_episodes",
+            result_path=out / "_checks" / "external_episodes.json",
+            id_column="run",
+        )
     return episodes, summary

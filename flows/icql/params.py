@@ -8,8 +8,18 @@ from components.rl.agents import ACTOR_SCHEDULES
 from components.rl.behaviour import MODES
 from components.rl.linear_attention import INITS
 from components.rl.trainer import METHODS
-from flows.runtime.params import (Count, PaperParams, PowerClaims, Replace, Section, Seed, Seeds, Steps, check_known,
-                                  presets)
+from flows.runtime.params import (
+    Count,
+    PaperParams,
+    PowerClaims,
+    Replace,
+    Section,
+    Seed,
+    Seeds,
+    Steps,
+    check_known,
+    presets,
+)
 
 
 class ExternalSource(Section):
@@ -19,10 +29,16 @@ class ExternalSource(Section):
     id: str = Field(min_length=1, description="e.g. D4RL/kitchen/complete-v2 or HalfCheetah-v5")
     train_steps: Steps = Field(100_000, ge=1, description="SAC training steps before collection (sac only)")
     episodes: Count = Field(100, ge=1, description="episodes collected from the SAC policy (sac only)")
-    ref_min_score: float | None = Field(None, description="random anchor of the normalised score; default: "
-                                        "Minari's published value, else a uniform-random policy measured in the run")
-    ref_max_score: float | None = Field(None, description="expert anchor of the normalised score; default: "
-                                        "Minari's published value, else the behaviour data's mean episode return")
+    ref_min_score: float | None = Field(
+        None,
+        description="random anchor of the normalised score; default: "
+        "Minari's published value, else a uniform-random policy measured in the run",
+    )
+    ref_max_score: float | None = Field(
+        None,
+        description="expert anchor of the normalised score; default: "
+        "Minari's published value, else the behaviour data's mean episode return",
+    )
 
     @field_validator("source")
     @classmethod
@@ -49,16 +65,25 @@ class DataParams(Section):
     max_steps: int = Field(100, ge=5, le=1000, description="episode length cap (card: 100)")
     layout_seed: Seed = Field(0, description="draws the targets and the region drift/friction")
     noise: float = Field(0.3, ge=0, le=2, description="Gaussian action noise of the scripted sub-controllers")
-    compensation: float = Field(0.5, ge=0, le=1, description="share of the local drift the scripted "
-                                "sub-controllers cancel (the expert: 1; below 1 the data is systematically suboptimal)")
+    compensation: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description="share of the local drift the scripted "
+        "sub-controllers cancel (the expert: 1; below 1 the data is systematically suboptimal)",
+    )
     drift: float = Field(1.5, ge=0, le=5, description="magnitude of each region's drift (force is 3; was 0.4)")
     radius: float = Field(0.08, gt=0, lt=0.5, description="distance at which a subtask's target counts as reached")
-    mode_probs: dict[str, float] = Field(default_factory=lambda: {"ordered": 0.3, "partial": 0.4, "shuffled": 0.3},
-                                         description="share of ordered / partial / out-of-order episodes")
+    mode_probs: dict[str, float] = Field(
+        default_factory=lambda: {"ordered": 0.3, "partial": 0.4, "shuffled": 0.3},
+        description="share of ordered / partial / out-of-order episodes",
+    )
     reference_episodes: Count = Field(50, ge=1, description="episodes of the random and expert reference policies")
-    external: list[ExternalSource] = Field(default_factory=list,
-                                           description="paper-scale datasets (online only): validated, stored, "
-                                           "trained on with train.external_methods and evaluated")
+    external: list[ExternalSource] = Field(
+        default_factory=list,
+        description="paper-scale datasets (online only): validated, stored, "
+        "trained on with train.external_methods and evaluated",
+    )
 
     @field_validator("external")
     @classmethod
@@ -100,9 +125,13 @@ class AgentParams(Section):
     expectile: float = Field(0.7, gt=0.5, lt=1, description="IQL/ICQL expectile tau")
     beta: float = Field(3.0, gt=0, description="IQL/ICQL AWR inverse temperature")
     n_critics: int = Field(2, ge=1, le=4, description="IQL/ICQL twin critics (min over them)")
-    actor_schedule: str = Field("cosine", description=(
-        "IQL/ICQL actor learning-rate schedule over train.steps: cosine (anneal to 0, as IQL's reference code "
-        "and CORL) or constant"))
+    actor_schedule: str = Field(
+        "cosine",
+        description=(
+            "IQL/ICQL actor learning-rate schedule over train.steps: cosine (anneal to 0, as IQL's reference code "
+            "and CORL) or constant"
+        ),
+    )
     td3_alpha: float = Field(2.5, gt=0, description="TD3+BC's alpha")
     d: int = Field(32, ge=2, le=256, description="ICQL feature dimension (card: 32)")
     n_layers: int = Field(4, ge=1, le=16, description="ICQL linear-attention layers L (card: 4)")
@@ -130,10 +159,13 @@ class TrainParams(Section):
     batch_size: int = Field(ge=2, le=4096)
     curve_points: int = Field(20, ge=1, le=1000, description="learning-curve points per run (losses and dev score)")
     dev_episodes: int = Field(10, ge=0, le=1000, description="dev rollouts per learning-curve point (0: losses only)")
-    dev_seed: Seed = Field(20_000, description="dev reset seeds dev_seed..dev_seed+dev_episodes-1 (disjoint "
-                           "from the evaluate stage's test seeds)")
-    external_methods: list[str] = Field(default_factory=list,
-                                        description="methods trained on each data.external dataset (train.seeds)")
+    dev_seed: Seed = Field(
+        20_000,
+        description="dev reset seeds dev_seed..dev_seed+dev_episodes-1 (disjoint from the evaluate stage's test seeds)",
+    )
+    external_methods: list[str] = Field(
+        default_factory=list, description="methods trained on each data.external dataset (train.seeds)"
+    )
 
     @field_validator("runs")
     @classmethod
@@ -179,8 +211,10 @@ class Params(PaperParams):
         dev = range(self.train.dev_seed, self.train.dev_seed + self.train.dev_episodes)
         test = range(self.eval.seed, self.eval.seed + self.eval.episodes)
         if dev and max(dev.start, test.start) < min(dev.stop, test.stop):
-            raise ValueError(f"train.dev_seed: dev reset seeds {dev.start}..{dev.stop - 1} overlap the test seeds "
-                             f"{test.start}..{test.stop - 1} (eval.seed)")
+            raise ValueError(
+                f"train.dev_seed: dev reset seeds {dev.start}..{dev.stop - 1} overlap the test seeds "
+                f"{test.start}..{test.stop - 1} (eval.seed)"
+            )
         if self.eval.q_episodes > self.data.episodes:
             raise ValueError(f"eval.q_episodes ({self.eval.q_episodes}) exceeds data.episodes ({self.data.episodes})")
         return self
@@ -201,22 +235,39 @@ PRESETS = presets(
     smoke={
         "data": {"episodes": 40, "max_steps": 60, "reference_episodes": 10},
         "retrieval": {"k": 5},
-        "train": {"runs": Replace({"4": ["iql", "icql", "icql-random"], "1": ["iql", "icql"]}), "seeds": [0],
-                  "steps": 60, "batch_size": 32, "curve_points": 4, "dev_episodes": 2},
+        "train": {
+            "runs": Replace({"4": ["iql", "icql", "icql-random"], "1": ["iql", "icql"]}),
+            "seeds": [0],
+            "steps": 60,
+            "batch_size": 32,
+            "curve_points": 4,
+            "dev_episodes": 2,
+        },
         "eval": {"episodes": 5, "q_episodes": 10},
         "claims": {"n_resamples": 1000, "power_sims": 10, "power_resamples": 200},
         "resources": {"workers": 1},
     },
     full={
-        "data": {"episodes": 1000, "external": [
-            {"source": "minari", "id": "D4RL/kitchen/complete-v2"}, {"source": "minari", "id": "D4RL/kitchen/mixed-v2"},
-            {"source": "minari", "id": "D4RL/pen/human-v2"}, {"source": "minari", "id": "D4RL/door/cloned-v2"},
-            {"source": "sac", "id": "HalfCheetah-v5", "train_steps": 200_000, "episodes": 200},
-            {"source": "sac", "id": "Hopper-v5", "train_steps": 200_000, "episodes": 200}]},
+        "data": {
+            "episodes": 1000,
+            "external": [
+                {"source": "minari", "id": "D4RL/kitchen/complete-v2"},
+                {"source": "minari", "id": "D4RL/kitchen/mixed-v2"},
+                {"source": "minari", "id": "D4RL/pen/human-v2"},
+                {"source": "minari", "id": "D4RL/door/cloned-v2"},
+                {"source": "sac", "id": "HalfCheetah-v5", "train_steps": 200_000, "episodes": 200},
+                {"source": "sac", "id": "Hopper-v5", "train_steps": 200_000, "episodes": 200},
+            ],
+        },
         "retrieval": {"k": 20},
         "agent": Replace({}),
-        "train": {"runs": Replace({"4": _FOUR, "1": _FOUR}), "seeds": [0, 1, 2, 3, 4], "steps": 50_000,
-                  "batch_size": 256, "external_methods": ["bc", "td3bc", "iql", "icql"]},
+        "train": {
+            "runs": Replace({"4": _FOUR, "1": _FOUR}),
+            "seeds": [0, 1, 2, 3, 4],
+            "steps": 50_000,
+            "batch_size": 256,
+            "external_methods": ["bc", "td3bc", "iql", "icql"],
+        },
         "eval": {"episodes": 50},
     },
 )

@@ -27,5 +27,5 @@ def predict_q(agent, data: D.Transitions, ctx_idx, rows: np.ndarray, chunk: int 
     out = []
     with torch.no_grad():
         for i in range(0, len(rows), chunk):
-            out.append(agent.q_values(tdata.batch(torch.as_tensor(rows[i:i + chunk]))).numpy())
+            out.append(agent.q_values(tdata.batch(torch.as_tensor(rows[i : i + chunk]))).numpy())
     return np.concatenate(out)

@@ -20,8 +20,15 @@ import numpy as np
 from components.io import read_json, write_json
 from components.rl import dataset as D
 from components.rl.evaluate import episode_returns, normalised_score
-from components.rl.trainer import (TensorData, build_agent, load_agent, method_config, save_agent,
-                                   save_agent_safetensors, train_agent)
+from components.rl.trainer import (
+    TensorData,
+    build_agent,
+    load_agent,
+    method_config,
+    save_agent,
+    save_agent_safetensors,
+    train_agent,
+)
 from flows.icql import champion
 from flows.icql.common import context_for, external_grid, grid, task_dir, task_env
 from flows.icql.params import Params
@@ -43,17 +50,30 @@ def train_one(job: dict) -> dict:
     seed = job["base_seed"] * 1000 + job["seed"]
     agent = build_agent(job["method"], data.obs_dim, data.act_dim, job["cfg"], seed)
     t0 = time.perf_counter()
-    hist = train_agent(agent, tdata, steps=job["steps"], batch_size=job["batch_size"], seed=seed,
-                       log_every=max(1, job["steps"] // job["curve_points"]), progress=job["progress"],
-                       evaluate=dev_evaluator(job, folder))
+    hist = train_agent(
+        agent,
+        tdata,
+        steps=job["steps"],
+        batch_size=job["batch_size"],
+        seed=seed,
+        log_every=max(1, job["steps"] // job["curve_points"]),
+        progress=job["progress"],
+        evaluate=dev_evaluator(job, folder),
+    )
     seconds = time.perf_counter() - t0
     out = Path(job["out"]) / job["name"]
     save_agent(agent, out, job["method"], data.obs_dim, data.act_dim, job["cfg"], seed)
     write_json(out / "history.json", hist)
     where = {"task": job["task"]} if "task" in job else {"dataset": job["dataset"]}
-    return {"name": job["name"], **where, "method": job["method"], "seed": job["seed"],
-            "seconds": round(seconds, 2), "steps_per_s": round(job["steps"] / max(seconds, 1e-9), 1),
-            "final": hist[-1] if hist else {}}
+    return {
+        "name": job["name"],
+        **where,
+        "method": job["method"],
+        "seed": job["seed"],
+        "seconds": round(seconds, 2),
+        "steps_per_s": round(job["steps"] / max(seconds, 1e-9), 1),
+        "final": hist[-1] if hist else {},
+    }
 
 
 def dev_evaluator(job: dict, folder: Path):
@@ -79,8 +99,9 @@ def _track(ctx: StageContext, row: dict, job: dict, folder: Path) -> None:
         return
     hist = json.loads((folder / "history.json").read_text())
     task = row.get("task", row.get("dataset"))
-    with ctx.tracker.child(row["name"], {**job["cfg"], "method": row["method"], "task": task,
-                                         "seed": row["seed"], "steps": job["steps"]}) as run_id:
+    with ctx.tracker.child(
+        row["name"], {**job["cfg"], "method": row["method"], "task": task, "seed": row["seed"], "steps": job["steps"]}
+    ) as run_id:
         for h in hist:
             ctx.tracker.log_metrics({k: v for k, v in h.items() if k != "step"}, step=int(h["step"]), run_id=run_id)
         ctx.tracker.log_metrics({"steps_per_s": row["steps_per_s"]}, run_id=run_id)
@@ -90,14 +111,26 @@ def _track(ctx: StageContext, row: dict, job: dict, folder: Path) -> None:
 def jobs_for(p, datasets: Path, out: Path) -> list[dict]:
     """Kitchen-lite jobs of ``train.runs``, then the external-dataset jobs of ``train.external_methods``."""
     agent_params = p.agent.model_dump()
-    common = {"steps": p.train.steps, "batch_size": p.train.batch_size, "threads": p.resources.threads,
-              "progress": p.progress, "base_seed": p.seed, "datasets": str(datasets), "out": str(out),
-              "curve_points": p.train.curve_points, "dev_episodes": p.train.dev_episodes,
-              "dev_seed": p.train.dev_seed}
-    kitchen = [{**g, "cfg": method_config(g["method"], agent_params), **common,
-                "folder": str(task_dir(datasets, g["task"]))} for g in grid(p)]
-    ext = [{**g, "cfg": method_config(g["method"], agent_params), **common, "folder": str(datasets / g["dataset"])}
-           for g in external_grid(p)]
+    common = {
+        "steps": p.train.steps,
+        "batch_size": p.train.batch_size,
+        "threads": p.resources.threads,
+        "progress": p.progress,
+        "base_seed": p.seed,
+        "datasets": str(datasets),
+        "out": str(out),
+        "curve_points": p.train.curve_points,
+        "dev_episodes": p.train.dev_episodes,
+        "dev_seed": p.train.dev_seed,
+    }
+    kitchen = [
+        {**g, "cfg": method_config(g["method"], agent_params), **common, "folder": str(task_dir(datasets, g["task"]))}
+        for g in grid(p)
+    ]
+    ext = [
+        {**g, "cfg": method_config(g["method"], agent_params), **common, "folder": str(datasets / g["dataset"])}
+        for g in external_grid(p)
+    ]
     return kitchen + ext
 
 
@@ -124,8 +157,9 @@ def run(ctx: StageContext[Params]) -> dict:
         with torch.random.fork_rng(devices=[]):  # load_agent seeds torch; leave the stage's generator as it was
             agent = load_agent(out / name)
         folder = save_agent_safetensors(agent, out / "champion", **read_json(out / name / "config.json"))
-        summary["champion"] = champion.candidate(_log_champion(ctx, name, folder), name, folder,
-                                                 champion.settings_for(p, task), ctx.paths.root)
+        summary["champion"] = champion.candidate(
+            _log_champion(ctx, name, folder), name, folder, champion.settings_for(p, task), ctx.paths.root
+        )
     return summary
 
 
@@ -137,9 +171,10 @@ def _log_champion(ctx: StageContext, name: str, folder: Path) -> str | None:
     from mlflow.types import Schema, TensorSpec
 
     meta = read_json(folder / "config.json")
-    sig = ModelSignature(inputs=Schema([TensorSpec(np.dtype("float32"), (-1, int(meta["obs_dim"])), "observation")]),
-                         outputs=Schema([TensorSpec(np.dtype("float32"), (-1, int(meta["act_dim"])), "action")]))
+    sig = ModelSignature(
+        inputs=Schema([TensorSpec(np.dtype("float32"), (-1, int(meta["obs_dim"])), "observation")]),
+        outputs=Schema([TensorSpec(np.dtype("float32"), (-1, int(meta["act_dim"])), "action")]),
+    )
     with ctx.tracker.child(f"champion-{name}", {"method": meta["method"], "seed": meta["seed"]}) as rid:
-        ctx.tracker.log_state_dict_model(rid, folder, loader=champion.LOADER,
-                                         signature=sig)
+        ctx.tracker.log_state_dict_model(rid, folder, loader=champion.LOADER, signature=sig)
     return rid

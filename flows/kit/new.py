@@ -32,13 +32,28 @@ class _Template(Template):
 def targets(slug: str) -> dict[str, str]:
     """Template file (relative to the templates folder) -> path in the checkout."""
     pkg = slug.replace("-", "_")
-    out = {f"pipeline/{name}.tmpl": f"flows/{pkg}/{name}" for name in
-           ("__init__.py", "spec.py", "params.py", "data.py", "evaluate.py", "claims.py", "report.py", "README.md")}
-    out.update({"component/__init__.py.tmpl": f"components/{pkg}/__init__.py",
-                "component/method.py.tmpl": f"components/{pkg}/method.py",
-                "tests/test_smoke.py.tmpl": f"tests/flows/{pkg}/test_{pkg}_smoke.py",
-                "tests/test_known_answer.py.tmpl": f"tests/unit/{pkg}/test_{pkg}_known_answer.py",
-                "benchmark.py.tmpl": f"benchmarks/{pkg}.py"})
+    out = {
+        f"pipeline/{name}.tmpl": f"flows/{pkg}/{name}"
+        for name in (
+            "__init__.py",
+            "spec.py",
+            "params.py",
+            "data.py",
+            "evaluate.py",
+            "claims.py",
+            "report.py",
+            "README.md",
+        )
+    }
+    out.update(
+        {
+            "component/__init__.py.tmpl": f"components/{pkg}/__init__.py",
+            "component/method.py.tmpl": f"components/{pkg}/method.py",
+            "tests/test_smoke.py.tmpl": f"tests/flows/{pkg}/test_{pkg}_smoke.py",
+            "tests/test_known_answer.py.tmpl": f"tests/unit/{pkg}/test_{pkg}_known_answer.py",
+            "benchmark.py.tmpl": f"benchmarks/{pkg}.py",
+        }
+    )
     return out
 
 
@@ -56,8 +71,10 @@ def render(root: Path, slug: str) -> list[Path]:
     plan = targets(slug)
     existing = [rel for rel in plan.values() if (root / rel).exists()]
     if existing or (root / f"flows/{values['package']}").exists():
-        raise ParamsError(f"new: {slug} already has files ({', '.join(existing) or 'flows/' + values['package']}); "
-                          "remove them first or edit the pipeline")
+        raise ParamsError(
+            f"new: {slug} already has files ({', '.join(existing) or 'flows/' + values['package']}); "
+            "remove them first or edit the pipeline"
+        )
     written = []
     for template, rel in plan.items():
         text = _Template((TEMPLATES / template).read_text(encoding="utf-8")).substitute(values)
@@ -69,10 +86,16 @@ def render(root: Path, slug: str) -> list[Path]:
 def regenerate(root: Path) -> None:
     """Rewrite dvc.yaml and params.yaml in a fresh process (this one imported the stage registry before the new
     package existed)."""
-    env = {**os.environ, "PAPERLINE_ROOT": str(root),
-           "PYTHONPATH": os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH", "")) if p)}
+    env = {
+        **os.environ,
+        "PAPERLINE_ROOT": str(root),
+        "PYTHONPATH": os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH", "")) if p),
+    }
     for command in ("dvc-yaml", "params"):
-        proc = subprocess.run([sys.executable, "-m", "flows.cli", command, "--write"], cwd=root, env=env,
-                              capture_output=True, text=True)
+        proc = subprocess.run(
+            [sys.executable, "-m", "flows.cli", command, "--write"], cwd=root, env=env, capture_output=True, text=True
+        )
         if proc.returncode:
-            raise ParamsError(f"new: `paperline {command} --write` failed: {(proc.stderr or proc.stdout).strip()[-800:]}")
+            raise ParamsError(
+                f"new: `paperline {command} --write` failed: {(proc.stderr or proc.stdout).strip()[-800:]}"
+            )

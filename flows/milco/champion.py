@@ -38,8 +38,13 @@ def settings_for(p) -> dict[str, Any]:
     from flows.milco.common import QUERIES, TASKS, TOKENIZER
     from flows.milco.spec import DATA
 
-    return {"queries": f"{DATA}/{QUERIES}", "tokenizer": f"{DATA}/{TOKENIZER}", "split": TASKS[TASK][0],
-            "query_len": p.model.query_len, "k": p.eval.k}
+    return {
+        "queries": f"{DATA}/{QUERIES}",
+        "tokenizer": f"{DATA}/{TOKENIZER}",
+        "split": TASKS[TASK][0],
+        "query_len": p.model.query_len,
+        "k": p.eval.k,
+    }
 
 
 def save(models: Path, seed: int, docs, doc_ids, folder: Path) -> Path:
@@ -58,14 +63,17 @@ def evaluate(model: Any, settings: dict, root: Path) -> dict[str, float]:
     queries, tok_file = Path(root) / settings["queries"], Path(root) / settings["tokenizer"]
     for path in (queries, tok_file):
         if not path.is_file():
-            raise DataError(f"{path}: MILCO's benchmark data not found "
-                            "(run `paperline stage milco data` or `dvc pull`)")
+            raise DataError(
+                f"{path}: MILCO's benchmark data not found (run `paperline stage milco data` or `dvc pull`)"
+            )
     qs = [q for q in read_jsonl(queries) if q["split"] == settings["split"]]
     known = set(model.doc_ids)
     missing = [q["qid"] for q in qs if q["pair_id"] not in known]
     if not qs or missing:
-        raise DataError(f"{queries}: {len(missing)} of {len(qs)} {settings['split']!r} queries have their document "
-                        f"outside the champion's index (the data changed since it was built; rerun milco)")
+        raise DataError(
+            f"{queries}: {len(missing)} of {len(qs)} {settings['split']!r} queries have their document "
+            f"outside the champion's index (the data changed since it was built; rerun milco)"
+        )
     ranked = model.search(load_bpe(tok_file), [q["text"] for q in qs], int(settings["query_len"]), int(settings["k"]))
     pq = per_query({q["qid"]: [q["pair_id"]] for q in qs}, {q["qid"]: r for q, r in zip(qs, ranked)})
     return {metric: float(np.mean([pq[q["qid"]][col] for q in qs])) for metric, col in NAMES.items()}

@@ -16,5 +16,6 @@ def set_threads(n: int) -> None:
 
     torch.set_num_threads(n)
 
+
 # evaluation task -> (benchmark split, document side)
 TASKS = {"es-en": ("bench", "en"), "es-es": ("bench", "es"), "bible-es-en": ("bible", "en")}

@@ -30,13 +30,21 @@ def texts_to_embed(pairs: list[dict], queries: list[dict], *, teacher: bool) -> 
 def run(ctx: StageContext[Params]) -> dict:
     pairs = read_jsonl(ctx.input(f"{DATA}/{PAIRS}"))
     queries = read_jsonl(ctx.input(f"{DATA}/{QUERIES}"))
-    arrays = {name: use_encode(texts) for name, texts in texts_to_embed(pairs, queries, teacher=ctx.params.train.kl_weight > 0).items()}
-    table = [{"id": f"{name}:{i}", "norm": float(np.linalg.norm(v))} for name, a in arrays.items()
-             for i, v in enumerate(a)]
+    arrays = {
+        name: use_encode(texts)
+        for name, texts in texts_to_embed(pairs, queries, teacher=ctx.params.train.kl_weight > 0).items()
+    }
+    table = [
+        {"id": f"{name}:{i}", "norm": float(np.linalg.norm(v))} for name, a in arrays.items() for i, v in enumerate(a)
+    ]
     out = ctx.output(EMBED)
     out.mkdir(parents=True, exist_ok=True)
-    V.validate(table, [V.unique("id"), V.finite("norm"), V.between("norm", 0.98, 1.02)], name="use embeddings",
-               result_path=out / "_checks" / "use.json")
+    V.validate(
+        table,
+        [V.unique("id"), V.finite("norm"), V.between("norm", 0.98, 1.02)],
+        name="use embeddings",
+        result_path=out / "_checks" / "use.json",
+    )
     np.savez(out / USE_FILE, **arrays)
     summary = {name: list(a.shape) for name, a in arrays.items()}
     log.info("milco embed: %s", summary)

@@ -35,8 +35,12 @@ def split_bench(pairs: dict, queries: list[dict], split: str, side: str) -> dict
     """One split's queries (qid, text, entity), its documents (pair id, ``side`` text) and their English texts."""
     qs = [q for q in queries if q["split"] == split]
     docs = [p for p in pairs.values() if p["split"] == split]
-    return {"queries": qs, "doc_ids": [d["id"] for d in docs], "docs": [d[side] for d in docs],
-            "english": [d["en"] for d in docs]}
+    return {
+        "queries": qs,
+        "doc_ids": [d["id"] for d in docs],
+        "docs": [d[side] for d in docs],
+        "english": [d["en"] for d in docs],
+    }
 
 
 def benchmark(data: Path) -> dict:
@@ -60,8 +64,10 @@ def score_rows(task: str, system: str, seed, bench: dict, ranked: list[np.ndarra
     qs, doc_ids = bench["queries"], bench["doc_ids"]
     run = {q["qid"]: [doc_ids[j] for j in r] for q, r in zip(qs, ranked)}
     pq = per_query({q["qid"]: [q["pair_id"]] for q in qs}, run)
-    return [{"seed": seed, "system": system, "task": task, "qid": q["qid"], "entity": q["entity"], **pq[q["qid"]]}
-            for q in qs]
+    return [
+        {"seed": seed, "system": system, "task": task, "qid": q["qid"], "entity": q["entity"], **pq[q["qid"]]}
+        for q in qs
+    ]
 
 
 def summary_row(rows: list[dict], **info) -> dict:
@@ -92,9 +98,18 @@ def pruning_sweep(p: Params, seed, bench: dict, qm, dm, dense_bytes: int | None)
             ix = IX.InvertedIndex(pruned)
             ranked, lat = ix.search_all(qm, p.eval.k)
             rows = score_rows("es-en", "", seed, bench, ranked)
-            done[method, param] = rows, summary_row(rows, seed=seed, method=method, param=float(param), latency_ms=lat,
-                                                    avg_doc_dims=float(IX.active_dims(pruned).mean()),
-                                                    index_bytes=ix.index_bytes)
+            done[method, param] = (
+                rows,
+                summary_row(
+                    rows,
+                    seed=seed,
+                    method=method,
+                    param=float(param),
+                    latency_ms=lat,
+                    avg_doc_dims=float(IX.active_dims(pruned).mean()),
+                    index_bytes=ix.index_bytes,
+                ),
+            )
         rows, summary = done[method, param]
         sweep.append(summary)
         name = system or f"milco-{method}"
@@ -138,8 +153,18 @@ def eval_seed(job: dict) -> dict:
             ranked, lat = ix.search_all(q, p.eval.k)
             r = score_rows(task, "dense", seed, b, ranked)
             rows += r
-            systems.append(summary_row(r, seed=seed, system="dense", task=task, q_dims=q.shape[1], d_dims=d.shape[1],
-                                       index_bytes=ix.index_bytes, latency_ms=lat))
+            systems.append(
+                summary_row(
+                    r,
+                    seed=seed,
+                    system="dense",
+                    task=task,
+                    q_dims=q.shape[1],
+                    d_dims=d.shape[1],
+                    index_bytes=ix.index_bytes,
+                    latency_ms=lat,
+                )
+            )
             dense_bytes = ix.index_bytes if task == "es-en" else dense_bytes
     for variant in [v for v in p.train.variants if v != "dense"]:
         model = load_encoder(folder / variant)
@@ -151,9 +176,18 @@ def eval_seed(job: dict) -> dict:
             ranked, lat = ix.search_all(qm, p.eval.k)
             r = score_rows(task, variant, seed, b, ranked)
             rows += r
-            systems.append(summary_row(r, seed=seed, system=variant, task=task, latency_ms=lat,
-                                       q_dims=float(IX.active_dims(qm).mean()), d_dims=float(IX.active_dims(dm).mean()),
-                                       index_bytes=ix.index_bytes))
+            systems.append(
+                summary_row(
+                    r,
+                    seed=seed,
+                    system=variant,
+                    task=task,
+                    latency_ms=lat,
+                    q_dims=float(IX.active_dims(qm).mean()),
+                    d_dims=float(IX.active_dims(dm).mean()),
+                    index_bytes=ix.index_bytes,
+                )
+            )
             if task == "es-es":  # Spanish documents' top-10 pivot terms against their English translations
                 g = grounding(d["pivot"], b["english"], space.terms)
                 ground += [{"seed": seed, "system": variant, "doc": i, "grounding": float(x)} for i, x in enumerate(g)]
@@ -182,8 +216,9 @@ def baselines(data: Path, embed: Path, k: int) -> tuple[list[dict], list[dict]]:
     use = np.load(embed / USE_FILE)
     rows, systems = [], []
     for task, b in bench.items():
-        ranked = bm25_search(b["docs"], [q["text"] for q in b["queries"]], k,
-                             stopwords="es" if task == "es-es" else "en")
+        ranked = bm25_search(
+            b["docs"], [q["text"] for q in b["queries"]], k, stopwords="es" if task == "es-es" else "en"
+        )
         r = score_rows(task, "bm25", None, b, ranked)
         rows += r
         systems.append(summary_row(r, seed=None, system="bm25", task=task))
@@ -198,19 +233,27 @@ def baselines(data: Path, embed: Path, k: int) -> tuple[list[dict], list[dict]]:
 
 def check(rows: list[dict], out: Path) -> None:
     """GX on the per-query table the report reads: one row per (seed, system, task, query), metrics in [0, 1]."""
-    table = [{"id": f"{r['seed']}|{r['system']}|{r['task']}|{r['qid']}", **{m: r[m] for m in METRIC_COLS}}
-             for r in rows]
-    V.validate(table, [V.unique("id"), *(V.between(m, 0.0, 1.0) for m in METRIC_COLS), V.row_count_between(1, None)],
-               name="per-query metrics", result_path=out / "_checks" / "per_query.json")
+    table = [
+        {"id": f"{r['seed']}|{r['system']}|{r['task']}|{r['qid']}", **{m: r[m] for m in METRIC_COLS}} for r in rows
+    ]
+    V.validate(
+        table,
+        [V.unique("id"), *(V.between(m, 0.0, 1.0) for m in METRIC_COLS), V.row_count_between(1, None)],
+        name="per-query metrics",
+        result_path=out / "_checks" / "per_query.json",
+    )
 
 
 def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     data, embed = ctx.input(DATA), ctx.input(EMBED)
-    jobs = [{"seed": s, "params": p.model_dump(mode="json"), "data": str(data), "models": str(ctx.input(MODELS))}
-            for s in p.train.seeds] + [{"seed": None, "data": str(data), "embed": str(embed), "k": p.eval.k}]
-    *results, base = runners.map_items(eval_job, jobs, workers=p.resources.workers, desc="milco eval",
-                                       progress=p.progress)
+    jobs = [
+        {"seed": s, "params": p.model_dump(mode="json"), "data": str(data), "models": str(ctx.input(MODELS))}
+        for s in p.train.seeds
+    ] + [{"seed": None, "data": str(data), "embed": str(embed), "k": p.eval.k}]
+    *results, base = runners.map_items(
+        eval_job, jobs, workers=p.resources.workers, desc="milco eval", progress=p.progress
+    )
     rows, systems = base["rows"], base["systems"]
     for r in results:
         rows += r["rows"]
@@ -241,6 +284,5 @@ def _log_champion(ctx: StageContext, name: str, folder: Path) -> str | None:
     from flows.milco.mlflow_model import signature
 
     with ctx.tracker.child(f"champion-{name}", {"variant": champion.VARIANT, "task": champion.TASK}) as rid:
-        ctx.tracker.log_state_dict_model(rid, folder, loader=champion.LOADER,
-                                         signature=signature(folder))
+        ctx.tracker.log_state_dict_model(rid, folder, loader=champion.LOADER, signature=signature(folder))
     return rid

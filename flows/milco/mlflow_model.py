@@ -19,8 +19,10 @@ def signature(folder: Path):
 
     cfg = json.loads((folder / "config.json").read_text())
     width = cfg["d_dense"] if cfg["kind"] == "dense" else cfg["vocab_en"]
-    return ModelSignature(inputs=Schema([TensorSpec(np.dtype("int64"), (-1, -1), "token_ids")]),
-                          outputs=Schema([TensorSpec(np.dtype("float32"), (-1, width), "pivot_or_embedding")]))
+    return ModelSignature(
+        inputs=Schema([TensorSpec(np.dtype("int64"), (-1, -1), "token_ids")]),
+        outputs=Schema([TensorSpec(np.dtype("float32"), (-1, width), "pivot_or_embedding")]),
+    )
 
 
 def log_encoder(run_id: str, folder: Path) -> None:
@@ -32,6 +34,10 @@ def log_encoder(run_id: str, folder: Path) -> None:
     logging.getLogger("mlflow.pyfunc").setLevel(logging.ERROR)
     with mlflow.start_run(run_id=run_id, nested=False), warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        mlflow.pyfunc.log_model(name="model", python_model=str(CODE_FILE), artifacts={"model": str(folder)},
-                                signature=signature(folder),
-                                pip_requirements=[f"torch=={torch.__version__.split('+')[0]}", "safetensors", "numpy"])
+        mlflow.pyfunc.log_model(
+            name="model",
+            python_model=str(CODE_FILE),
+            artifacts={"model": str(folder)},
+            signature=signature(folder),
+            pip_requirements=[f"torch=={torch.__version__.split('+')[0]}", "safetensors", "numpy"],
+        )

@@ -6,15 +6,27 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from flows.runtime.params import ClaimsBase, Count, PaperParams, Section, Seed, Seeds, Steps, Width, check_known, presets
+from flows.runtime.params import (
+    ClaimsBase,
+    Count,
+    PaperParams,
+    Section,
+    Seed,
+    Seeds,
+    Steps,
+    Width,
+    check_known,
+    presets,
+)
 
 VARIANTS = ("milco", "no_sap", "no_echo", "dense")
 OSIS_BOOKS_HINT = "OSIS names such as Gen, Exod, Matt, Mark, Luke, John, Acts"
 
 
 class DataParams(Section):
-    lo_en: str = Field("/usr/share/libreoffice/help/en-US", description="LibreOffice help, English (Debian "
-                       "libreoffice-help-en-us)")
+    lo_en: str = Field(
+        "/usr/share/libreoffice/help/en-US", description="LibreOffice help, English (Debian libreoffice-help-en-us)"
+    )
     lo_es: str = Field("/usr/share/libreoffice/help/es", description="LibreOffice help, Spanish (libreoffice-help-es)")
     max_files: Count | None = Field(None, ge=10, description="help files parsed, in path order (null: all)")
     sword: str = Field("/usr/share/sword", description="SWORD library with engWEB2015eb and spaRV1909eb")
@@ -39,8 +51,10 @@ class DataParams(Section):
     @model_validator(mode="after")
     def _subset(self):
         if self.contrastive_pairs > self.sap_pairs:
-            raise ValueError(f"contrastive_pairs ({self.contrastive_pairs}) must not exceed sap_pairs "
-                             f"({self.sap_pairs}): stage 2 reuses SAP pairs")
+            raise ValueError(
+                f"contrastive_pairs ({self.contrastive_pairs}) must not exceed sap_pairs "
+                f"({self.sap_pairs}): stage 2 reuses SAP pairs"
+            )
         return self
 
 
@@ -49,8 +63,12 @@ class ModelParams(Section):
     n_layers: int = Field(2, ge=1, le=24, description="encoder layers")
     n_heads: int = Field(4, ge=1, le=64, description="attention heads")
     d_ff: Width = Field(256, ge=8, description="feed-forward width")
-    d_en: Width = Field(128, ge=8, description="connector output / English MLM head width (4,000 terms' lexical "
-                        "head rows need room: at 32 they overlap and every text switches on ~1,600 terms)")
+    d_en: Width = Field(
+        128,
+        ge=8,
+        description="connector output / English MLM head width (4,000 terms' lexical "
+        "head rows need room: at 32 they overlap and every text switches on ~1,600 terms)",
+    )
     query_len: Width = Field(16, ge=4, le=512, description="query tokens")
     doc_len: Width = Field(32, ge=8, le=512, description="document tokens")
 
@@ -69,14 +87,27 @@ class TrainParams(Section):
     sap_lr: float = Field(3e-3, gt=0, le=1, description="SAP learning rate")
     steps: Steps = Field(80, ge=1, description="stage-2 steps")
     batch: Width = Field(64, ge=2, description="stage-2 batch (in-batch negatives)")
-    lr_grid: list[float] = Field([1e-3, 3e-3], min_length=1, max_length=4,
-                                 description="stage-2 learning rates tried on seed 0 for every model alike; each "
-                                             "model keeps the one with the best dev nDCG@10 (ES->EN) for all seeds")
-    head_bias: float = Field(-3.0, ge=-20, le=0, description="initial bias of the lexical MLM head (every sparse "
-                                                             "model): unrelated terms start below 0")
-    teacher_floor: float = Field(-1.0, ge=-20, le=0, description="SAP teacher's max-logit for absent terms "
-                                                                 "(SPLADE's are negative; 0 lets the masked mean "
-                                                                 "be gamed by many tiny active terms)")
+    lr_grid: list[float] = Field(
+        [1e-3, 3e-3],
+        min_length=1,
+        max_length=4,
+        description="stage-2 learning rates tried on seed 0 for every model alike; each "
+        "model keeps the one with the best dev nDCG@10 (ES->EN) for all seeds",
+    )
+    head_bias: float = Field(
+        -3.0,
+        ge=-20,
+        le=0,
+        description="initial bias of the lexical MLM head (every sparse model): unrelated terms start below 0",
+    )
+    teacher_floor: float = Field(
+        -1.0,
+        ge=-20,
+        le=0,
+        description="SAP teacher's max-logit for absent terms "
+        "(SPLADE's are negative; 0 lets the masked mean "
+        "be gamed by many tiny active terms)",
+    )
     reg: Literal["flops", "l1"] = Field("flops", description="sparsity regulariser")
     lambda_q: float = Field(1e-3, ge=0, le=10, description="query regulariser weight")
     lambda_d: float = Field(1e-3, ge=0, le=10, description="document regulariser weight")
@@ -102,8 +133,9 @@ class EvalParams(Section):
     k: int = Field(100, ge=10, le=1000, description="retrieval depth (R@100 needs 100)")
     target_dims: float = Field(30.0, gt=0, le=10_000, description="C3: average active dimensions per document")
     topk_grid: list[int] = Field([5, 10, 20, 30, 50, 100], min_length=2, description="top-k pruning sweep")
-    mass_grid: list[float] = Field([0.3, 0.5, 0.7, 0.8, 0.9, 0.95], min_length=2,
-                                   description="mass-pruning fractions of the sweep")
+    mass_grid: list[float] = Field(
+        [0.3, 0.5, 0.7, 0.8, 0.9, 0.95], min_length=2, description="mass-pruning fractions of the sweep"
+    )
 
     @field_validator("topk_grid")
     @classmethod
@@ -148,24 +180,53 @@ class Params(PaperParams):
     @model_validator(mode="after")
     def _fits(self):
         if self.train.batch > self.data.contrastive_pairs:
-            raise ValueError(f"train.batch ({self.train.batch}) exceeds data.contrastive_pairs "
-                             f"({self.data.contrastive_pairs})")
+            raise ValueError(
+                f"train.batch ({self.train.batch}) exceeds data.contrastive_pairs ({self.data.contrastive_pairs})"
+            )
         return self
 
 
 PRESETS = presets(
-    default={"data": {"english_vocab": 4_000, "contrastive_pairs": 2_000}, "train": {"seeds": [0, 1, 2], "steps": 60},
-             "resources": {"workers": 2}},
-    smoke={"data": {"max_files": 300, "sap_pairs": 1_000, "contrastive_pairs": 600, "dev_pairs": 50,
-                    "bench_pairs": 200, "bible_books": ["Jude", "Titus"], "bible_pairs": 60, "bpe_vocab": 3_000,
-                    "english_vocab": 3_000},
-           "train": {"seeds": [0], "sap_steps": 12, "steps": 10, "batch": 32, "kl_weight": 0.0},
-           "resources": {"workers": 1},
-           "eval": {"topk_grid": [5, 10, 30], "mass_grid": [0.5, 0.8, 0.95]},
-           "claims": {"n_resamples": 1000}, "progress": False},
-    full={"data": {"english_vocab": 8_000, "sap_pairs": 20_000, "contrastive_pairs": 10_000, "bible_books": ["Matt", "Mark", "Luke", "John",
-                                                                                    "Acts"], "bible_pairs": 5_000},
-          "model": {"d_en": 128}, "train": {"seeds": [0, 1, 2, 3, 4], "sap_steps": 3_000, "steps": 2_000},
-          "full": {"miracl": "miracl/miracl", "miracl_corpus": "miracl/miracl-corpus", "mkqa": "apple/mkqa",
-                   "milco_model": "omai-research/milco-650m", "encoder": "BAAI/bge-m3", "teacher": "naver/splade-v3"}},
+    default={
+        "data": {"english_vocab": 4_000, "contrastive_pairs": 2_000},
+        "train": {"seeds": [0, 1, 2], "steps": 60},
+        "resources": {"workers": 2},
+    },
+    smoke={
+        "data": {
+            "max_files": 300,
+            "sap_pairs": 1_000,
+            "contrastive_pairs": 600,
+            "dev_pairs": 50,
+            "bench_pairs": 200,
+            "bible_books": ["Jude", "Titus"],
+            "bible_pairs": 60,
+            "bpe_vocab": 3_000,
+            "english_vocab": 3_000,
+        },
+        "train": {"seeds": [0], "sap_steps": 12, "steps": 10, "batch": 32, "kl_weight": 0.0},
+        "resources": {"workers": 1},
+        "eval": {"topk_grid": [5, 10, 30], "mass_grid": [0.5, 0.8, 0.95]},
+        "claims": {"n_resamples": 1000},
+        "progress": False,
+    },
+    full={
+        "data": {
+            "english_vocab": 8_000,
+            "sap_pairs": 20_000,
+            "contrastive_pairs": 10_000,
+            "bible_books": ["Matt", "Mark", "Luke", "John", "Acts"],
+            "bible_pairs": 5_000,
+        },
+        "model": {"d_en": 128},
+        "train": {"seeds": [0, 1, 2, 3, 4], "sap_steps": 3_000, "steps": 2_000},
+        "full": {
+            "miracl": "miracl/miracl",
+            "miracl_corpus": "miracl/miracl-corpus",
+            "mkqa": "apple/mkqa",
+            "milco_model": "omai-research/milco-650m",
+            "encoder": "BAAI/bge-m3",
+            "teacher": "naver/splade-v3",
+        },
+    },
 )

@@ -16,10 +16,10 @@ from pathlib import Path
 import numpy as np
 
 from components.io import read_jsonl, write_json
-from components.training.curves import plateau  # relative change of the mean loss over the last 20%
 from components.sparse_retrieval.lexicon import EnglishSpace, encode_batch, load_bpe, term_tokens
 from components.sparse_retrieval.model import EncoderConfig, MilcoEncoder, init_lexical_head, save_encoder
 from components.sparse_retrieval.training import Stage2Config, contrastive_train, sap_pretrain
+from components.training.curves import plateau  # relative change of the mean loss over the last 20%
 from flows.milco.common import ENGLISH, PAIRS, QUERIES, TOKENIZER, USE_FILE, log, set_threads
 from flows.milco.params import Params
 from flows.milco.spec import DATA, EMBED, MODELS
@@ -29,9 +29,18 @@ from flows.runtime.stages import StageContext
 
 def encoder_config(p: Params, tok, space: EnglishSpace, variant: str) -> EncoderConfig:
     m = p.model
-    return EncoderConfig(vocab_in=tok.get_vocab_size(), vocab_en=len(space), kind="dense" if variant == "dense" else
-                         "sparse", echo=variant in ("milco", "no_sap"), d_model=m.d_model, n_layers=m.n_layers,
-                         n_heads=m.n_heads, d_ff=m.d_ff, d_en=m.d_en, max_len=max(m.query_len, m.doc_len))
+    return EncoderConfig(
+        vocab_in=tok.get_vocab_size(),
+        vocab_en=len(space),
+        kind="dense" if variant == "dense" else "sparse",
+        echo=variant in ("milco", "no_sap"),
+        d_model=m.d_model,
+        n_layers=m.n_layers,
+        n_heads=m.n_heads,
+        d_ff=m.d_ff,
+        d_en=m.d_en,
+        max_len=max(m.query_len, m.doc_len),
+    )
 
 
 SAP_VARIANTS = ("milco", "no_echo")
@@ -49,11 +58,16 @@ def load_inputs(data: str, embed: str) -> dict:
     queries = [q for q in all_queries if q["split"] == "train"]
     by_id = {x["id"]: x for x in pairs}
     use = np.load(embed / USE_FILE)
-    return {"sap": [x for x in pairs if x["split"] == "sap"], "queries": queries,
-            "docs_en": [by_id[q["pair_id"]]["en"] for q in queries], "docs_es": [by_id[q["pair_id"]]["es"] for q in queries],
-            "dev": split_bench(by_id, all_queries, "dev", "en"),
-            "use": {k: use[k] for k in ("train_q", "train_en", "train_es") if k in use},
-            "tok": load_bpe(data / TOKENIZER), "space": EnglishSpace.load(data / ENGLISH)}
+    return {
+        "sap": [x for x in pairs if x["split"] == "sap"],
+        "queries": queries,
+        "docs_en": [by_id[q["pair_id"]]["en"] for q in queries],
+        "docs_es": [by_id[q["pair_id"]]["es"] for q in queries],
+        "dev": split_bench(by_id, all_queries, "dev", "en"),
+        "use": {k: use[k] for k in ("train_q", "train_en", "train_es") if k in use},
+        "tok": load_bpe(data / TOKENIZER),
+        "space": EnglishSpace.load(data / ENGLISH),
+    }
 
 
 def fresh_model(p: Params, inp: dict, variant: str, seed: int, head: bool = True) -> MilcoEncoder:
@@ -81,9 +95,17 @@ def sap_seed(job: dict) -> dict:
     model = fresh_model(p, inp, "sap", job["seed"])
     start = time.perf_counter()
     sap = inp["sap"]
-    losses = sap_pretrain(model, encode_batch(tok, [x["es"] for x in sap], dl), encode_batch(tok, [x["en"] for x in sap], dl),
-                          space.teacher_csr([x["en"] for x in sap]), steps=t.sap_steps, batch=t.sap_batch, lr=t.sap_lr,
-                          seed=job["seed"], floor=t.teacher_floor)
+    losses = sap_pretrain(
+        model,
+        encode_batch(tok, [x["es"] for x in sap], dl),
+        encode_batch(tok, [x["en"] for x in sap], dl),
+        space.teacher_csr([x["en"] for x in sap]),
+        steps=t.sap_steps,
+        batch=t.sap_batch,
+        lr=t.sap_lr,
+        seed=job["seed"],
+        floor=t.teacher_floor,
+    )
     folder = Path(job["out"]) / f"seed_{job['seed']}" / "sap"
     save_encoder(model, folder)
     return {"seed": job["seed"], "folder": str(folder), "losses": losses, "seconds": time.perf_counter() - start}
@@ -114,20 +136,41 @@ def stage2_job(job: dict) -> dict:
         if missing:
             raise RuntimeError(f"{job['sap']}: the SAP checkpoint lacks {missing[:3]}")
     echo = model.cfg.kind == "sparse" and model.cfg.echo
-    cfg2 = Stage2Config(steps=t.steps, batch=t.batch, lr=job["lr"], lambda_q=t.lambda_q, lambda_d=t.lambda_d, reg=t.reg,
-                        kl_weight=t.kl_weight, kl_temperature=t.kl_temperature, seed=seed)
+    cfg2 = Stage2Config(
+        steps=t.steps,
+        batch=t.batch,
+        lr=job["lr"],
+        lambda_q=t.lambda_q,
+        lambda_d=t.lambda_d,
+        reg=t.reg,
+        kl_weight=t.kl_weight,
+        kl_temperature=t.kl_temperature,
+        seed=seed,
+    )
     use = inp["use"]
     teacher = [(use["train_q"], use["train_en"]), (use["train_q"], use["train_es"])] if t.kl_weight > 0 else None
     start = time.perf_counter()
-    hist = contrastive_train(model, encode_batch(tok, [q["text"] for q in inp["queries"]], ql, echo=echo),
-                             [encode_batch(tok, inp["docs_en"], dl, echo=echo),
-                              encode_batch(tok, inp["docs_es"], dl, echo=echo)], cfg2, teacher)
+    hist = contrastive_train(
+        model,
+        encode_batch(tok, [q["text"] for q in inp["queries"]], ql, echo=echo),
+        [encode_batch(tok, inp["docs_en"], dl, echo=echo), encode_batch(tok, inp["docs_es"], dl, echo=echo)],
+        cfg2,
+        teacher,
+    )
     seconds = time.perf_counter() - start
     save_encoder(model, Path(job["folder"]))
     losses = [h["loss"] for h in hist]
-    return {"seed": seed, "variant": variant, "lr": job["lr"], "folder": job["folder"], "history": hist,
-            "seconds": seconds, "dev_ndcg": dev_ndcg(model, inp, p), "plateau": plateau(losses),
-            "final_loss": float(np.mean(losses[-10:]))}
+    return {
+        "seed": seed,
+        "variant": variant,
+        "lr": job["lr"],
+        "folder": job["folder"],
+        "history": hist,
+        "seconds": seconds,
+        "dev_ndcg": dev_ndcg(model, inp, p),
+        "plateau": plateau(losses),
+        "final_loss": float(np.mean(losses[-10:])),
+    }
 
 
 def choose(results: list[dict]) -> dict[str, float]:
@@ -147,9 +190,16 @@ def _log(ctx: StageContext, sap: dict, results: list[dict], sweep: list[dict]) -
 
     for r in results:
         variant, seed = r["variant"], r["seed"]
-        with ctx.tracker.child(f"{variant}-seed{seed}", {"variant": variant, "seed": seed, "lr": r["lr"],
-                                                         "train": ctx.params.train.model_dump(),
-                                                         "model": ctx.params.model.model_dump()}) as rid:
+        with ctx.tracker.child(
+            f"{variant}-seed{seed}",
+            {
+                "variant": variant,
+                "seed": seed,
+                "lr": r["lr"],
+                "train": ctx.params.train.model_dump(),
+                "model": ctx.params.model.model_dump(),
+            },
+        ) as rid:
             if variant in SAP_VARIANTS and seed in sap:
                 for i, loss in enumerate(sap[seed]["losses"]):
                     if i % 5 == 0:
@@ -157,8 +207,16 @@ def _log(ctx: StageContext, sap: dict, results: list[dict], sweep: list[dict]) -
             for h in r["history"][::5]:
                 ctx.tracker.log_metrics({k: v for k, v in h.items() if k != "step"}, step=h["step"], run_id=rid)
             tried = {f"dev_ndcg_lr_{x['lr']:g}": x["dev_ndcg"] for x in sweep if x["variant"] == variant}
-            ctx.tracker.log_metrics({"final_loss": r["final_loss"], "train_seconds": r["seconds"],
-                                     "dev_ndcg": r["dev_ndcg"], "plateau": r["plateau"], **tried}, run_id=rid)
+            ctx.tracker.log_metrics(
+                {
+                    "final_loss": r["final_loss"],
+                    "train_seconds": r["seconds"],
+                    "dev_ndcg": r["dev_ndcg"],
+                    "plateau": r["plateau"],
+                    **tried,
+                },
+                run_id=rid,
+            )
             log_encoder(rid, Path(r["folder"]))
 
 
@@ -179,35 +237,55 @@ def run(ctx: StageContext[Params]) -> dict:
     t = p.train
     out = ctx.output(MODELS)
     out.mkdir(parents=True, exist_ok=True)
-    base = {"params": p.model_dump(mode="json"), "data": str(ctx.input(DATA)), "embed": str(ctx.input(EMBED)),
-            "out": str(out)}
-    go = lambda jobs, desc: runners.map_items(train_job, jobs, workers=p.resources.workers, desc=desc,
-                                              progress=p.progress) if jobs else []
+    base = {
+        "params": p.model_dump(mode="json"),
+        "data": str(ctx.input(DATA)),
+        "embed": str(ctx.input(EMBED)),
+        "out": str(out),
+    }
+    go = lambda jobs, desc: (
+        runners.map_items(train_job, jobs, workers=p.resources.workers, desc=desc, progress=p.progress) if jobs else []
+    )
     first, rest = t.seeds[0], t.seeds[1:]
     sweeping = len(t.lr_grid) > 1
     tied = [v for v in t.variants if v in SAP_VARIANTS]  # start from the seed's SAP checkpoint
     free = [v for v in t.variants if v not in SAP_VARIANTS]
 
     def job(seed, variant, lr, folder):
-        return {**base, "kind": "stage2", "seed": seed, "variant": variant, "lr": lr, "folder": str(folder),
-                "sap": str(out / f"seed_{seed}" / "sap") if variant in SAP_VARIANTS else None}
+        return {
+            **base,
+            "kind": "stage2",
+            "seed": seed,
+            "variant": variant,
+            "lr": lr,
+            "folder": str(folder),
+            "sap": str(out / f"seed_{seed}" / "sap") if variant in SAP_VARIANTS else None,
+        }
 
     def trials(variants):  # the first seed: every rate (with one rate, that run is the final model)
-        return [job(first, v, lr, out / f"seed_{first}" / "_sweep" / f"{v}_lr{lr:g}" if sweeping
-                    else out / f"seed_{first}" / v) for v in variants for lr in t.lr_grid]
+        return [
+            job(
+                first,
+                v,
+                lr,
+                out / f"seed_{first}" / "_sweep" / f"{v}_lr{lr:g}" if sweeping else out / f"seed_{first}" / v,
+            )
+            for v in variants
+            for lr in t.lr_grid
+        ]
 
     def finals(variants, chosen):
         return [job(s, v, chosen[v], out / f"seed_{s}" / v) for s in rest for v in variants]
 
     sap_jobs = [{**base, "kind": "sap", "seed": s} for s in (t.seeds if tied else [])]
     done = go(sap_jobs + trials(free), "milco SAP + stage 2 of the first seed")
-    sap = {r["seed"]: r for r in done[:len(sap_jobs)]}
-    tried = done[len(sap_jobs):]
+    sap = {r["seed"]: r for r in done[: len(sap_jobs)]}
+    tried = done[len(sap_jobs) :]
     chosen = choose(tried)
     done = go(trials(tied) + finals(free, chosen), "milco stage 2")
-    tried += done[:len(tied) * len(t.lr_grid)]
+    tried += done[: len(tied) * len(t.lr_grid)]
     chosen = {v: choose(tried)[v] for v in t.variants}
-    results = done[len(tied) * len(t.lr_grid):] + go(finals(tied, chosen), "milco stage 2 (SAP models)")
+    results = done[len(tied) * len(t.lr_grid) :] + go(finals(tied, chosen), "milco stage 2 (SAP models)")
     for r in tried:
         if r["lr"] == chosen[r["variant"]]:
             final = out / f"seed_{first}" / r["variant"]
@@ -220,20 +298,43 @@ def run(ctx: StageContext[Params]) -> dict:
     results.sort(key=lambda r: order[r["seed"], r["variant"]])
     sweep = sorted(tried, key=lambda r: (t.variants.index(r["variant"]), r["lr"])) if sweeping else []
     _log(ctx, sap, results, sweep)
-    summary = {f"seed_{s}": {r["variant"]: {"final_loss": r["final_loss"], "lr": r["lr"], "dev_ndcg": r["dev_ndcg"],
-                                            "plateau": r["plateau"], "seconds": round(r["seconds"], 1),
-                                            "d_len": r["history"][-1].get("d_len"),
-                                            "q_len": r["history"][-1].get("q_len"),
-                                            "nce_first": r["history"][0]["nce"],
-                                            "nce_last10": float(np.mean([h["nce"] for h in r["history"][-10:]]))}
-                             for r in results if r["seed"] == s} for s in t.seeds}
-    write_json(out / "train.json", {**summary, "chosen_lr": chosen,
-                                    "sweep": [{k: r[k] for k in ("variant", "lr", "dev_ndcg", "plateau", "final_loss")}
-                                              for r in sweep],
-                                    "sap_seconds": {f"seed_{s}": round(r["seconds"], 1) for s, r in sap.items()},
-                                    "histories": {f"seed_{s}": {r["variant"]: {
-                                        "stage2": r["history"],
-                                        "sap": sap[s]["losses"] if r["variant"] in SAP_VARIANTS and s in sap else []}
-                                        for r in results if r["seed"] == s} for s in t.seeds}})
+    summary = {
+        f"seed_{s}": {
+            r["variant"]: {
+                "final_loss": r["final_loss"],
+                "lr": r["lr"],
+                "dev_ndcg": r["dev_ndcg"],
+                "plateau": r["plateau"],
+                "seconds": round(r["seconds"], 1),
+                "d_len": r["history"][-1].get("d_len"),
+                "q_len": r["history"][-1].get("q_len"),
+                "nce_first": r["history"][0]["nce"],
+                "nce_last10": float(np.mean([h["nce"] for h in r["history"][-10:]])),
+            }
+            for r in results
+            if r["seed"] == s
+        }
+        for s in t.seeds
+    }
+    write_json(
+        out / "train.json",
+        {
+            **summary,
+            "chosen_lr": chosen,
+            "sweep": [{k: r[k] for k in ("variant", "lr", "dev_ndcg", "plateau", "final_loss")} for r in sweep],
+            "sap_seconds": {f"seed_{s}": round(r["seconds"], 1) for s, r in sap.items()},
+            "histories": {
+                f"seed_{s}": {
+                    r["variant"]: {
+                        "stage2": r["history"],
+                        "sap": sap[s]["losses"] if r["variant"] in SAP_VARIANTS and s in sap else [],
+                    }
+                    for r in results
+                    if r["seed"] == s
+                }
+                for s in t.seeds
+            },
+        },
+    )
     log.info("milco train: chosen lr %s; %s", chosen, summary)
     return {"chosen_lr": chosen, **summary}

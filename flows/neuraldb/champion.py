@@ -37,9 +37,17 @@ def settings_for(p, seed: int, m: int) -> dict[str, Any]:
     from flows.neuraldb.spec import DATA
 
     e = p.editing
-    return {"edits": f"{DATA}/edits_seed{seed}.jsonl", "tokenizer": f"{DATA}/tokenizer.json",
-            "ppl_tokens": f"{DATA}/ppl_tokens.npy", "seed": int(seed), "m": int(m), "seq_len": p.model.seq_len,
-            "ppl_windows": e.ppl_windows, "batch_size": e.batch_size, "threads": p.resources.threads}
+    return {
+        "edits": f"{DATA}/edits_seed{seed}.jsonl",
+        "tokenizer": f"{DATA}/tokenizer.json",
+        "ppl_tokens": f"{DATA}/ppl_tokens.npy",
+        "seed": int(seed),
+        "m": int(m),
+        "seq_len": p.model.seq_len,
+        "ppl_windows": e.ppl_windows,
+        "batch_size": e.batch_size,
+        "threads": p.resources.threads,
+    }
 
 
 @contextlib.contextmanager
@@ -69,27 +77,33 @@ def evaluate(model: Any, settings: dict, root: Path) -> dict[str, float]:
     paths = {k: Path(root) / s[k] for k in ("edits", "tokenizer", "ppl_tokens")}
     for path in paths.values():
         if not path.is_file():
-            raise DataError(f"{path}: NeuralDB's evaluation data not found (run `paperline run neuraldb --stage data` "
-                            "or `dvc pull`)")
+            raise DataError(
+                f"{path}: NeuralDB's evaluation data not found (run `paperline run neuraldb --stage data` "
+                "or `dvc pull`)"
+            )
     tok = load_bpe(paths["tokenizer"])
     requests = check_requests(read_jsonl(paths["edits"]))[: int(s["m"])]
     if len(requests) < int(s["m"]):
         raise DataError(f"{paths['edits']}: {len(requests)} edit requests, the champion was edited with {s['m']}")
     ppl = torch.from_numpy(np.load(paths["ppl_tokens"], allow_pickle=False).astype(np.int64))
     with _threads(int(s.get("threads", 1))), torch.no_grad():
-        q = rewrite_quality(model, lambda t: tok.encode(t, add_special_tokens=False).ids, requests,
-                            int(s["batch_size"]))
+        q = rewrite_quality(
+            model, lambda t: tok.encode(t, add_special_tokens=False).ids, requests, int(s["batch_size"])
+        )
         nll = window_nll(model, ppl, seq_len=int(s["seq_len"]), n_windows=int(s["ppl_windows"]))
-    return {"efficacy": float(np.nanmean(q["efficacy"])), "generalisation": float(np.nanmean(q["generalisation"])),
-            "specificity": float(np.nanmean(q["specificity"])), "ppl_nll": float(np.mean(nll))}
+    return {
+        "efficacy": float(np.nanmean(q["efficacy"])),
+        "generalisation": float(np.nanmean(q["generalisation"])),
+        "specificity": float(np.nanmean(q["specificity"])),
+        "ppl_nll": float(np.mean(nll)),
+    }
 
 
 def build_store(stats, targets, m: int, method_kw: dict):
     """NeuralDB's store of the first ``m`` targets, built as ``components.editing.apply.apply_edit`` builds it."""
     from components.editing.neuraldb import NeuralKVDB
 
-    db = NeuralKVDB(stats.mean, gamma=method_kw["gamma"], gate=method_kw["gate"],
-                    temperature=method_kw["temperature"])
+    db = NeuralKVDB(stats.mean, gamma=method_kw["gamma"], gate=method_kw["gate"], temperature=method_kw["temperature"])
     db.add(list(targets.ids[:m]), targets.keys[:m], targets.residuals[:m])
     return db
 

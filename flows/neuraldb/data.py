@@ -14,8 +14,16 @@ import numpy as np
 import pandas as pd
 
 from components.data import validate as V
-from components.editing.facts import (RELATIONS, add_subject_tokens, build_edit_requests, check_requests,
-                                     crossed_neighbours, disjoint_orders, fact_sentences, generate_facts)
+from components.editing.facts import (
+    RELATIONS,
+    add_subject_tokens,
+    build_edit_requests,
+    check_requests,
+    crossed_neighbours,
+    disjoint_orders,
+    fact_sentences,
+    generate_facts,
+)
 from components.editing.loaders import load_counterfact, load_zsre
 from components.errors import DataError
 from components.io import read_jsonl, write_json, write_jsonl
@@ -32,14 +40,18 @@ def austen_split(rows: list[dict], filler_chars: int, heldout_chars: int) -> tup
     """Training filler from the first chunks, held-out text from the last ones (halved into K0 and perplexity)."""
     texts = [r["text"] for r in sorted(rows, key=lambda r: r["id"])]
     if sum(map(len, texts)) < filler_chars + heldout_chars:
-        raise DataError(f"{AUSTEN}: {sum(map(len, texts))} characters, need filler_chars + heldout_chars = "
-                        f"{filler_chars + heldout_chars}")
+        raise DataError(
+            f"{AUSTEN}: {sum(map(len, texts))} characters, need filler_chars + heldout_chars = "
+            f"{filler_chars + heldout_chars}"
+        )
     train, n = [], 0
     while n < filler_chars:
-        train.append(texts.pop(0)); n += len(train[-1])
+        train.append(texts.pop(0))
+        n += len(train[-1])
     held, n = [], 0
     while n < heldout_chars:
-        held.append(texts.pop()); n += len(held[-1])
+        held.append(texts.pop())
+        n += len(held[-1])
     return train, held[0::2], held[1::2]
 
 
@@ -48,32 +60,48 @@ def request_frame(requests: list[dict], edited: set[str]) -> pd.DataFrame:
     rows = []
     for r in requests:
         spec = RELATIONS.get(r["relation"], {})
-        rows.append({
-            "id": r["id"], "subject": r["subject"], "target_true": r["target_true"], "target_new": r["target_new"],
-            "new_differs": r["target_new"] != r["target_true"],
-            "neighbours_disjoint": not set(r.get("neighborhood_subjects", [])) & edited,
-            "template_leak": bool(set(spec.get("rewrite", [])) & set(spec.get("paraphrase", [])))
-            or bool(set(r["prompts"]) & set(r.get("paraphrase_prompts", []))),
-            "n_neighbours": len(r.get("neighborhood_prompts", [])), "n_paraphrases": len(r.get("paraphrase_prompts", [])),
-        })
+        rows.append(
+            {
+                "id": r["id"],
+                "subject": r["subject"],
+                "target_true": r["target_true"],
+                "target_new": r["target_new"],
+                "new_differs": r["target_new"] != r["target_true"],
+                "neighbours_disjoint": not set(r.get("neighborhood_subjects", [])) & edited,
+                "template_leak": bool(set(spec.get("rewrite", [])) & set(spec.get("paraphrase", [])))
+                or bool(set(r["prompts"]) & set(r.get("paraphrase_prompts", []))),
+                "n_neighbours": len(r.get("neighborhood_prompts", [])),
+                "n_paraphrases": len(r.get("paraphrase_prompts", [])),
+            }
+        )
     return pd.DataFrame(rows)
 
 
 def check_requests_gx(requests: list[dict], name: str, result_path) -> None:
     """GX: unique ids and subjects, new != true, edit and neighbour subjects disjoint, no template leaks."""
     df = request_frame(requests, {r["subject"] for r in requests})
-    suite = [V.columns_present(["id", "subject", "target_true", "target_new"]), V.unique("id"), V.unique("subject"),
-             V.non_empty_text("target_new"), V.in_set("new_differs", [True]), V.in_set("neighbours_disjoint", [True]),
-             V.in_set("template_leak", [False]), V.between("n_paraphrases", min_value=0)]
+    suite = [
+        V.columns_present(["id", "subject", "target_true", "target_new"]),
+        V.unique("id"),
+        V.unique("subject"),
+        V.non_empty_text("target_new"),
+        V.in_set("new_differs", [True]),
+        V.in_set("neighbours_disjoint", [True]),
+        V.in_set("template_leak", [False]),
+        V.between("n_paraphrases", min_value=0),
+    ]
     V.validate(df, suite, name=name, result_path=result_path)
 
 
 def _synthetic(p, out) -> dict[str, list[dict]]:
     d, e = p.data, p.editing
     facts = generate_facts(d.n_subjects, p.seed, d.relations, d.last_names)
-    V.validate(pd.DataFrame(facts), [V.unique("id"), V.non_empty_text("subject"), V.non_empty_text("object"),
-                                     V.in_set("relation", d.relations)], name="neuraldb/facts",
-               result_path=out / "_checks" / "facts.json")
+    V.validate(
+        pd.DataFrame(facts),
+        [V.unique("id"), V.non_empty_text("subject"), V.non_empty_text("object"), V.in_set("relation", d.relations)],
+        name="neuraldb/facts",
+        result_path=out / "_checks" / "facts.json",
+    )
     write_jsonl(out / "facts.jsonl", facts)
     subjects = list(dict.fromkeys(f["subject"] for f in facts))
     order = np.random.default_rng([p.seed, 7]).permutation(len(subjects))
@@ -89,11 +117,17 @@ def _synthetic(p, out) -> dict[str, list[dict]]:
     orders["dev"] = np.random.default_rng([p.seed, 11, 10_000]).permutation(len(editable))[: e.dev_edits].tolist()
     for s in [*e.seeds, "dev"]:
         picked = [editable[i] for i in orders[str(s)]]
-        sets[str(s)] = build_edit_requests(facts, edit_subjects=picked, neighbour_subjects=neighbours,
-                                           seed=p.seed * 1000 + (999 if s == "dev" else int(s)),
-                                           n_neighbours=d.n_neighbours)
+        sets[str(s)] = build_edit_requests(
+            facts,
+            edit_subjects=picked,
+            neighbour_subjects=neighbours,
+            seed=p.seed * 1000 + (999 if s == "dev" else int(s)),
+            n_neighbours=d.n_neighbours,
+        )
     known = set(neighbours)
-    train = [f for f in facts if f["subject"] not in known] + [f for f in facts if f["subject"] in known] * d.neighbour_repeat
+    train = [f for f in facts if f["subject"] not in known] + [
+        f for f in facts if f["subject"] in known
+    ] * d.neighbour_repeat
     return {"facts": train, **sets}
 
 
@@ -130,8 +164,9 @@ def run(ctx: StageContext[Params]) -> dict:
     train_bpe([*fact_docs, *filler], vocab_size=p.data.vocab_size, out_path=out / "tokenizer.json")
     tok = load_bpe(out / "tokenizer.json")
     if p.data.subject_tokens != "bpe" and sets["facts"]:
-        add_subject_tokens(tok, [r["subject"] for reqs in sets.values() for r in reqs if "subject" in r],
-                           p.data.subject_tokens)
+        add_subject_tokens(
+            tok, [r["subject"] for reqs in sets.values() for r in reqs if "subject" in r], p.data.subject_tokens
+        )
         tok.save(str(out / "tokenizer.json"))
     arrays = {"fact_tokens": fact_docs, "filler_tokens": filler, "k0_tokens": k0_text, "ppl_tokens": ppl_text}
     sizes = {}
@@ -139,9 +174,18 @@ def run(ctx: StageContext[Params]) -> dict:
         arr = encode_docs(tok, docs) if docs else np.zeros(0, dtype=np.uint16)
         np.save(out / f"{name}.npy", arr)
         sizes[name] = int(arr.size)
-    V.validate(pd.DataFrame([{"array": k, "tokens": v} for k, v in sizes.items() if k != "fact_tokens" or sentences]),
-               [V.between("tokens", min_value=p.model.seq_len + 1)], name="neuraldb/tokens", id_column="array",
-               result_path=out / "_checks" / "tokens.json")
-    summary = {"training_fact_rows": len(sets["facts"]), "edit_sets": len(sets) - 1, "vocab": tok.get_vocab_size(), **sizes}
+    V.validate(
+        pd.DataFrame([{"array": k, "tokens": v} for k, v in sizes.items() if k != "fact_tokens" or sentences]),
+        [V.between("tokens", min_value=p.model.seq_len + 1)],
+        name="neuraldb/tokens",
+        id_column="array",
+        result_path=out / "_checks" / "tokens.json",
+    )
+    summary = {
+        "training_fact_rows": len(sets["facts"]),
+        "edit_sets": len(sets) - 1,
+        "vocab": tok.get_vocab_size(),
+        **sizes,
+    }
     write_json(out / "summary.json", summary)
     return summary

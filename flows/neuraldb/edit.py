@@ -16,8 +16,18 @@ import torch
 
 from components.data import validate as V
 from components.editing.apply import KeyStats
-from components.editing.experiment import (EvalConfig, causal_trace, gamma_sweep, key_retrieval, pick_best, pick_gamma,
-                                          pick_layer, run_grid, sweep, sweep_grid)
+from components.editing.experiment import (
+    EvalConfig,
+    causal_trace,
+    gamma_sweep,
+    key_retrieval,
+    pick_best,
+    pick_gamma,
+    pick_layer,
+    run_grid,
+    sweep,
+    sweep_grid,
+)
 from components.editing.facts import check_requests
 from components.editing.model import cached_encoder, edit_site, generic_keys
 from components.editing.targets import compute_targets, tune_lr
@@ -73,8 +83,11 @@ def trace_requests(requests: list[dict]) -> list[dict]:
     As in ROME, the trace is run on facts the model knows: the never-edited neighbour subjects are the ones
     the LM was trained on most (``data.neighbour_repeat``); an edited subject's fact may be unknown to it.
     """
-    return [{"prompts": [p], "subject": s, "target_true": r["target_true"]}
-            for r in requests for p, s in zip(r.get("neighborhood_prompts", []), r.get("neighborhood_subjects", []))]
+    return [
+        {"prompts": [p], "subject": s, "target_true": r["target_true"]}
+        for r in requests
+        for p, s in zip(r.get("neighborhood_prompts", []), r.get("neighborhood_subjects", []))
+    ]
 
 
 def fixed_kw(e) -> dict:
@@ -86,22 +99,40 @@ def tune(model, site, encode, dev, dev_t, stats, e) -> tuple[dict, dict]:
     """Every method's free settings, each fixed in params or tuned on the dev split by the same rule (the best mean
     of efficacy, paraphrase efficacy and specificity; ties: larger values): NeuralDB's gamma, MEMIT's lambda,
     AlphaEdit's null-space threshold and L2 term (jointly). Returns (settings, the sweeps' rows)."""
-    kw = dict(model=model, site=site, encode=encode, requests=dev, targets=dev_t, stats=stats,
-              method_kw=fixed_kw(e), batch_size=e.batch_size)
+    kw = dict(
+        model=model,
+        site=site,
+        encode=encode,
+        requests=dev,
+        targets=dev_t,
+        stats=stats,
+        method_kw=fixed_kw(e),
+        batch_size=e.batch_size,
+    )
     sweeps = {"dev": gamma_sweep(grid=e.gamma_grid, **kw)}
     tuned = {"gamma": e.gamma if e.gamma is not None else pick_gamma(sweeps["dev"])}
-    sweeps["mom2_dev"] = [] if e.mom2_weight is not None else sweep(
-        method="memit", param="mom2_weight", grid=e.mom2_grid, **kw)
+    sweeps["mom2_dev"] = (
+        [] if e.mom2_weight is not None else sweep(method="memit", param="mom2_weight", grid=e.mom2_grid, **kw)
+    )
     tuned["mom2_weight"] = e.mom2_weight if e.mom2_weight is not None else pick_best(sweeps["mom2_dev"], "mom2_weight")
     alphas = [e.alpha] if e.alpha is not None else e.alpha_grid
     nulls = [e.null_threshold] if e.null_threshold is not None else e.null_grid
     grid = [{"null_threshold": t, "alpha": a} for t in nulls for a in alphas]
-    sweeps["alphaedit_dev"] = [] if len(grid) == 1 else [
-        dict(r, **{f"null_{k}": v for k, v in stats.null_space(r["null_threshold"]).items()})
-        for r in sweep_grid(method="alphaedit", grid=grid, **kw)]
+    sweeps["alphaedit_dev"] = (
+        []
+        if len(grid) == 1
+        else [
+            dict(r, **{f"null_{k}": v for k, v in stats.null_space(r["null_threshold"]).items()})
+            for r in sweep_grid(method="alphaedit", grid=grid, **kw)
+        ]
+    )
     tuned.update(grid[0] if len(grid) == 1 else pick_best(sweeps["alphaedit_dev"], ("null_threshold", "alpha")))
-    for name, fixed in (("gamma", e.gamma), ("mom2_weight", e.mom2_weight), ("null_threshold", e.null_threshold),
-                        ("alpha", e.alpha)):
+    for name, fixed in (
+        ("gamma", e.gamma),
+        ("mom2_weight", e.mom2_weight),
+        ("null_threshold", e.null_threshold),
+        ("alpha", e.alpha),
+    ):
         log.info("%s = %g (%s)", name, tuned[name], "fixed" if fixed is not None else "tuned on dev")
     return tuned, sweeps
 
@@ -124,8 +155,9 @@ def choose_layer(model, encode, dev, k0_tokens, p, n_layers) -> tuple[int, list[
 
 
 def _target_kw(e) -> dict:
-    return dict(steps=e.v_steps, weight_decay=e.v_weight_decay, clamp=e.v_clamp, kl_factor=e.v_kl_factor,
-                chunk=e.v_chunk)
+    return dict(
+        steps=e.v_steps, weight_decay=e.v_weight_decay, clamp=e.v_clamp, kl_factor=e.v_kl_factor, chunk=e.v_chunk
+    )
 
 
 def choose_v_lr(model, site, encode, dev, e) -> tuple[float, list[dict]]:
@@ -140,12 +172,29 @@ def _targets(model, site, encode, reqs, e, lr: float):
 
 
 def _check_runs(rows: list[dict], result_path) -> None:
-    flat = [{"id": f"{r['seed']}/{r['m']}/{r['method']}", "method": r["method"], "m": r["m"],
-             "efficacy": float(np.nanmean(r["efficacy"])), "specificity": float(np.nanmean(r["specificity"])),
-             "ppl_nll": float(np.mean(r["ppl_nll"]))} for r in rows]
-    V.validate(pd.DataFrame(flat), [V.unique("id"), V.between("efficacy", 0, 1), V.between("specificity", 0, 1),
-                                    V.finite("ppl_nll"), V.in_set("method", ["unedited", "memit", "alphaedit", "neuraldb"])],
-               name="neuraldb/runs", result_path=result_path)
+    flat = [
+        {
+            "id": f"{r['seed']}/{r['m']}/{r['method']}",
+            "method": r["method"],
+            "m": r["m"],
+            "efficacy": float(np.nanmean(r["efficacy"])),
+            "specificity": float(np.nanmean(r["specificity"])),
+            "ppl_nll": float(np.mean(r["ppl_nll"])),
+        }
+        for r in rows
+    ]
+    V.validate(
+        pd.DataFrame(flat),
+        [
+            V.unique("id"),
+            V.between("efficacy", 0, 1),
+            V.between("specificity", 0, 1),
+            V.finite("ppl_nll"),
+            V.in_set("method", ["unedited", "memit", "alphaedit", "neuraldb"]),
+        ],
+        name="neuraldb/runs",
+        result_path=result_path,
+    )
 
 
 def run(ctx: StageContext[Params]) -> dict:
@@ -159,8 +208,10 @@ def run(ctx: StageContext[Params]) -> dict:
     k0_tokens, ppl_tokens = (_tokens(data, name, encode, p.model.base) for name in ("k0_tokens", "ppl_tokens"))
     layer, trace = choose_layer(model, encode, dev, k0_tokens, p, n_layers)
     site = edit_site(model, layer)
-    stats = KeyStats.from_keys(generic_keys(model, site, k0_tokens, n_keys=e.k0_tokens, seq_len=p.model.seq_len),
-                               null_threshold=e.null_threshold or 1e-2)
+    stats = KeyStats.from_keys(
+        generic_keys(model, site, k0_tokens, n_keys=e.k0_tokens, seq_len=p.model.seq_len),
+        null_threshold=e.null_threshold or 1e-2,
+    )
     v_lr, v_lr_rows = choose_v_lr(model, site, encode, dev, e)
     dev_t = _targets(model, site, encode, dev, e, v_lr)
     tuned, sweeps = tune(model, site, encode, dev, dev_t, stats, e)
@@ -169,37 +220,89 @@ def run(ctx: StageContext[Params]) -> dict:
     for i, seed in enumerate(e.seeds):
         reqs = check_requests(read_jsonl(data / f"edits_seed{seed}.jsonl"))[: max(e.m)]
         targets = _targets(model, site, encode, reqs, e, v_lr)
-        cfg = EvalConfig(ppl_tokens, p.model.seq_len, e.ppl_windows, e.fluency_prompts, e.gen_tokens, e.batch_size,
-                         window_shift=i * p.model.seq_len)  # each seed its own held-out windows
-        for r in run_grid(model, site, encode, decode, reqs, targets, stats, ms=e.m, methods=e.methods, cfg=cfg,
-                          method_kw=kw, progress=True, small_batches=e.small_batches):
+        cfg = EvalConfig(
+            ppl_tokens,
+            p.model.seq_len,
+            e.ppl_windows,
+            e.fluency_prompts,
+            e.gen_tokens,
+            e.batch_size,
+            window_shift=i * p.model.seq_len,
+        )  # each seed its own held-out windows
+        for r in run_grid(
+            model,
+            site,
+            encode,
+            decode,
+            reqs,
+            targets,
+            stats,
+            ms=e.m,
+            methods=e.methods,
+            cfg=cfg,
+            method_kw=kw,
+            progress=True,
+            small_batches=e.small_batches,
+        ):
             n = len(r["efficacy"])
             rows.append({"seed": seed, **r, "target_nll": targets.final_nll[:n].tolist()})
         if seed == e.seeds[0]:
             champ = (seed, targets)
             k = min(e.sweep_facts or max(e.m), len(reqs))
-            test_sweep = gamma_sweep(model, site, encode, reqs[:k], targets, stats, e.gamma_grid, method_kw=kw,
-                                     batch_size=e.batch_size)
+            test_sweep = gamma_sweep(
+                model, site, encode, reqs[:k], targets, stats, e.gamma_grid, method_kw=kw, batch_size=e.batch_size
+            )
     out = ctx.output(EDITS)
     (out / "_checks").mkdir(parents=True, exist_ok=True)
     _check_runs(rows, out / "_checks" / "runs.json")
     write_jsonl(out / "runs.jsonl", rows)
-    write_json(out / "gamma.json", {**tuned, "v_lr": v_lr, "v_lr_tuned": e.v_lr is None, "v_lr_dev": v_lr_rows,
-                                    "tuned": e.gamma is None, "mom2_tuned": e.mom2_weight is None,
-                                    "alphaedit_tuned": e.null_threshold is None or e.alpha is None, **sweeps,
-                                    "test_seed0": test_sweep, "test_seed0_facts": k})
+    write_json(
+        out / "gamma.json",
+        {
+            **tuned,
+            "v_lr": v_lr,
+            "v_lr_tuned": e.v_lr is None,
+            "v_lr_dev": v_lr_rows,
+            "tuned": e.gamma is None,
+            "mom2_tuned": e.mom2_weight is None,
+            "alphaedit_tuned": e.null_threshold is None or e.alpha is None,
+            **sweeps,
+            "test_seed0": test_sweep,
+            "test_seed0_facts": k,
+        },
+    )
     null = stats.null_space(tuned["null_threshold"])
-    write_json(out / "trace.json", {"layer": layer, "layer_from_trace": e.layer is None, "trace": trace,
-                                    "min_retrieval": e.min_retrieval, "null_space_dim": null["dim"],
-                                    "null_space_energy": null["energy_share"], "key_dim": null["key_dim"]})
+    write_json(
+        out / "trace.json",
+        {
+            "layer": layer,
+            "layer_from_trace": e.layer is None,
+            "trace": trace,
+            "min_retrieval": e.min_retrieval,
+            "null_space_dim": null["dim"],
+            "null_space_energy": null["energy_share"],
+            "key_dim": null["key_dim"],
+        },
+    )
     if p.extended.smollm2:
         from flows.neuraldb.extended import run_smollm2
 
         write_jsonl(out / "smollm2.jsonl", run_smollm2(ctx, cfg, kw))
-    summary = {"runs": len(rows), **tuned, "v_lr": v_lr, "null_space_dim": null["dim"], "seconds": round(time.perf_counter() - t0, 1)}
+    summary = {
+        "runs": len(rows),
+        **tuned,
+        "v_lr": v_lr,
+        "null_space_dim": null["dim"],
+        "seconds": round(time.perf_counter() - t0, 1),
+    }
     if ctx.tracker is not None:
-        ctx.tracker.log_metrics({f"{r['method']}.m{r['m']}.s{r['seed']}.{k}": float(np.nanmean(r[k]))
-                                 for r in rows for k in ("efficacy", "generalisation", "specificity", "ppl_nll")})
+        ctx.tracker.log_metrics(
+            {
+                f"{r['method']}.m{r['m']}.s{r['seed']}.{k}": float(np.nanmean(r[k]))
+                for r in rows
+                for k in ("efficacy", "generalisation", "specificity", "ppl_nll")
+            }
+        )
     write_json(out / "summary.json", summary)
     if champ is not None and p.model.base == "tiny" and champion.METHOD in e.methods:
         summary["champion"] = _champion(ctx, model, site, stats, champ, kw, out)
@@ -222,8 +325,10 @@ def _log_champion(ctx: StageContext[Params], name: str, folder) -> str | None:
     from mlflow.models import ModelSignature
     from mlflow.types import Schema, TensorSpec
 
-    sig = ModelSignature(inputs=Schema([TensorSpec(np.dtype("int64"), (-1, -1), "token_ids")]),
-                         outputs=Schema([TensorSpec(np.dtype("int64"), (-1,), "next_token")]))
+    sig = ModelSignature(
+        inputs=Schema([TensorSpec(np.dtype("int64"), (-1, -1), "token_ids")]),
+        outputs=Schema([TensorSpec(np.dtype("int64"), (-1,), "next_token")]),
+    )
     with ctx.tracker.child(f"edited-{name}", {"method": champion.METHOD}) as rid:
         ctx.tracker.log_state_dict_model(rid, folder, loader=champion.LOADER, signature=sig)
     return rid

@@ -27,19 +27,45 @@ MEMIT_V_LR = 0.5  # MEMIT's target-value rate for GPT-scale models (SmolLM2 here
 log = logging.getLogger("paperline")
 
 # (subject, rewrite template, paraphrase template, true object, new object, relation)
-REAL_FACTS = [(s, "The capital of {} is", "Everyone knows the capital city of {} is", t, n, "capital") for s, t, n in [
-    ("France", "Paris", "Berlin"), ("Germany", "Berlin", "Madrid"), ("Italy", "Rome", "Paris"),
-    ("Spain", "Madrid", "Rome"), ("Japan", "Tokyo", "Beijing"), ("China", "Beijing", "Tokyo"),
-    ("Russia", "Moscow", "London"), ("England", "London", "Moscow"), ("Egypt", "Cairo", "Athens"),
-    ("Greece", "Athens", "Cairo"), ("Austria", "Vienna", "Oslo"), ("Norway", "Oslo", "Vienna"),
-    ("Portugal", "Lisbon", "Dublin"), ("Ireland", "Dublin", "Lisbon"), ("Poland", "Warsaw", "Prague"),
-    ("Canada", "Ottawa", "Warsaw"), ("Sweden", "Stockholm", "Helsinki"), ("Finland", "Helsinki", "Stockholm"),
-    ("Hungary", "Budapest", "Ottawa"), ("Kenya", "Nairobi", "Budapest")]] + [
-    (s, "{} is located in the continent of", "Geographically, {} is part of", t, n, "continent") for s, t, n in [
-    ("Brazil", "South America", "Europe"), ("Argentina", "South America", "Asia"), ("Kenya", "Africa", "Europe"),
-    ("Nigeria", "Africa", "Asia"), ("India", "Asia", "Africa"), ("Vietnam", "Asia", "Europe"),
-    ("Germany", "Europe", "Africa"), ("Sweden", "Europe", "Asia"), ("Mexico", "North America", "Asia"),
-    ("Canada", "North America", "Africa")]]
+REAL_FACTS = [
+    (s, "The capital of {} is", "Everyone knows the capital city of {} is", t, n, "capital")
+    for s, t, n in [
+        ("France", "Paris", "Berlin"),
+        ("Germany", "Berlin", "Madrid"),
+        ("Italy", "Rome", "Paris"),
+        ("Spain", "Madrid", "Rome"),
+        ("Japan", "Tokyo", "Beijing"),
+        ("China", "Beijing", "Tokyo"),
+        ("Russia", "Moscow", "London"),
+        ("England", "London", "Moscow"),
+        ("Egypt", "Cairo", "Athens"),
+        ("Greece", "Athens", "Cairo"),
+        ("Austria", "Vienna", "Oslo"),
+        ("Norway", "Oslo", "Vienna"),
+        ("Portugal", "Lisbon", "Dublin"),
+        ("Ireland", "Dublin", "Lisbon"),
+        ("Poland", "Warsaw", "Prague"),
+        ("Canada", "Ottawa", "Warsaw"),
+        ("Sweden", "Stockholm", "Helsinki"),
+        ("Finland", "Helsinki", "Stockholm"),
+        ("Hungary", "Budapest", "Ottawa"),
+        ("Kenya", "Nairobi", "Budapest"),
+    ]
+] + [
+    (s, "{} is located in the continent of", "Geographically, {} is part of", t, n, "continent")
+    for s, t, n in [
+        ("Brazil", "South America", "Europe"),
+        ("Argentina", "South America", "Asia"),
+        ("Kenya", "Africa", "Europe"),
+        ("Nigeria", "Africa", "Asia"),
+        ("India", "Asia", "Africa"),
+        ("Vietnam", "Asia", "Europe"),
+        ("Germany", "Europe", "Africa"),
+        ("Sweden", "Europe", "Asia"),
+        ("Mexico", "North America", "Asia"),
+        ("Canada", "North America", "Africa"),
+    ]
+]
 
 
 def real_requests() -> list[dict]:
@@ -49,10 +75,19 @@ def real_requests() -> list[dict]:
         # CounterFact uses; with few real facts we take any other subject of the relation whose object differs
         # from the new target, and score P(neighbour's true object) > P(new target)
         neighbours = [f for f in REAL_FACTS if f[5] == rel and f[0] != s and f[3] != new][:5]
-        out.append({"id": f"real{i}", "subject": s, "relation": rel, "target_true": true, "target_new": new,
-                    "prompts": [rw.format(s)], "paraphrase_prompts": [para.format(s)],
-                    "neighborhood_prompts": [f[1].format(f[0]) for f in neighbours],
-                    "neighborhood_true": [f[3] for f in neighbours]})
+        out.append(
+            {
+                "id": f"real{i}",
+                "subject": s,
+                "relation": rel,
+                "target_true": true,
+                "target_new": new,
+                "prompts": [rw.format(s)],
+                "paraphrase_prompts": [para.format(s)],
+                "neighborhood_prompts": [f[1].format(f[0]) for f in neighbours],
+                "neighborhood_true": [f[3] for f in neighbours],
+            }
+        )
     return out
 
 
@@ -79,12 +114,34 @@ def run_smollm2(ctx: StageContext[Params], tiny_cfg: EvalConfig, method_kw: dict
     k0 = torch.tensor(encode(text), dtype=torch.long)
     site = edit_site(model, x.layer)
     e = p.editing
-    stats = KeyStats.from_keys(generic_keys(model, site, k0, n_keys=e.k0_tokens, seq_len=64),
-                               null_threshold=e.null_threshold)
-    targets = compute_targets(model, site, encode, known[: max(ms)], steps=e.v_steps, lr=e.v_lr or MEMIT_V_LR,
-                              weight_decay=e.v_weight_decay, clamp=e.v_clamp, kl_factor=e.v_kl_factor, chunk=e.v_chunk)
+    stats = KeyStats.from_keys(
+        generic_keys(model, site, k0, n_keys=e.k0_tokens, seq_len=64), null_threshold=e.null_threshold
+    )
+    targets = compute_targets(
+        model,
+        site,
+        encode,
+        known[: max(ms)],
+        steps=e.v_steps,
+        lr=e.v_lr or MEMIT_V_LR,
+        weight_decay=e.v_weight_decay,
+        clamp=e.v_clamp,
+        kl_factor=e.v_kl_factor,
+        chunk=e.v_chunk,
+    )
     ppl = torch.tensor(encode(text[: len(text) // 2]), dtype=torch.long)
     cfg = EvalConfig(ppl, 64, min(16, tiny_cfg.ppl_windows), 5, 20, 32)
-    rows = run_grid(model, site, encode, tok.decode, known[: max(ms)], targets, stats, ms=ms, methods=e.methods,
-                    cfg=cfg, method_kw=method_kw)
+    rows = run_grid(
+        model,
+        site,
+        encode,
+        tok.decode,
+        known[: max(ms)],
+        targets,
+        stats,
+        ms=ms,
+        methods=e.methods,
+        cfg=cfg,
+        method_kw=method_kw,
+    )
     return [{"model": x.model, "layer": x.layer, "known": len(known), **r} for r in rows]

@@ -23,11 +23,15 @@ def _log_model(ctx: StageContext, model_dir, params: dict, summary: dict) -> Non
     from mlflow.models import ModelSignature
     from mlflow.types import Schema, TensorSpec
 
-    sig = ModelSignature(inputs=Schema([TensorSpec(np.dtype("int64"), (-1, -1), "token_ids")]),
-                         outputs=Schema([TensorSpec(np.dtype("int64"), (-1,), "next_token")]))
+    sig = ModelSignature(
+        inputs=Schema([TensorSpec(np.dtype("int64"), (-1, -1), "token_ids")]),
+        outputs=Schema([TensorSpec(np.dtype("int64"), (-1,), "next_token")]),
+    )
     with ctx.tracker.child("base-lm", params) as run_id:
         ctx.tracker.log_metrics(summary, run_id=run_id)
-        ctx.tracker.log_state_dict_model(run_id, model_dir, loader="components.models.tiny_lm:load_model", signature=sig)
+        ctx.tracker.log_state_dict_model(
+            run_id, model_dir, loader="components.models.tiny_lm:load_model", signature=sig
+        )
 
 
 def run(ctx: StageContext[Params]) -> dict:
@@ -40,12 +44,29 @@ def run(ctx: StageContext[Params]) -> dict:
     data = ctx.input(DATA)
     vocab = load_bpe(data / "tokenizer.json").get_vocab_size()
     m, t = p.model, p.training
-    cfg = TinyLMConfig(vocab_size=vocab, d_model=m.d_model, n_layers=m.n_layers, n_heads=m.n_heads, d_ff=m.d_ff,
-                       max_seq_len=max(m.seq_len, 128))
-    model, summary = train_fact_lm(cfg, np.load(data / "fact_tokens.npy"), np.load(data / "filler_tokens.npy"),
-                                   steps=t.steps, batch_size=t.batch_size, seq_len=m.seq_len, lr=t.lr,
-                                   warmup_frac=t.warmup_frac, weight_decay=t.weight_decay, fact_frac=t.fact_frac,
-                                   seed=p.seed, threads=p.resources.threads, progress=True)
+    cfg = TinyLMConfig(
+        vocab_size=vocab,
+        d_model=m.d_model,
+        n_layers=m.n_layers,
+        n_heads=m.n_heads,
+        d_ff=m.d_ff,
+        max_seq_len=max(m.seq_len, 128),
+    )
+    model, summary = train_fact_lm(
+        cfg,
+        np.load(data / "fact_tokens.npy"),
+        np.load(data / "filler_tokens.npy"),
+        steps=t.steps,
+        batch_size=t.batch_size,
+        seq_len=m.seq_len,
+        lr=t.lr,
+        warmup_frac=t.warmup_frac,
+        weight_decay=t.weight_decay,
+        fact_frac=t.fact_frac,
+        seed=p.seed,
+        threads=p.resources.threads,
+        progress=True,
+    )
     out = ctx.output(MODEL)
     save_model(model, out)
     write_json(out / "train_summary.json", summary)

@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from flows.runtime.champions import Rule, candidate as make_candidate
+from flows.runtime.champions import Rule
+from flows.runtime.champions import candidate as make_candidate
 
 SLUG = "ofmu"
 METHOD = "ofmu"
@@ -21,8 +22,11 @@ LIBRARIES = ("tokenizers",)
 
 
 def rules_for(splits) -> dict[str, Rule]:
-    return {f"{split}_{m}": Rule(higher_is_better=split != "forget", tolerance=0.02, relative=False)
-            for split in splits for m in ("prob", "rouge")}
+    return {
+        f"{split}_{m}": Rule(higher_is_better=split != "forget", tolerance=0.02, relative=False)
+        for split in splits
+        for m in ("prob", "rouge")
+    }
 
 
 def summarise(metrics: dict[str, dict[str, np.ndarray]]) -> dict[str, float]:
@@ -40,7 +44,9 @@ def evaluate(model: Any, settings: dict, root: Path) -> dict[str, float]:
     qa, tok_file = Path(root) / settings["qa"], Path(root) / settings["tokenizer"]
     for path in (qa, tok_file):
         if not path.is_file():
-            raise DataError(f"{path}: OFMU's evaluation data not found (run `paperline run ofmu --stage data` or `dvc pull`)")
+            raise DataError(
+                f"{path}: OFMU's evaluation data not found (run `paperline run ofmu --stage data` or `dvc pull`)"
+            )
     tok = load_bpe(tok_file)
     splits = eval_splits(read_jsonl(qa), int(settings["n_eval_retain"]))
     return summarise(evaluate_model(model, tok, splits, eos=eos_id(tok), max_new=int(settings["max_new"])))

@@ -27,5 +27,7 @@ def lm_signature():
     from mlflow.models import ModelSignature
     from mlflow.types import Schema, TensorSpec
 
-    return ModelSignature(inputs=Schema([TensorSpec(np.dtype("int64"), (-1, -1), "token_ids")]),
-                          outputs=Schema([TensorSpec(np.dtype("int64"), (-1,), "next_token")]))
+    return ModelSignature(
+        inputs=Schema([TensorSpec(np.dtype("int64"), (-1, -1), "token_ids")]),
+        outputs=Schema([TensorSpec(np.dtype("int64"), (-1,), "next_token")]),
+    )

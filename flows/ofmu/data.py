@@ -65,8 +65,11 @@ def run(ctx: StageContext[Params]) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     check_rows(rows, result_path=out / "_checks" / "qa.json")
     write_jsonl(out / "qa.jsonl", rows)
-    texts = [prompt(r["question"]) + " " + a for r in rows
-             for a in (r["answer"], r["paraphrased_answer"], *r["perturbed_answer"])]
+    texts = [
+        prompt(r["question"]) + " " + a
+        for r in rows
+        for a in (r["answer"], r["paraphrased_answer"], *r["perturbed_answer"])
+    ]
     train_bpe(texts, vocab_size=p.data.vocab_size, out_path=out / "tokenizer.json")
     summary = {s: sum(r["split"] == s for r in rows) for s in ("forget", "retain", "general")}
     summary["authors_forget"] = len({r["author"] for r in rows if r["split"] == "forget"})

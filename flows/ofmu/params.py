@@ -72,8 +72,14 @@ def checkpoint_grid(methods: dict[str, MethodSpec]) -> int:
     return math.lcm(*(step_cost(m.kind, make_config(m.kind, m.options)) for m in methods.values()))
 
 
-def _check_tune(section: str, tune: dict[str, list[dict]], methods: dict[str, MethodSpec], budget: int,
-                seeds: list[int], tune_seeds: list[int]) -> None:
+def _check_tune(
+    section: str,
+    tune: dict[str, list[dict]],
+    methods: dict[str, MethodSpec],
+    budget: int,
+    seeds: list[int],
+    tune_seeds: list[int],
+) -> None:
     """A tuning grid names known methods, gives each the same number of settings (equal tuning effort), every
     setting is a valid config whose step cost divides the budget, and the tuning seeds are not claim seeds."""
     if not tune:
@@ -86,8 +92,9 @@ def _check_tune(section: str, tune: dict[str, list[dict]], methods: dict[str, Me
         raise ValueError(f"{section}.tune: every method needs the same non-zero number of settings, got {sizes}")
     for name, grid in tune.items():
         m = methods[name]
-        _check_budget(budget, {f"{name}[{i}]": MethodSpec(kind=m.kind, options={**m.options, **o})
-                               for i, o in enumerate(grid)})
+        _check_budget(
+            budget, {f"{name}[{i}]": MethodSpec(kind=m.kind, options={**m.options, **o}) for i, o in enumerate(grid)}
+        )
     if set(seeds) & set(tune_seeds):
         raise ValueError(f"{section}.tune_seeds must not overlap the claims' seeds {seeds}")
 
@@ -101,8 +108,12 @@ def _grid(**axes) -> list[dict]:
 
 
 def _ofmu_grid(lrs) -> list[dict]:
-    return [{"lr_inner": lr, "lr_outer": lr, "beta": b, "inner_steps": t, "rho0": r, "rho_growth": c}
-            for lr in lrs for b in (1.0, 0.1) for t, r, c in ((3, 0.01, 1.1), (1, 0.1, 1.5))]
+    return [
+        {"lr_inner": lr, "lr_outer": lr, "beta": b, "inner_steps": t, "rho0": r, "rho_growth": c}
+        for lr in lrs
+        for b in (1.0, 0.1)
+        for t, r, c in ((3, 0.01, 1.1), (1, 0.1, 1.5))
+    ]
 
 
 # The dev sweep (``tune: grid``): 8 settings per method, the same budget; lr for every method, plus what each
@@ -128,18 +139,32 @@ class UnlearnParams(Section):
     seeds: Seeds = Field(min_length=1)
     methods: dict[str, MethodSpec]
     max_new: Width = Field(16, ge=1, description="greedy tokens generated for ROUGE-L")
-    ga_stop: Literal["retrain", "none"] = Field("retrain", description=(
-        "GA's early stop: 'retrain' stops GA once its forget-batch loss exceeds the Retrain model's mean forget "
-        "loss (the usual TOFU practice of stopping GA, with a threshold no claim run tunes); 'none' never stops"))
-    tune: dict[str, list[dict[str, Any]]] = Field(default_factory=dict, description=(
-        "dev-split sweep: method -> list of option overrides (same length for every method), or 'grid' for "
-        "LM_SWEEP. Empty (default): "
-        "the frozen options are used; see the README for the sweep that froze them"))
+    ga_stop: Literal["retrain", "none"] = Field(
+        "retrain",
+        description=(
+            "GA's early stop: 'retrain' stops GA once its forget-batch loss exceeds the Retrain model's mean forget "
+            "loss (the usual TOFU practice of stopping GA, with a threshold no claim run tunes); 'none' never stops"
+        ),
+    )
+    tune: dict[str, list[dict[str, Any]]] = Field(
+        default_factory=dict,
+        description=(
+            "dev-split sweep: method -> list of option overrides (same length for every method), or 'grid' for "
+            "LM_SWEEP. Empty (default): "
+            "the frozen options are used; see the README for the sweep that froze them"
+        ),
+    )
     tune_seeds: Seeds = Field(default_factory=lambda: [100], min_length=1)
     _grid_name = field_validator("tune", mode="before")(lambda v: _expand(v))
-    tune_fq_min: float = Field(0.05, gt=0, le=1, description=(
-        "tuning rule: per method, the best dev MU among settings whose dev FQ (median over tune seeds) reaches "
-        "this; if none does, the highest dev FQ"))
+    tune_fq_min: float = Field(
+        0.05,
+        gt=0,
+        le=1,
+        description=(
+            "tuning rule: per method, the best dev MU among settings whose dev FQ (median over tune seeds) reaches "
+            "this; if none does, the highest dev FQ"
+        ),
+    )
 
     @model_validator(mode="after")
     def _consistent(self):
@@ -162,12 +187,21 @@ class VisionParams(Section):
     test_frac: float = Field(0.2, gt=0, lt=1)
     budget: Steps = Field(gt=0)
     methods: dict[str, MethodSpec]
-    checkpoint_every: int | None = Field(None, ge=1, description=(
-        "gradient evaluations between the UA-band checks, the same for every method (None: the least common "
-        "multiple of the methods' step costs, i.e. one OFMU round)"))
-    tune: dict[str, list[dict[str, Any]]] = Field(default_factory=dict, description=(
-        "dev sweep: method -> list of option overrides (same length for every method), or 'grid' for "
-        "VISION_SWEEP; run on tune_scenario"))
+    checkpoint_every: int | None = Field(
+        None,
+        ge=1,
+        description=(
+            "gradient evaluations between the UA-band checks, the same for every method (None: the least common "
+            "multiple of the methods' step costs, i.e. one OFMU round)"
+        ),
+    )
+    tune: dict[str, list[dict[str, Any]]] = Field(
+        default_factory=dict,
+        description=(
+            "dev sweep: method -> list of option overrides (same length for every method), or 'grid' for "
+            "VISION_SWEEP; run on tune_scenario"
+        ),
+    )
     _grid_name = field_validator("tune", mode="before")(lambda v: _expand(v))
     tune_scenario: str = Field("class-8", description="the dev scenario tuning runs on (never a claims scenario)")
     tune_seeds: Seeds = Field(default_factory=lambda: [100], min_length=1)
@@ -191,8 +225,10 @@ class VisionParams(Section):
             raise ValueError(f"vision.tune_scenario {self.tune_scenario!r} must be a scenario the claims do not use")
         every = self.checkpoint_every
         if every is not None and (self.budget % every or every % checkpoint_grid(self.methods)):
-            raise ValueError(f"vision.checkpoint_every {every} must divide the budget {self.budget} and be a "
-                             f"multiple of every method's step cost (their lcm: {checkpoint_grid(self.methods)})")
+            raise ValueError(
+                f"vision.checkpoint_every {every} must divide the budget {self.budget} and be a "
+                f"multiple of every method's step cost (their lcm: {checkpoint_grid(self.methods)})"
+            )
         return self
 
 
@@ -215,8 +251,17 @@ class Params(PaperParams):
 
 
 def _ofmu(**kw) -> dict:
-    base = {"beta": 1.0, "inner_steps": 3, "lr_inner": 1e-3, "lr_outer": 1e-3, "rho0": 0.01, "rho_growth": 1.1,
-            "hvp_mode": "full", "penalty": "cos", "inner_on_copy": False}
+    base = {
+        "beta": 1.0,
+        "inner_steps": 3,
+        "lr_inner": 1e-3,
+        "lr_outer": 1e-3,
+        "rho0": 0.01,
+        "rho_growth": 1.1,
+        "hvp_mode": "full",
+        "penalty": "cos",
+        "inner_on_copy": False,
+    }
     return {"kind": "ofmu", "options": {**base, **kw}}
 
 
@@ -244,20 +289,37 @@ VISION_METHODS = {
 PRESETS = presets(
     default={
         "unlearn": {"budget": 90, "seeds": [0, 1, 2], "methods": LM_METHODS},
-        "vision": {"scenarios": ["class-3", "random"], "seeds": [0, 1, 2, 3, 4], "budget": 180,
-                   "methods": VISION_METHODS},
+        "vision": {
+            "scenarios": ["class-3", "random"],
+            "seeds": [0, 1, 2, 3, 4],
+            "budget": 180,
+            "methods": VISION_METHODS,
+        },
     },
     smoke={
-        "data": {"n_authors": 12, "n_attributes": 4, "n_templates": 1, "forget_frac": 0.17, "n_general": 24,
-                 "n_eval_retain": 16, "vocab_size": 512},
+        "data": {
+            "n_authors": 12,
+            "n_attributes": 4,
+            "n_templates": 1,
+            "forget_frac": 0.17,
+            "n_general": 24,
+            "n_eval_retain": 16,
+            "vocab_size": 512,
+        },
         "model": {"d_model": 64, "n_heads": 2, "d_ff": 176, "train_steps": 120, "batch_size": 16},
         "unlearn": {"budget": 20, "batch_size": 8, "seeds": [0], "max_new": 12},
         "vision": {"scenarios": ["class-3"], "seeds": [0], "epochs": 5, "budget": 36},
         "claims": {"n_resamples": 1000, "power_sims": 10, "power_resamples": 200},
     },
     full={
-        "data": {"source": "locuslab/TOFU", "tofu_config": "forget10", "n_authors": 200, "n_templates": 4,
-                 "n_general": 400, "n_eval_retain": 400},
+        "data": {
+            "source": "locuslab/TOFU",
+            "tofu_config": "forget10",
+            "n_authors": 200,
+            "n_templates": 4,
+            "n_general": 400,
+            "n_eval_retain": 400,
+        },
         "model": {"hf_model": "open-unlearning/tofu_Llama-2-7b-chat-hf_full", "train_steps": 2000},
         "unlearn": {"budget": 540, "max_new": 64},
         "vision": {"seeds": list(range(10)), "budget": 900},

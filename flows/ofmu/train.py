@@ -25,18 +25,30 @@ from flows.runtime.stages import StageContext
 
 def train_one(p, tok, rows: list[dict], name: str) -> tuple[TinyLM, dict]:
     m = p.model
-    cfg = TinyLMConfig(vocab_size=tok.get_vocab_size(), d_model=m.d_model, n_layers=m.n_layers, n_heads=m.n_heads,
-                       d_ff=m.d_ff, max_seq_len=m.max_seq_len)
+    cfg = TinyLMConfig(
+        vocab_size=tok.get_vocab_size(),
+        d_model=m.d_model,
+        n_layers=m.n_layers,
+        n_heads=m.n_heads,
+        d_ff=m.d_ff,
+        max_seq_len=m.max_seq_len,
+    )
     model = TinyLM(cfg, seed=m.seed)
     items = encode_pairs(tok, [r["question"] for r in rows], [r["answer"] for r in rows], eos_id(tok))
     longest = max(len(ids) for ids, _ in items)
     if longest > m.max_seq_len:
         raise ParamsError(f"ofmu.model.max_seq_len: {m.max_seq_len} is below the longest example ({longest} tokens)")
     timer = Timer()
-    losses = train_lm(model, items, steps=m.train_steps, batch_size=m.batch_size, lr=m.lr, seed=m.seed,
-                      progress=ctx_progress(p))
-    info = {"name": name, "examples": len(items), "final_loss": float(np.mean(losses[-20:])), "seconds": timer.seconds(),
-            "config": dataclasses.asdict(cfg)}
+    losses = train_lm(
+        model, items, steps=m.train_steps, batch_size=m.batch_size, lr=m.lr, seed=m.seed, progress=ctx_progress(p)
+    )
+    info = {
+        "name": name,
+        "examples": len(items),
+        "final_loss": float(np.mean(losses[-20:])),
+        "seconds": timer.seconds(),
+        "config": dataclasses.asdict(cfg),
+    }
     log.info("ofmu train %s: %s", name, {k: v for k, v in info.items() if k != "config"})
     return model, {**info, "losses": losses}
 
@@ -58,8 +70,10 @@ def _log(ctx: StageContext, name: str, info: dict, model_dir) -> None:
 def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     if p.model.hf_model:
-        raise ParamsError("ofmu.model.hf_model: fine-tuning a Hugging Face model is the full profile's path; "
-                          "it is validated but not implemented in this offline build (see the README)")
+        raise ParamsError(
+            "ofmu.model.hf_model: fine-tuning a Hugging Face model is the full profile's path; "
+            "it is validated but not implemented in this offline build (see the README)"
+        )
     set_threads(p.resources.threads)
     rows = read_jsonl(ctx.input(f"{DATA}/qa.jsonl"))
     tok = load_bpe(ctx.input(f"{DATA}/tokenizer.json"))

@@ -31,8 +31,10 @@ def pick_lm(recs: list[dict], fq_min: float) -> int:
 
 def pick_vision(recs: list[dict]) -> int:
     """``recs`` hold ``in_band`` (share of tune seeds in band), ``TA`` and ``gap`` (distance to the band at the end)."""
-    return max(range(len(recs)), key=lambda i: (recs[i]["in_band"], -recs[i]["gap"] if recs[i]["in_band"] < 1
-                                                else 0.0, recs[i]["TA"]))
+    return max(
+        range(len(recs)),
+        key=lambda i: (recs[i]["in_band"], -recs[i]["gap"] if recs[i]["in_band"] < 1 else 0.0, recs[i]["TA"]),
+    )
 
 
 def aggregate_lm(rows: list[dict]) -> dict:
@@ -40,8 +42,11 @@ def aggregate_lm(rows: list[dict]) -> dict:
 
 
 def aggregate_vision(rows: list[dict], band: float) -> dict:
-    return {"in_band": float(np.mean([r["in_band"] for r in rows])), "TA": float(np.mean([r["TA"] for r in rows])),
-            "gap": float(np.mean([max(0.0, abs(r["final_UA"] - r["target_UA"]) - band) for r in rows]))}
+    return {
+        "in_band": float(np.mean([r["in_band"] for r in rows])),
+        "TA": float(np.mean([r["TA"] for r in rows])),
+        "gap": float(np.mean([max(0.0, abs(r["final_UA"] - r["target_UA"]) - band) for r in rows])),
+    }
 
 
 def apply(methods: dict[str, MethodSpec], chosen: dict[str, dict]) -> dict[str, MethodSpec]:
@@ -57,8 +62,9 @@ def apply(methods: dict[str, MethodSpec], chosen: dict[str, dict]) -> dict[str, 
     return out
 
 
-def sweep(tune: dict[str, list[dict]], methods: dict[str, MethodSpec], seeds: list[int], run_one, aggregate,
-          pick) -> tuple[dict[str, dict], list[dict]]:
+def sweep(
+    tune: dict[str, list[dict]], methods: dict[str, MethodSpec], seeds: list[int], run_one, aggregate, pick
+) -> tuple[dict[str, dict], list[dict]]:
     """Run every setting of every tuned method on every tune seed; (chosen options per method, sweep records)."""
     chosen, records = {}, []
     for name, grid in tune.items():

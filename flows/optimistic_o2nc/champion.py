@@ -21,7 +21,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from flows.runtime.champions import Rule, candidate as make_candidate
+from flows.runtime.champions import Rule
+from flows.runtime.champions import candidate as make_candidate
 
 SLUG = "optimistic-o2nc"
 METHOD = "odog"
@@ -47,10 +48,19 @@ def config_of(p) -> dict[str, Any]:
 def settings_for(p) -> dict[str, Any]:
     g = p.grid
     function = "robust-synthetic" if "robust-synthetic" in g.functions else g.functions[0]
-    return {"function": function, "fparams": p.functions.model_dump(mode="json"), "seeds": list(g.seeds[:N_SEEDS]),
-            "eps": list(g.eps), "budget": g.budget, "sigma_eps": g.sigma_eps,
-            "sigmas": [s for s in g.sigmas if s > 0], "stoch_budget": g.stoch_budget, "seed": p.seed,
-            "shared_noise": g.shared_noise, "noise": g.noise}
+    return {
+        "function": function,
+        "fparams": p.functions.model_dump(mode="json"),
+        "seeds": list(g.seeds[:N_SEEDS]),
+        "eps": list(g.eps),
+        "budget": g.budget,
+        "sigma_eps": g.sigma_eps,
+        "sigmas": [s for s in g.sigmas if s > 0],
+        "stoch_budget": g.stoch_budget,
+        "seed": p.seed,
+        "shared_noise": g.shared_noise,
+        "noise": g.noise,
+    }
 
 
 def save(p, folder: Path) -> Path:
@@ -69,26 +79,45 @@ def runs(model: Any, settings: dict) -> tuple[list[dict], list[dict]]:
     from flows.optimistic_o2nc.runs import run_one
 
     s = settings
-    base = {"function": s["function"], "fparams": dict(s["fparams"]), "method": model.method,
-            "mparams": dict(model.config), "shared_noise": bool(s["shared_noise"]), "noise": s["noise"]}
+    base = {
+        "function": s["function"],
+        "fparams": dict(s["fparams"]),
+        "method": model.method,
+        "mparams": dict(model.config),
+        "shared_noise": bool(s["shared_noise"]),
+        "noise": s["noise"],
+    }
     det, noisy = [], []
     for seed in s["seeds"]:
         one = {**base, "seed": int(seed), "noise_seed": int(s["seed"]) * 1_000_003 + int(seed)}
-        det += [run_one({**one, "grid": "det", "eps_rel": float(e), "sigma_rel": 0.0, "budget": int(s["budget"])})
-                for e in s["eps"]]
-        noisy += [run_one({**one, "grid": "stoch", "eps_rel": float(s["sigma_eps"]), "sigma_rel": float(sg),
-                           "budget": int(s["stoch_budget"])}) for sg in s["sigmas"]]
+        det += [
+            run_one({**one, "grid": "det", "eps_rel": float(e), "sigma_rel": 0.0, "budget": int(s["budget"])})
+            for e in s["eps"]
+        ]
+        noisy += [
+            run_one(
+                {
+                    **one,
+                    "grid": "stoch",
+                    "eps_rel": float(s["sigma_eps"]),
+                    "sigma_rel": float(sg),
+                    "budget": int(s["stoch_budget"]),
+                }
+            )
+            for sg in s["sigmas"]
+        ]
     return det, noisy
 
 
 def evaluate(model: Any, settings: dict, root: Path) -> dict[str, float]:
     """No data files: the test function is built from its seeded generator (``root`` is not read)."""
     det, noisy = runs(model, settings)
-    out = {"log_calls": log_calls(det, int(settings["budget"])),
-           "reached": sum(r["reached"] for r in det) / len(det)}
+    out = {"log_calls": log_calls(det, int(settings["budget"])), "reached": sum(r["reached"] for r in det) / len(det)}
     if noisy:
-        out |= {"noisy_log_calls": log_calls(noisy, int(settings["stoch_budget"])),
-                "noisy_reached": sum(r["reached"] for r in noisy) / len(noisy)}
+        out |= {
+            "noisy_log_calls": log_calls(noisy, int(settings["stoch_budget"])),
+            "noisy_reached": sum(r["reached"] for r in noisy) / len(noisy),
+        }
     return out
 
 

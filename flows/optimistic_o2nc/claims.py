@@ -19,30 +19,59 @@ from components.errors import ParamsError
 from components.evaluation import claims as CL
 from components.evaluation.claim_spec import ClaimSpec
 
-NOTE = ("Benign test functions on 2 CPU cores with a capped call budget: worst-case exponents need not show; "
-        "a run that does not reach eps counts the calls it used and is censored (a verdict resting on censored "
-        "runs is inconclusive).")
-PAPER_C1 = ("theory, no experiments: ODOG O(eps^-1.75) vs CMO23 O(eps^-1.75 log(1/eps)) gradient calls "
-            "(deterministic)")
+NOTE = (
+    "Benign test functions on 2 CPU cores with a capped call budget: worst-case exponents need not show; "
+    "a run that does not reach eps counts the calls it used and is censored (a verdict resting on censored "
+    "runs is inconclusive)."
+)
+PAPER_C1 = "theory, no experiments: ODOG O(eps^-1.75) vs CMO23 O(eps^-1.75 log(1/eps)) gradient calls (deterministic)"
 PAPER_C2 = "theory (paper note, secondary): the naive hint h = g_prev only achieves O(eps^-11/6), ODOG O(eps^-1.75)"
-NOTE_C2 = ("A benchmark finding, not a test of the rate: the paper's statement is a worst-case bound (naive hint "
-           "eps^-11/6 vs ODOG eps^-1.75) that benign functions at eps >= 1e-3 cannot show; what is measured is which "
-           "hint needs fewer counted calls on these functions. Pairs with a run at the call cap are censored and "
-           "counted (both at the cap: not a tie).")
+NOTE_C2 = (
+    "A benchmark finding, not a test of the rate: the paper's statement is a worst-case bound (naive hint "
+    "eps^-11/6 vs ODOG eps^-1.75) that benign functions at eps >= 1e-3 cannot show; what is measured is which "
+    "hint needs fewer counted calls on these functions. Pairs with a run at the call cap are censored and "
+    "counted (both at the cap: not a tie)."
+)
 PAPER_C3 = "theory, no experiments: O(eps^-1.75 + sigma^2 eps^-3.5), one algorithm for sigma = 0 and sigma > 0"
 
 CLAIMS = (
-    ClaimSpec("C1", "ODOG needs fewer gradient calls than CMO23 (K ~ log(1/eps) fixed-point steps) at the two "
-              "smallest eps on >= claims.min_functions functions", metric="mean log(N_odog / N_cmo23) per function",
-              method="odog", baseline="cmo23", rule="composite", unit="(eps, seed) pairs", direction="less",
-              paper_value=PAPER_C1, scale_note=NOTE),
-    ClaimSpec("C2", "ODOG (extrapolated hint) needs fewer calls than the naive hint h = g_prev at the smallest eps",
-              metric="mean log(N_odog / N_naive)", method="odog", baseline="naive", unit="(function, seed) pairs",
-              direction="less", paper_value=PAPER_C2, scale_note=NOTE_C2),
-    ClaimSpec("C3", "One algorithm for both settings: with sigma > 0 the unchanged ODOG reaches eps within the call "
-              "cap in >= claims.success_rate of runs, and N rises with sigma", metric="success rate / "
-              "Spearman(sigma, N)", method="odog", baseline=None, rule="composite", unit="noisy runs",
-              direction=None, paper_value=PAPER_C3, scale_note=NOTE),
+    ClaimSpec(
+        "C1",
+        "ODOG needs fewer gradient calls than CMO23 (K ~ log(1/eps) fixed-point steps) at the two "
+        "smallest eps on >= claims.min_functions functions",
+        metric="mean log(N_odog / N_cmo23) per function",
+        method="odog",
+        baseline="cmo23",
+        rule="composite",
+        unit="(eps, seed) pairs",
+        direction="less",
+        paper_value=PAPER_C1,
+        scale_note=NOTE,
+    ),
+    ClaimSpec(
+        "C2",
+        "ODOG (extrapolated hint) needs fewer calls than the naive hint h = g_prev at the smallest eps",
+        metric="mean log(N_odog / N_naive)",
+        method="odog",
+        baseline="naive",
+        unit="(function, seed) pairs",
+        direction="less",
+        paper_value=PAPER_C2,
+        scale_note=NOTE_C2,
+    ),
+    ClaimSpec(
+        "C3",
+        "One algorithm for both settings: with sigma > 0 the unchanged ODOG reaches eps within the call "
+        "cap in >= claims.success_rate of runs, and N rises with sigma",
+        metric="success rate / Spearman(sigma, N)",
+        method="odog",
+        baseline=None,
+        rule="composite",
+        unit="noisy runs",
+        direction=None,
+        paper_value=PAPER_C3,
+        scale_note=NOTE,
+    ),
 )
 C1, C2, C3 = CLAIMS
 
@@ -78,8 +107,12 @@ def _pairs(rows, idx, f, a, b, eps_list) -> dict[str, list]:
 def censoring(pr: dict) -> dict:
     """How many pairs are censored: either run unreached, and both (both at the cap: not a tie, no information)."""
     n, both = int(sum(pr["censored"])), int(sum(pr["both_censored"]))
-    return {"censored_pairs": n, "both_at_cap_pairs": both, "one_side_censored_pairs": n - both,
-            "uncensored_pairs": len(pr["censored"]) - n}
+    return {
+        "censored_pairs": n,
+        "both_at_cap_pairs": both,
+        "one_side_censored_pairs": n - both,
+        "uncensored_pairs": len(pr["censored"]) - n,
+    }
 
 
 def variant_summary(rows, idx, f, variant: str, eps_list) -> dict | None:
@@ -89,8 +122,12 @@ def variant_summary(rows, idx, f, variant: str, eps_list) -> dict | None:
         return None
     d = np.subtract(pr["a"], pr["b"])
     keep = ~np.asarray(pr["censored"], bool)
-    return {"mean_log_ratio": float(d.mean()), "median_ratio": float(np.median(np.exp(d))),
-            "mean_log_ratio_uncensored": float(d[keep].mean()) if keep.any() else None, **censoring(pr)}
+    return {
+        "mean_log_ratio": float(d.mean()),
+        "median_ratio": float(np.median(np.exp(d))),
+        "mean_log_ratio_uncensored": float(d[keep].mean()) if keep.any() else None,
+        **censoring(pr),
+    }
 
 
 def calls_per_iteration(rows, method: str) -> dict:
@@ -106,19 +143,36 @@ def _log_ratio(spec: ClaimSpec, pr: dict, p, *, strata: str, details: dict, **ch
     """Standard rule ``less`` on paired log(N_odog) - log(N_baseline): seeds clustered, ``strata`` fixed."""
     c = p.claims
     if not pr["a"]:
-        return spec.from_ci(effect=None, ci_low=None, ci_high=None, delta=c.delta_log_ratio, n_units=0, n_seeds=0,
-                            cluster_unit=None, ci_level=c.level,
-                            details={**details, "not_applicable": "no paired runs in this grid"}, **changes)
+        return spec.from_ci(
+            effect=None,
+            ci_low=None,
+            ci_high=None,
+            delta=c.delta_log_ratio,
+            n_units=0,
+            n_seeds=0,
+            cluster_unit=None,
+            ci_level=c.level,
+            details={**details, "not_applicable": "no paired runs in this grid"},
+            **changes,
+        )
     ratio = np.exp(np.subtract(pr["a"], pr["b"]))
     return spec.standard(
-        method_values=pr["a"], baseline_values=pr["b"], clusters=pr["seed"], strata=pr[strata],
-        censored=pr["censored"], delta=c.delta_log_ratio, seed=p.seed, n_resamples=c.n_resamples, level=c.level,
+        method_values=pr["a"],
+        baseline_values=pr["b"],
+        clusters=pr["seed"],
+        strata=pr[strata],
+        censored=pr["censored"],
+        delta=c.delta_log_ratio,
+        seed=p.seed,
+        n_resamples=c.n_resamples,
+        level=c.level,
         details={**details, "median_ratio": float(np.median(ratio)), **censoring(pr)},
-        **changes)
+        **changes,
+    )
 
 
 def at_least(spec: ClaimSpec, parts: list[CL.ClaimResult], k: int, **numbers) -> CL.ClaimResult:
-    """"At least ``k`` of the parts are reproduced" (the core's ``at_least`` composite)."""
+    """ "At least ``k`` of the parts are reproduced" (the core's ``at_least`` composite)."""
     if not 1 <= k <= len(parts):
         raise ParamsError(f"{spec.id}: need 1 <= k <= {len(parts)} parts, got k = {k}")
     return spec.composite(parts, how="at_least", min_parts=k, headline=None, **numbers)
@@ -127,27 +181,52 @@ def at_least(spec: ClaimSpec, parts: list[CL.ClaimResult], k: int, **numbers) ->
 def claim1(p, rows, idx) -> CL.ClaimResult:
     g, c = p.grid, p.claims
     small = sorted(g.eps)[:2]
-    parts = [_log_ratio(C1.part(f, f"{f}: ODOG needs fewer calls than CMO23 at eps in {small}", rule="standard",
-                                metric="mean log(N_odog / N_cmo23)", paper_value=None),
-                        _pairs(rows, idx, f, "odog", "cmo23", small), p, strata="eps",
-                        details={"function": f, "eps": small})
-             for f in g.functions]
+    parts = [
+        _log_ratio(
+            C1.part(
+                f,
+                f"{f}: ODOG needs fewer calls than CMO23 at eps in {small}",
+                rule="standard",
+                metric="mean log(N_odog / N_cmo23)",
+                paper_value=None,
+            ),
+            _pairs(rows, idx, f, "odog", "cmo23", small),
+            p,
+            strata="eps",
+            details={"function": f, "eps": small},
+        )
+        for f in g.functions
+    ]
     need = min(c.min_functions, len(g.functions))
-    variant = ({f: variant_summary(rows, idx, f, "cmo23-k2", small) for f in g.functions}
-               if "cmo23-k2" in g.methods else None)
+    variant = (
+        {f: variant_summary(rows, idx, f, "cmo23-k2", small) for f in g.functions} if "cmo23-k2" in g.methods else None
+    )
     return at_least(
-        C1, parts, need,
+        C1,
+        parts,
+        need,
         statement=f"ODOG needs fewer gradient calls than CMO23 at the two smallest eps on >= {need} functions",
-        details={"rule": f"reproduced iff the CI of the mean log-ratio lies below 0 (and outside +-delta) on >= "
-                         f"{need} of {len(parts)} functions", "eps": small,
-                 "functions": {q.details["function"]: {"effect": q.effect, "ci_low": q.ci_low, "ci_high": q.ci_high,
-                                                       "verdict": q.verdict,
-                                                       "median_ratio": q.details.get("median_ratio"),
-                                                       "censored": q.n_censored, "n_units": q.n_units}
-                               for q in parts},
-                 "cmo23_calls_per_iteration": calls_per_iteration(rows, "cmo23"),
-                 "odog_calls_per_iteration": calls_per_iteration(rows, "odog"),
-                 "variant_cmo23_k2 (report only, K = 2 fixed)": variant})
+        details={
+            "rule": f"reproduced iff the CI of the mean log-ratio lies below 0 (and outside +-delta) on >= "
+            f"{need} of {len(parts)} functions",
+            "eps": small,
+            "functions": {
+                q.details["function"]: {
+                    "effect": q.effect,
+                    "ci_low": q.ci_low,
+                    "ci_high": q.ci_high,
+                    "verdict": q.verdict,
+                    "median_ratio": q.details.get("median_ratio"),
+                    "censored": q.n_censored,
+                    "n_units": q.n_units,
+                }
+                for q in parts
+            },
+            "cmo23_calls_per_iteration": calls_per_iteration(rows, "cmo23"),
+            "odog_calls_per_iteration": calls_per_iteration(rows, "odog"),
+            "variant_cmo23_k2 (report only, K = 2 fixed)": variant,
+        },
+    )
 
 
 def claim2(p, rows, idx) -> CL.ClaimResult:
@@ -156,9 +235,15 @@ def claim2(p, rows, idx) -> CL.ClaimResult:
     for f in p.grid.functions:
         for k, v in _pairs(rows, idx, f, "odog", "naive-hint", [e]).items():
             pr[k] += v
-    r = _log_ratio(C2, pr, p, strata="function", details={"functions": list(p.grid.functions), "eps": e},
-                   statement=f"ODOG (extrapolated hint) needs fewer calls than the naive hint h = g_prev at the "
-                   f"smallest eps ({e})")
+    r = _log_ratio(
+        C2,
+        pr,
+        p,
+        strata="function",
+        details={"functions": list(p.grid.functions), "eps": e},
+        statement=f"ODOG (extrapolated hint) needs fewer calls than the naive hint h = g_prev at the "
+        f"smallest eps ({e})",
+    )
     r.details["finding"] = c2_finding(r)
     return r
 
@@ -169,12 +254,14 @@ def c2_finding(r: CL.ClaimResult) -> str:
     if r.effect is None:
         return "no paired runs"
     cheaper = "the naive hint is cheaper" if r.effect > 0 else "ODOG's extrapolated hint is cheaper"
-    return (f"benchmark finding, not evidence about the paper's worst-case rate: on these benign functions, counting "
-            f"calls, {cheaper} at eps = {d['eps']} (mean log-ratio {r.effect:+.3f}, median ratio "
-            f"{d['median_ratio']:.3f}); {d['censored_pairs']} of {r.n_units} pairs censored ({d['both_at_cap_pairs']} "
-            f"with both runs at the call cap, {d['one_side_censored_pairs']} with one), {d['uncensored_pairs']} "
-            f"uncensored" + (f" (their CI [{r.uncensored['ci_low']:+.3f}, {r.uncensored['ci_high']:+.3f}])"
-                             if r.uncensored else ""))
+    return (
+        f"benchmark finding, not evidence about the paper's worst-case rate: on these benign functions, counting "
+        f"calls, {cheaper} at eps = {d['eps']} (mean log-ratio {r.effect:+.3f}, median ratio "
+        f"{d['median_ratio']:.3f}); {d['censored_pairs']} of {r.n_units} pairs censored ({d['both_at_cap_pairs']} "
+        f"with both runs at the call cap, {d['one_side_censored_pairs']} with one), {d['uncensored_pairs']} "
+        f"uncensored"
+        + (f" (their CI [{r.uncensored['ci_low']:+.3f}, {r.uncensored['ci_high']:+.3f}])" if r.uncensored else "")
+    )
 
 
 def weighted_spearman(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -183,6 +270,7 @@ def weighted_spearman(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray
     Equal to ``scipy.stats.spearmanr`` on the repeated rows (mid-ranks for ties); 0 where it is undefined
     (a constant side, or at most two rows), as the report always counted it.
     """
+
     def ranks(v: np.ndarray) -> np.ndarray:
         below = (v[None, :] < v[:, None]) + 0.5 * (v[None, :] == v[:, None])  # [i, j]: row j below row i
         return w @ below.T + 0.5
@@ -233,25 +321,52 @@ def claim3(p, rows, idx) -> CL.ClaimResult:
     st = [r for r in rows if r["grid"] == "stoch" and r["method"] == "odog"]
     noisy = [r for r in st if r["sigma_rel"] > 0]
     seeds = sorted({r["seed"] for r in st})
-    by_sigma = {s: [int(r["reached"]) for r in noisy if r["sigma_rel"] == s] for s in sorted({r["sigma_rel"]
-                                                                                             for r in noisy})}
-    part_a_spec = C3.part("success", f"with sigma > 0 ODOG reaches eps within the cap ({g.stoch_budget:,} calls) in "
-                          f">= {c.success_rate:.0%} of runs", rule="standard", direction="greater",
-                          metric="success rate (sigma > 0)", unit="noisy runs", paper_value=None)
-    details_a = {"cap": g.stoch_budget, "n_runs": len(noisy), "reached": int(sum(r["reached"] for r in noisy)),
-                 "success_rate": c.success_rate, "rule": "seed-bootstrap CI of the success rate vs "
-                 "claims.success_rate (no lower cut)",
-                 "reached_by_sigma": {str(s): f"{sum(v)}/{len(v)}" for s, v in by_sigma.items()}}
+    by_sigma = {
+        s: [int(r["reached"]) for r in noisy if r["sigma_rel"] == s] for s in sorted({r["sigma_rel"] for r in noisy})
+    }
+    part_a_spec = C3.part(
+        "success",
+        f"with sigma > 0 ODOG reaches eps within the cap ({g.stoch_budget:,} calls) in >= {c.success_rate:.0%} of runs",
+        rule="standard",
+        direction="greater",
+        metric="success rate (sigma > 0)",
+        unit="noisy runs",
+        paper_value=None,
+    )
+    details_a = {
+        "cap": g.stoch_budget,
+        "n_runs": len(noisy),
+        "reached": int(sum(r["reached"] for r in noisy)),
+        "success_rate": c.success_rate,
+        "rule": "seed-bootstrap CI of the success rate vs claims.success_rate (no lower cut)",
+        "reached_by_sigma": {str(s): f"{sum(v)}/{len(v)}" for s, v in by_sigma.items()},
+    }
     if noisy:
         part_a = part_a_spec.standard(
-            method_values=[float(r["reached"]) for r in noisy], baseline_values=[0.0] * len(noisy),
-            clusters=[r["seed"] for r in noisy], strata=[f"{r['function']}/{r['sigma_rel']}" for r in noisy],
-            threshold=c.success_rate, delta=0.0, seed=p.seed, n_resamples=c.n_resamples, level=c.level,
-            details=details_a)
+            method_values=[float(r["reached"]) for r in noisy],
+            baseline_values=[0.0] * len(noisy),
+            clusters=[r["seed"] for r in noisy],
+            strata=[f"{r['function']}/{r['sigma_rel']}" for r in noisy],
+            threshold=c.success_rate,
+            delta=0.0,
+            seed=p.seed,
+            n_resamples=c.n_resamples,
+            level=c.level,
+            details=details_a,
+        )
     else:
-        part_a = part_a_spec.from_ci(effect=None, ci_low=None, ci_high=None, delta=0.0, threshold=c.success_rate,
-                                     n_units=0, n_seeds=0, cluster_unit=None, ci_level=c.level,
-                                     details={**details_a, "not_applicable": "no noisy runs in this grid"})
+        part_a = part_a_spec.from_ci(
+            effect=None,
+            ci_low=None,
+            ci_high=None,
+            delta=0.0,
+            threshold=c.success_rate,
+            n_units=0,
+            n_seeds=0,
+            cluster_unit=None,
+            ci_level=c.level,
+            details={**details_a, "not_applicable": "no noisy runs in this grid"},
+        )
     rho, boots = spearman_by_seed(st, seeds, c.n_resamples, p.seed)
     lo, hi = np.quantile(boots, [(1 - c.level) / 2, (1 + c.level) / 2])
     kept = [r for r in st if r["reached"]]
@@ -261,13 +376,31 @@ def claim3(p, rows, idx) -> CL.ClaimResult:
         _, ub = spearman_by_seed(kept, seeds, c.n_resamples, p.seed)
         ulo, uhi = np.quantile(ub, [(1 - c.level) / 2, (1 + c.level) / 2])
         uncensored = {"ci_low": float(ulo), "ci_high": float(uhi), "n_units": len(kept)}
-    part_b = C3.part("monotone", "N(eps) rises with sigma (Spearman > 0)", rule="standard", direction="greater",
-                     metric="mean over functions of Spearman(sigma, N)", unit="runs (sigma levels x seeds)",
-                     paper_value=None).from_ci(
-        effect=rho, ci_low=float(lo), ci_high=float(hi), delta=c.delta_spearman, n_units=len(st), n_seeds=len(seeds),
-        ci_level=c.level, n_censored=n_cens, uncensored=uncensored,
-        details={"n_resamples": c.n_resamples, "bootstrap_seed": p.seed, "resampling": "seeds (functions as strata)",
-                 "sigmas": list(g.sigmas)})
+    part_b = C3.part(
+        "monotone",
+        "N(eps) rises with sigma (Spearman > 0)",
+        rule="standard",
+        direction="greater",
+        metric="mean over functions of Spearman(sigma, N)",
+        unit="runs (sigma levels x seeds)",
+        paper_value=None,
+    ).from_ci(
+        effect=rho,
+        ci_low=float(lo),
+        ci_high=float(hi),
+        delta=c.delta_spearman,
+        n_units=len(st),
+        n_seeds=len(seeds),
+        ci_level=c.level,
+        n_censored=n_cens,
+        uncensored=uncensored,
+        details={
+            "n_resamples": c.n_resamples,
+            "bootstrap_seed": p.seed,
+            "resampling": "seeds (functions as strata)",
+            "sigmas": list(g.sigmas),
+        },
+    )
     same, n0 = 0, 0
     for r in st:
         if r["sigma_rel"] == 0.0:
@@ -276,12 +409,20 @@ def claim3(p, rows, idx) -> CL.ClaimResult:
                 n0 += 1
                 same += int(d["calls"] == r["calls"] and d["reached"] == r["reached"])
     return C3.composite(
-        [part_a, part_b], statement=f"One algorithm for both settings: with sigma > 0 the unchanged ODOG reaches eps "
+        [part_a, part_b],
+        statement=f"One algorithm for both settings: with sigma > 0 the unchanged ODOG reaches eps "
         f"within the cap ({g.stoch_budget:,} calls) in >= {c.success_rate:.0%} of runs, and N rises with sigma",
-        how="all", headline=1, ci_level=c.level,
-        details={"eps": g.sigma_eps, "cap": g.stoch_budget, "noise": g.noise,
-                 "sigma0_identical (report only)": f"{same}/{n0}",
-                 "dropped": "the card's sigma = 0 match within 5% (deterministic oracle at sigma = 0: cannot fail)"})
+        how="all",
+        headline=1,
+        ci_level=c.level,
+        details={
+            "eps": g.sigma_eps,
+            "cap": g.stoch_budget,
+            "noise": g.noise,
+            "sigma0_identical (report only)": f"{same}/{n0}",
+            "dropped": "the card's sigma = 0 match within 5% (deterministic oracle at sigma = 0: cannot fail)",
+        },
+    )
 
 
 def all_claims(p, rows: list[dict]) -> list[CL.ClaimResult]:

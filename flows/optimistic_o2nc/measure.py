@@ -21,6 +21,8 @@ from flows.runtime import runners
 from flows.runtime.stages import StageContext
 
 log = logging.getLogger("paperline")
+
+
 def tasks(p) -> list[dict]:
     g = p.grid
     fparams = p.functions.model_dump()
@@ -29,16 +31,40 @@ def tasks(p) -> list[dict]:
     for f in g.functions:
         for seed in g.seeds:
             noise_seed = p.seed * 1_000_003 + seed
-            base = dict(function=f, seed=seed, fparams=fparams, shared_noise=g.shared_noise, noise_seed=noise_seed,
-                        noise=g.noise)
+            base = dict(
+                function=f,
+                seed=seed,
+                fparams=fparams,
+                shared_noise=g.shared_noise,
+                noise_seed=noise_seed,
+                noise=g.noise,
+            )
             for m in g.methods:
                 for e in g.eps:
-                    out.append({**base, "grid": "det", "method": m, "eps_rel": e, "sigma_rel": 0.0,
-                                "budget": g.budget, "mparams": mparams[m]})
+                    out.append(
+                        {
+                            **base,
+                            "grid": "det",
+                            "method": m,
+                            "eps_rel": e,
+                            "sigma_rel": 0.0,
+                            "budget": g.budget,
+                            "mparams": mparams[m],
+                        }
+                    )
             for m in g.sigma_methods:
                 for s in g.sigmas:
-                    out.append({**base, "grid": "stoch", "method": m, "eps_rel": g.sigma_eps, "sigma_rel": s,
-                                "budget": g.stoch_budget, "mparams": mparams[m]})
+                    out.append(
+                        {
+                            **base,
+                            "grid": "stoch",
+                            "method": m,
+                            "eps_rel": g.sigma_eps,
+                            "sigma_rel": s,
+                            "budget": g.stoch_budget,
+                            "mparams": mparams[m],
+                        }
+                    )
     return out
 
 
@@ -71,14 +97,19 @@ def run(ctx: StageContext[Params]) -> dict:
     todo = tasks(p)
     workers = p.resources.workers
     log.info("optimistic-o2nc: %d runs on %d worker(s)", len(todo), workers)
-    rows = runners.map_items(run_one, todo, workers=workers, chunk=max(8, len(todo) // (4 * workers)),
-                             desc="optimistic-o2nc runs")
+    rows = runners.map_items(
+        run_one, todo, workers=workers, chunk=max(8, len(todo) // (4 * workers)), desc="optimistic-o2nc runs"
+    )
     out = ctx.output(RUNS)
     out.mkdir(parents=True, exist_ok=True)
     check_rows(rows, result_path=out / "_checks" / "runs.json")
     write_jsonl(out / "runs.jsonl", rows)
-    summary = {"runs": len(rows), "reached": sum(r["reached"] for r in rows), "diverged": sum(r["diverged"] for r in rows),
-               "seconds": round(sum(r["seconds"] for r in rows), 2)}
+    summary = {
+        "runs": len(rows),
+        "reached": sum(r["reached"] for r in rows),
+        "diverged": sum(r["diverged"] for r in rows),
+        "seconds": round(sum(r["seconds"] for r in rows), 2),
+    }
     write_json(out / "summary.json", summary)
     folder = champion.save(p, out / "champion")
     return {**summary, "champion": champion.candidate(p, _log_champion(ctx, folder), champion.METHOD, folder)}
@@ -89,8 +120,9 @@ def _log_champion(ctx: StageContext, folder) -> str | None:
     if ctx.tracker is None:
         return None
     with ctx.tracker.child(f"settings-{champion.METHOD}", {"method": champion.METHOD}) as rid:
-        ctx.tracker.log_state_dict_model(rid, folder, loader="components.optim.settings:load_settings",
-                                         signature=_settings_signature())
+        ctx.tracker.log_state_dict_model(
+            rid, folder, loader="components.optim.settings:load_settings", signature=_settings_signature()
+        )
     return rid
 
 
@@ -102,5 +134,7 @@ def _settings_signature():
 
     from components.optim.settings import PREDICT_KEYS
 
-    return ModelSignature(inputs=Schema([TensorSpec(np.dtype("float64"), (-1, -1), "rows")]),
-                          outputs=Schema([TensorSpec(np.dtype("float64"), (-1, len(PREDICT_KEYS)), "eta_radius_episode")]))
+    return ModelSignature(
+        inputs=Schema([TensorSpec(np.dtype("float64"), (-1, -1), "rows")]),
+        outputs=Schema([TensorSpec(np.dtype("float64"), (-1, len(PREDICT_KEYS)), "eta_radius_episode")]),
+    )

@@ -8,8 +8,20 @@ from pydantic import Field, field_validator, model_validator
 
 from components.optim.functions import FUNCTIONS
 from components.optim.runner import METHODS
-from flows.runtime.params import (MAX_COUNT, ClaimsBase, Count, PaperParams, Replace, Section, Seed, Seeds, Steps,
-                                  Width, check_known, presets)
+from flows.runtime.params import (
+    MAX_COUNT,
+    ClaimsBase,
+    Count,
+    PaperParams,
+    Replace,
+    Section,
+    Seed,
+    Seeds,
+    Steps,
+    Width,
+    check_known,
+    presets,
+)
 
 
 class FunctionParams(Section):
@@ -35,9 +47,12 @@ class MethodParams(Section):
     eta: float = Field(1.0, gt=0, description="online-learner step, times 1/L1")
     radius: float = Field(1.0, gt=0, description="ball radius D, times ||grad F(x0)||/L1")
     episode: Steps = Field(10, ge=1, description="episode length T (candidate = average of w_n over an episode)")
-    inner: Literal["log", "fixed"] = Field("log", description="cmo23's inner-loop length K: 'log' = "
-                                           "ceil(log(1/eps) / log(2/eta)) from eps (the card's baseline), 'fixed' = "
-                                           "inner_steps (cmo23-k2 is always fixed)")
+    inner: Literal["log", "fixed"] = Field(
+        "log",
+        description="cmo23's inner-loop length K: 'log' = "
+        "ceil(log(1/eps) / log(2/eta)) from eps (the card's baseline), 'fixed' = "
+        "inner_steps (cmo23-k2 is always fixed)",
+    )
     inner_steps: int = Field(2, ge=1, le=1000, description="CMO23 fixed-point iterations per step when inner = fixed")
     gamma: float = Field(1.0, gt=0, description="adaptive-step scale (odog-adaptive)")
     restart: bool = Field(True, description="restart x at the episode average and reset the learner each episode")
@@ -52,12 +67,17 @@ class GridParams(Section):
     sigma_eps: float = Field(gt=0, description="eps of the noise grid (must be in eps)")
     seeds: Seeds = Field(min_length=1)
     budget: Steps = Field(ge=1, description="cap on counted gradient calls per deterministic run")
-    stoch_budget: Steps = Field(ge=1, description="cap on counted gradient calls per noisy run (card: 1e6; default "
-                                "2e4: every noisy run that reached eps did so within 14,267 calls at 1e5)")
+    stoch_budget: Steps = Field(
+        ge=1,
+        description="cap on counted gradient calls per noisy run (card: 1e6; default "
+        "2e4: every noisy run that reached eps did so within 14,267 calls at 1e5)",
+    )
     shared_noise: bool = Field(True, description="ODOG's two queries of an iteration share one noise sample")
     noise: Literal["total", "per-coordinate"] = Field(
-        "total", description="sigma bounds E||xi||^2 = sigma^2 (total, the paper's variance bound) or is each "
-                             "coordinate's std (per-coordinate: E||xi||^2 = d sigma^2)")
+        "total",
+        description="sigma bounds E||xi||^2 = sigma^2 (total, the paper's variance bound) or is each "
+        "coordinate's std (per-coordinate: E||xi||^2 = d sigma^2)",
+    )
 
     @field_validator("eps", "sigma_eps")
     @classmethod
@@ -101,8 +121,13 @@ class GridParams(Section):
 class ClaimsParams(ClaimsBase):
     delta_log_ratio: float = Field(0.05, ge=0, description="no-practical-effect band for mean log call ratios")
     delta_spearman: float = Field(0.05, ge=0, description="no-practical-effect band for Spearman(sigma, calls)")
-    success_rate: float = Field(0.9, gt=0, lt=1, description="claim 3: share of noisy runs that must reach eps "
-                                "(the seed-bootstrap CI of the rate must lie above it)")
+    success_rate: float = Field(
+        0.9,
+        gt=0,
+        lt=1,
+        description="claim 3: share of noisy runs that must reach eps "
+        "(the seed-bootstrap CI of the rate must lie above it)",
+    )
     min_functions: Count = Field(2, ge=1, description="claim 1: functions on which ODOG must beat CMO23")
 
 
@@ -136,8 +161,10 @@ class Params(PaperParams):
     def _cmo23_contracts(self):
         for name, m in self.methods.items():
             if name == "cmo23" and m.inner == "log" and not m.eta < 2:
-                raise ValueError(f"methods.{name}.eta: inner = log needs eta < 2 (times 1/L1) so the fixed-point "
-                                 f"loop contracts, got {m.eta}")
+                raise ValueError(
+                    f"methods.{name}.eta: inner = log needs eta < 2 (times 1/L1) so the fixed-point "
+                    f"loop contracts, got {m.eta}"
+                )
         return self
 
 
@@ -149,16 +176,29 @@ PRESETS = presets(
         "seed": 0,
         "functions": {"chain_dim": 5, "digits_n": 100},
         "methods": _METHODS,
-        "grid": {"functions": list(FUNCTIONS), "methods": _ALL, "eps": [0.1, 0.03, 0.01, 0.003, 0.001],
-                 "sigmas": [0.0, 0.01, 0.1, 1.0], "sigma_eps": 0.1, "seeds": list(range(10)),
-                 "budget": 5_000, "stoch_budget": 20_000},
+        "grid": {
+            "functions": list(FUNCTIONS),
+            "methods": _ALL,
+            "eps": [0.1, 0.03, 0.01, 0.003, 0.001],
+            "sigmas": [0.0, 0.01, 0.1, 1.0],
+            "sigma_eps": 0.1,
+            "seeds": list(range(10)),
+            "budget": 5_000,
+            "stoch_budget": 20_000,
+        },
         "resources": {"workers": 2},
     },
     smoke={
         "functions": Replace({"synthetic_m": 200, "synthetic_d": 20}),
-        "grid": {"functions": ["robust-synthetic"], "methods": ["gd", "cmo23", "naive-hint", "odog"],
-                 "eps": [0.1, 0.01, 0.001], "sigmas": [0.0, 0.01, 0.1], "sigma_eps": 0.01,
-                 "seeds": [0, 1, 2], "stoch_budget": 5000},
+        "grid": {
+            "functions": ["robust-synthetic"],
+            "methods": ["gd", "cmo23", "naive-hint", "odog"],
+            "eps": [0.1, 0.01, 0.001],
+            "sigmas": [0.0, 0.01, 0.1],
+            "sigma_eps": 0.01,
+            "seeds": [0, 1, 2],
+            "stoch_budget": 5000,
+        },
         "resources": {"workers": 1},
         "claims": {"n_resamples": 2000},
     },

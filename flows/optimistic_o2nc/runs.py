@@ -24,11 +24,24 @@ def run_one(task: dict) -> dict:
     x0 = fn.x0(task["seed"])
     g0 = float(np.linalg.norm(fn.grad(x0)))  # setup, not counted: defines the relative eps and sigma
     method = build_method(task["method"], fn, g0, task["mparams"], eps_rel=task["eps_rel"])
-    res = run_method(method, fn, eps=task["eps_rel"] * g0, x0=x0, budget=task["budget"],
-                     sigma=task["sigma_rel"] * g0, seed=task["noise_seed"], shared_noise=task["shared_noise"],
-                     noise=task["noise"])
+    res = run_method(
+        method,
+        fn,
+        eps=task["eps_rel"] * g0,
+        x0=x0,
+        budget=task["budget"],
+        sigma=task["sigma_rel"] * g0,
+        seed=task["noise_seed"],
+        shared_noise=task["shared_noise"],
+        noise=task["noise"],
+    )
     keys = ("grid", "function", "method", "eps_rel", "sigma_rel", "seed")
     # counted queries per outer iteration (CMO23: its K + 1); 1 for GD/SGD/Adam
     per_iter = getattr(method, "calls_per_iteration", 1)
-    return {"id": "/".join(str(task[k]) for k in keys), **{k: task[k] for k in keys}, "g0": g0,
-            "calls_per_iteration": per_iter, **res.to_dict()}
+    return {
+        "id": "/".join(str(task[k]) for k in keys),
+        **{k: task[k] for k in keys},
+        "g0": g0,
+        "calls_per_iteration": per_iter,
+        **res.to_dict(),
+    }

@@ -9,12 +9,28 @@ RUNS = L.out("runs")
 _OPTIM = ("components/optim",)
 
 STAGES = (
-    L.stage("measure", code=(*_OPTIM, "components/data/validate.py"),
-            params=("seed", "functions", "grid", "methods", "resources"), writes=(RUNS,),
-            summary="every method over the eps and sigma grids and seeds: counted gradient calls to reach eps"),
-    L.report_stage(reads=(RUNS,), code=_OPTIM, params=("seed", "grid"),
-                   plots={"calls_vs_eps.csv": {"x": "eps_rel", "y": "median_calls", "template": "scatter",
-                                                         "color": "method", "x_scale": "log", "y_scale": "log"}},
-                   after=("measure",),
-                   summary="claims 1-3 with verdicts; log-log calls vs eps with theoretical slopes; calls vs sigma"),
+    L.stage(
+        "measure",
+        code=(*_OPTIM, "components/data/validate.py"),
+        params=("seed", "functions", "grid", "methods", "resources"),
+        writes=(RUNS,),
+        summary="every method over the eps and sigma grids and seeds: counted gradient calls to reach eps",
+    ),
+    L.report_stage(
+        reads=(RUNS,),
+        code=_OPTIM,
+        params=("seed", "grid"),
+        plots={
+            "calls_vs_eps.csv": {
+                "x": "eps_rel",
+                "y": "median_calls",
+                "template": "scatter",
+                "color": "method",
+                "x_scale": "log",
+                "y_scale": "log",
+            }
+        },
+        after=("measure",),
+        summary="claims 1-3 with verdicts; log-log calls vs eps with theoretical slopes; calls vs sigma",
+    ),
 )

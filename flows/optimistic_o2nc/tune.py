@@ -80,21 +80,30 @@ def score(task: dict) -> dict:
 
 def tune(methods, *, eps=EPS, seeds=SEEDS, budget=BUDGET, workers: int = 1) -> dict:
     """{method: {"best": setting, "score", "reached", "runs", "n_configs"}} over each method's grid."""
-    tasks = [{"method": m, "cfg": c, "eps": list(eps), "seeds": list(seeds), "budget": budget}
-             for m in methods for c in grid(m)]
+    tasks = [
+        {"method": m, "cfg": c, "eps": list(eps), "seeds": list(seeds), "budget": budget}
+        for m in methods
+        for c in grid(m)
+    ]
     if workers > 1:
         from flows.runtime import runners
 
-        results = runners.map_items(score, tasks, workers=workers, chunk=max(1, len(tasks) // (4 * workers)),
-                                    desc="o2nc tuning")
+        results = runners.map_items(
+            score, tasks, workers=workers, chunk=max(1, len(tasks) // (4 * workers)), desc="o2nc tuning"
+        )
     else:
         results = [score(t) for t in tasks]
     out = {}
     for m in methods:
         rs = [r for r in results if r["method"] == m]
         best = min(rs, key=lambda r: r["score"])  # min keeps the first of equal scores: grid order
-        out[m] = {"best": best["cfg"], "score": round(best["score"], 4), "reached": best["reached"],
-                  "runs": best["runs"], "n_configs": len(rs)}
+        out[m] = {
+            "best": best["cfg"],
+            "score": round(best["score"], 4),
+            "reached": best["reached"],
+            "runs": best["runs"],
+            "n_configs": len(rs),
+        }
     return out
 
 
@@ -107,10 +116,12 @@ def frozen() -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m flows.optimistic_o2nc.tune",
-                                 description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog="\n\n".join(__doc__.split("\n\n")[1:]))
+    ap = argparse.ArgumentParser(
+        prog="python -m flows.optimistic_o2nc.tune",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="\n\n".join(__doc__.split("\n\n")[1:]),
+    )
     ap.add_argument("--methods", nargs="+", default=[*BASELINES, *O2NC_METHODS], help="methods to tune")
     ap.add_argument("--budget", type=int, default=BUDGET, help="counted calls per tuning run")
     ap.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS), help="starts of the tuning runs")
@@ -126,8 +137,10 @@ def main(argv=None) -> int:
     for m, r in res.items():
         same = want.get(m) == r["best"]
         bad += [] if same else [m]
-        print(f"{m:14s} best {json.dumps(r['best'])}  score {r['score']:.3f}  reached {r['reached']}/{r['runs']}  "
-              f"({r['n_configs']} settings)  frozen {'==' if same else '!='} {json.dumps(want.get(m))}")
+        print(
+            f"{m:14s} best {json.dumps(r['best'])}  score {r['score']:.3f}  reached {r['reached']}/{r['runs']}  "
+            f"({r['n_configs']} settings)  frozen {'==' if same else '!='} {json.dumps(want.get(m))}"
+        )
     if a.out:
         from components.io import write_json
 

@@ -11,17 +11,23 @@ import os
 from pathlib import Path
 from typing import Any
 
-from flows.runtime.champions import Rule, candidate as make_candidate
+from flows.runtime.champions import Rule
+from flows.runtime.champions import candidate as make_candidate
 
 SLUG = "qualitypajama"
 # A loss may not rise by more than 2% of its accepted value.
 LOSS = Rule(higher_is_better=False, tolerance=0.02)
 
 
-def candidate(run_id: str | None, name: str, final_row: dict, seq_len: int, windows: int, val_paths: dict[str, str],
-              root: Path) -> dict | None:
+def candidate(
+    run_id: str | None, name: str, final_row: dict, seq_len: int, windows: int, val_paths: dict[str, str], root: Path
+) -> dict | None:
     metrics = {k: final_row[k] for k in final_row if k == "loss" or (k.startswith("loss_") and k[5:] in val_paths)}
-    settings = {"seq_len": seq_len, "windows": windows, "data": {k: os.path.relpath(v, root) for k, v in val_paths.items()}}
+    settings = {
+        "seq_len": seq_len,
+        "windows": windows,
+        "data": {k: os.path.relpath(v, root) for k, v in val_paths.items()},
+    }
     return make_candidate(SLUG, run_id, name, metrics, {k: LOSS for k in metrics}, settings)
 
 

@@ -61,7 +61,12 @@ def run(ctx: StageContext[Params]) -> dict:
     sizes = {}
     for name, val_docs in sorted(heldout.items()):
         val_docs = val_docs[: c.heldout_max_docs]
-        V.validate(val_docs, HELDOUT_SUITE, name=f"qualitypajama/heldout-{name}", result_path=safe_join(checks, f"heldout-{name}.json"))
+        V.validate(
+            val_docs,
+            HELDOUT_SUITE,
+            name=f"qualitypajama/heldout-{name}",
+            result_path=safe_join(checks, f"heldout-{name}.json"),
+        )
         write_jsonl(safe_join(Path(out), "heldout", f"{name}.jsonl"), val_docs)
         sizes[name] = len(val_docs)
     labels = {lab: sum(d["label"] == lab for d in docs) for lab in ("natural", "near_dup", "junk")}

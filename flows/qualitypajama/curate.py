@@ -45,8 +45,15 @@ def _curate_one(name: str, docs: list[dict], ctx: StageContext[Params], out: Pat
             result = exact_dedup(docs)
         else:
             result = minhash_dedup(
-                docs, threshold=float(name.split("-", 1)[1]), num_perm=c.num_perm, bands=c.bands, rows=c.rows,
-                shingle_size=c.shingle_size, seed=ctx.params.seed + 1, backend=c.backend, progress=True,
+                docs,
+                threshold=float(name.split("-", 1)[1]),
+                num_perm=c.num_perm,
+                bands=c.bands,
+                rows=c.rows,
+                shingle_size=c.shingle_size,
+                seed=ctx.params.seed + 1,
+                backend=c.backend,
+                progress=True,
             )
         writers.append(lambda: write_dedup(result, out / f"{name}.jsonl", out / f"{name}.clusters.json"))
         kept = result.kept

@@ -39,22 +39,38 @@ def _allocation(fit, budgets: dict[str, float]) -> dict[str, dict[str, float]] |
     out = {}
     for label, c in budgets.items():
         n_opt, d_opt = compute_optimal(fit, c)
-        out[label] = {"C": c, "N_opt": float(n_opt), "D_opt": float(d_opt), "D_per_N": float(d_opt / n_opt), "loss": float(optimal_loss(fit, c))}
+        out[label] = {
+            "C": c,
+            "N_opt": float(n_opt),
+            "D_opt": float(d_opt),
+            "D_per_N": float(d_opt / n_opt),
+            "loss": float(optimal_loss(fit, c)),
+        }
     return out
 
 
-def _ranking_agreement(rows: list[dict], interventions: list[str], val_sets: list[str], c_target: float, delta: float) -> dict:
+def _ranking_agreement(
+    rows: list[dict], interventions: list[str], val_sets: list[str], c_target: float, delta: float
+) -> dict:
     """Spearman rho between validation sets of the interventions' projected-loss ranking at ``c_target``."""
     from scipy.stats import spearmanr
 
     projected = {}
     for v in val_sets:
-        joint = fit_joint({n: grid_arrays([r for r in rows if r["intervention"] == n], f"loss_{v}") for n in interventions},
-                          huber_delta=delta)
-        projected[v] = [float(optimal_loss(joint.fits[n], c_target)) if usable(joint.fits[n]) else float("nan")
-                        for n in interventions]
+        joint = fit_joint(
+            {n: grid_arrays([r for r in rows if r["intervention"] == n], f"loss_{v}") for n in interventions},
+            huber_delta=delta,
+        )
+        projected[v] = [
+            float(optimal_loss(joint.fits[n], c_target)) if usable(joint.fits[n]) else float("nan")
+            for n in interventions
+        ]
     rhos = {
-        f"{a}~{b}": (float(spearmanr(projected[a], projected[b]).statistic) if np.isfinite(projected[a] + projected[b]).all() else None)
+        f"{a}~{b}": (
+            float(spearmanr(projected[a], projected[b]).statistic)
+            if np.isfinite(projected[a] + projected[b]).all()
+            else None
+        )
         for a, b in combinations(val_sets, 2)
     }
     return {"projected_loss": projected, "spearman": rhos}
@@ -62,14 +78,25 @@ def _ranking_agreement(rows: list[dict], interventions: list[str], val_sets: lis
 
 def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
-    rows = read_jsonl(ctx.input(f"{GRID}/results.jsonl"), required=("intervention", "size_target", "seed", "N", "D", "loss", "flops"))
+    rows = read_jsonl(
+        ctx.input(f"{GRID}/results.jsonl"), required=("intervention", "size_target", "seed", "N", "D", "loss", "flops")
+    )
     out = Path(ctx.output(FITS))
     out.mkdir(parents=True, exist_ok=True)
     flops = [r["flops"] for r in rows]
-    budgets = {"smallest_trained": min(flops), "largest_trained": max(flops), "target": p.claims.projection_multiplier * max(flops)}
+    budgets = {
+        "smallest_trained": min(flops),
+        "largest_trained": max(flops),
+        "target": p.claims.projection_multiplier * max(flops),
+    }
     subs = {n: [r for r in rows if r["intervention"] == n] for n in p.interventions}
-    jb = bootstrap_joint({n: grid_arrays(s) for n, s in subs.items()}, {n: grid_runs(s) for n, s in subs.items()},
-                         p.fit.bootstrap, seed=p.seed, huber_delta=p.fit.huber_delta)
+    jb = bootstrap_joint(
+        {n: grid_arrays(s) for n, s in subs.items()},
+        {n: grid_runs(s) for n, s in subs.items()},
+        p.fit.bootstrap,
+        seed=p.seed,
+        huber_delta=p.fit.huber_delta,
+    )
     fits = {}
     level = p.claims.level
     for name in p.interventions:
@@ -78,9 +105,16 @@ def run(ctx: StageContext[Params]) -> dict:
             np.save(fh, samples)
         full = jb.full.fits[name]
         fits[name] = {
-            "n_boot": p.fit.bootstrap, "seed": p.seed, "level": level, "full": full.to_dict(), "ci": param_cis(samples, level),
-            "n_points": len(subs[name]), "n_runs": jb.n_runs, "usable": usable(full),
-            "flags": fit_flags(name, law_params(full), check_e=False), "refits_dropped": dropped,
+            "n_boot": p.fit.bootstrap,
+            "seed": p.seed,
+            "level": level,
+            "full": full.to_dict(),
+            "ci": param_cis(samples, level),
+            "n_points": len(subs[name]),
+            "n_runs": jb.n_runs,
+            "usable": usable(full),
+            "flags": fit_flags(name, law_params(full), check_e=False),
+            "refits_dropped": dropped,
             "allocation": _allocation(full, budgets),
         }
     e_all = np.concatenate([jb.samples[n][:, 2] for n in p.interventions[:1]])
@@ -88,13 +122,35 @@ def run(ctx: StageContext[Params]) -> dict:
     shared = e_state(jb.full.E, tuple(np.quantile(e_all, [tail, 1 - tail])), min(r["loss"] for r in rows))
     shared["profile"] = {"E": jb.full.profile_E.tolist(), "objective": jb.full.profile_f.tolist()}
     base = p.claims.baseline
-    power = fitter_power([r for r in rows if r["intervention"] == base], rows, fits[base]["full"],
-                         delta_beta=p.fit.power_delta_beta, n_sim=p.fit.power_sims, n_boot=p.fit.power_boot,
-                         level=level, seed=p.seed, huber_delta=p.fit.huber_delta) if p.fit.power_sims else None
+    power = (
+        fitter_power(
+            [r for r in rows if r["intervention"] == base],
+            rows,
+            fits[base]["full"],
+            delta_beta=p.fit.power_delta_beta,
+            n_sim=p.fit.power_sims,
+            n_boot=p.fit.power_boot,
+            level=level,
+            seed=p.seed,
+            huber_delta=p.fit.huber_delta,
+        )
+        if p.fit.power_sims
+        else None
+    )
     agreement = _ranking_agreement(rows, p.interventions, p.corpus.heldout, budgets["target"], p.fit.huber_delta)
-    write_json(out / "fits.json", {"convention": "L = E + A/N^alpha + B/D^beta (Chinchilla), E shared by all interventions",
-                                   "budgets": budgets, "shared_E": shared, "fits": fits, "fitter_power": power,
-                                   "bootstrap_unit": "training run (seed within N), same draw for every intervention",
-                                   "ranking": agreement})
-    return {"fits": {n: {k: f["full"][k] for k in ("A", "B", "E", "alpha", "beta")} for n, f in fits.items()},
-            "shared_E": shared["state"]}
+    write_json(
+        out / "fits.json",
+        {
+            "convention": "L = E + A/N^alpha + B/D^beta (Chinchilla), E shared by all interventions",
+            "budgets": budgets,
+            "shared_E": shared,
+            "fits": fits,
+            "fitter_power": power,
+            "bootstrap_unit": "training run (seed within N), same draw for every intervention",
+            "ranking": agreement,
+        },
+    )
+    return {
+        "fits": {n: {k: f["full"][k] for k in ("A", "B", "E", "alpha", "beta")} for n, f in fits.items()},
+        "shared_E": shared["state"],
+    }

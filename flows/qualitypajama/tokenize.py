@@ -42,11 +42,28 @@ def run(ctx: StageContext[Params]) -> dict:
         texts = _texts(ctx.input(f"{CORPUS}/heldout/{name}.jsonl"))
         ids = encode_docs(tok, texts)
         save_npy(out / f"val-{name}.npy", ids)
-        rows.append({"dataset": name, "kind": "validation", "tokens": int(len(ids)), "bytes_per_token": bytes_per_token(tok, texts)})
+        rows.append(
+            {
+                "dataset": name,
+                "kind": "validation",
+                "tokens": int(len(ids)),
+                "bytes_per_token": bytes_per_token(tok, texts),
+            }
+        )
     train_rows = [r for r in rows if r["kind"] == "train"]
     val_rows = [r for r in rows if r["kind"] == "validation"]
     # Every intervention must hold the largest budget without repeating data; every validation set one window.
-    V.validate(train_rows, [V.between("tokens", min_value=max(p.grid.budgets))], name="qualitypajama/token-counts", result_path=out / "_checks" / "train.json")
-    V.validate(val_rows, [V.between("tokens", min_value=p.training.seq_len + 1)], name="qualitypajama/validation-token-counts", result_path=out / "_checks" / "validation.json")
+    V.validate(
+        train_rows,
+        [V.between("tokens", min_value=max(p.grid.budgets))],
+        name="qualitypajama/token-counts",
+        result_path=out / "_checks" / "train.json",
+    )
+    V.validate(
+        val_rows,
+        [V.between("tokens", min_value=p.training.seq_len + 1)],
+        name="qualitypajama/validation-token-counts",
+        result_path=out / "_checks" / "validation.json",
+    )
     write_json(out / "stats.json", {"vocab_size": tok.get_vocab_size(), "datasets": rows})
     return {"tokens": {r["dataset"]: r["tokens"] for r in rows}}

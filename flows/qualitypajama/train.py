@@ -95,14 +95,21 @@ def _rows(intervention: str, size: int, seed: int, run: dict, bpt: dict[str, flo
     rows = []
     for pt in run["points"]:
         val = pt["val_loss"]
-        rows.append({
-            "intervention": intervention, "size_target": size, "seed": seed,
-            "N": run["non_embedding_params"], "D": pt["tokens_seen"], "budget": pt["budget_tokens"],
-            "flops": 6.0 * run["non_embedding_params"] * pt["tokens_seen"],
-            "train_loss": pt["train_loss"], "loss": float(np.mean(list(val.values()))),
-            **{f"loss_{k}": v for k, v in val.items()},
-            **{f"bpb_{k}": v / math.log(2) / bpt[k] for k, v in val.items() if bpt.get(k)},
-        })
+        rows.append(
+            {
+                "intervention": intervention,
+                "size_target": size,
+                "seed": seed,
+                "N": run["non_embedding_params"],
+                "D": pt["tokens_seen"],
+                "budget": pt["budget_tokens"],
+                "flops": 6.0 * run["non_embedding_params"] * pt["tokens_seen"],
+                "train_loss": pt["train_loss"],
+                "loss": float(np.mean(list(val.values()))),
+                **{f"loss_{k}": v for k, v in val.items()},
+                **{f"bpb_{k}": v / math.log(2) / bpt[k] for k, v in val.items() if bpt.get(k)},
+            }
+        )
     return rows
 
 
@@ -119,8 +126,14 @@ def _log_model(ctx: StageContext, name: str, run: dict, rows: list[dict], model_
     )
     with ctx.tracker.child(name, {**params, "config": run["config"], "N": run["non_embedding_params"]}) as run_id:
         for row in rows:
-            ctx.tracker.log_metrics({k: v for k, v in row.items() if k.startswith(("loss", "bpb", "train_loss"))}, step=int(row["D"]), run_id=run_id)
-        ctx.tracker.log_state_dict_model(run_id, model_dir, loader="components.models.tiny_lm:load_model", signature=sig)
+            ctx.tracker.log_metrics(
+                {k: v for k, v in row.items() if k.startswith(("loss", "bpb", "train_loss"))},
+                step=int(row["D"]),
+                run_id=run_id,
+            )
+        ctx.tracker.log_state_dict_model(
+            run_id, model_dir, loader="components.models.tiny_lm:load_model", signature=sig
+        )
     return run_id
 
 
@@ -166,9 +179,18 @@ def run(ctx: StageContext[Params]) -> dict:
     rows: list[dict] = []
     cached = 0
     specs = [
-        {"intervention": intervention, "size": size, "seed": seed, "tokens_path": str(tokens / f"{intervention}.npy"),
-         "tokens_md5": path_md5(tokens / f"{intervention}.npy"), "val_paths": val_paths, "vocab_size": stats["vocab_size"],
-         "budgets": p.grid.budgets, "training": training, "code_md5": code_md5}
+        {
+            "intervention": intervention,
+            "size": size,
+            "seed": seed,
+            "tokens_path": str(tokens / f"{intervention}.npy"),
+            "tokens_md5": path_md5(tokens / f"{intervention}.npy"),
+            "val_paths": val_paths,
+            "vocab_size": stats["vocab_size"],
+            "budgets": p.grid.budgets,
+            "training": training,
+            "code_md5": code_md5,
+        }
         for intervention in p.interventions
         for size in p.grid.sizes
         for seed in [*p.grid.seeds, *(p.grid.extra_seeds if size in (min(p.grid.sizes), max(p.grid.sizes)) else [])]
@@ -189,7 +211,14 @@ def run(ctx: StageContext[Params]) -> dict:
         shutil.copytree(run_result["model_dir"], model_dir, dirs_exist_ok=True)
         new_rows = _rows(spec["intervention"], spec["size"], spec["seed"], run_result, bpt)
         rows.extend(new_rows)
-        run_id = _log_model(ctx, name, run_result, new_rows, model_dir, {k: spec[k] for k in ("intervention", "size", "seed")} | training)
+        run_id = _log_model(
+            ctx,
+            name,
+            run_result,
+            new_rows,
+            model_dir,
+            {k: spec[k] for k in ("intervention", "size", "seed")} | training,
+        )
         final = new_rows[-1]
         if best is None or final["loss"] < best[0]["loss"]:
             best = (final, run_id, name)

@@ -41,12 +41,17 @@ def champion(client, paper: str, alias: str) -> Champion:
     try:
         model = client.get_registered_model(paper)
         mv = client.get_model_version_by_alias(paper, alias)
-    except Exception as exc:  # noqa: BLE001 - MLflow's error types differ by store
-        raise PaperlineError(f"{paper}: no registered model with alias @{alias} (run its pipeline to completion first)") from exc
+    except Exception as exc:
+        raise PaperlineError(
+            f"{paper}: no registered model with alias @{alias} (run its pipeline to completion first)"
+        ) from exc
     from flows.runtime.accepted import NOT_METRICS
 
-    accepted = {k.split(".", 1)[1]: float(v) for k, v in model.tags.items()
-                if k.startswith("accepted.") and k not in NOT_METRICS}  # a passing run also stores its verdicts there
+    accepted = {
+        k.split(".", 1)[1]: float(v)
+        for k, v in model.tags.items()
+        if k.startswith("accepted.") and k not in NOT_METRICS
+    }  # a passing run also stores its verdicts there
     if not accepted:
         raise DataError(f"{paper}: registered model has no accepted.* values to compare with")
     from flows.runtime.champions import eval_spec

@@ -46,8 +46,14 @@ def recurring_eval(
     Unset settings take the defaults of ``flows.recurring.params.Params``; ``profile`` is
     accepted for symmetry with the paper deployments (evaluation data come from the checkout).
     """
-    given = {"papers": papers, "alias": alias, "default_tolerance": default_tolerance, "tolerances": tolerances,
-             "higher_is_better": higher_is_better, "experiment": experiment}
+    given = {
+        "papers": papers,
+        "alias": alias,
+        "default_tolerance": default_tolerance,
+        "tolerances": tolerances,
+        "higher_is_better": higher_is_better,
+        "experiment": experiment,
+    }
     return run(root, {k: v for k, v in given.items() if v is not None})
 
 
@@ -81,18 +87,29 @@ def run(root: str | None, settings: dict[str, Any]) -> dict[str, Any]:
         try:  # one paper's missing data or broken evaluator is its own failure; the others are still evaluated
             champ = champion(client, paper, params.alias)
             metrics, env = reevaluate(champ, paths.root)
-            found = find_regressions(paper, champ.accepted, metrics, tolerances=params.tolerances,
-                                     default_tolerance=params.default_tolerance,
-                                     higher_is_better=tuple(params.higher_is_better), rules=champ.rules)
+            found = find_regressions(
+                paper,
+                champ.accepted,
+                metrics,
+                tolerances=params.tolerances,
+                default_tolerance=params.default_tolerance,
+                higher_is_better=tuple(params.higher_is_better),
+                rules=champ.rules,
+            )
         except PaperlineError as exc:
             log.error("%s", exc)
             results[paper] = {"version": "", "metrics": {}, "accepted": {}, "regressions": [], "error": str(exc)}
             failures.append(str(exc))
             continue
         _log(client, exp_id, paper, champ.version, metrics, env, failed=bool(found))
-        results[paper] = {"version": champ.version, "metrics": metrics, "accepted": champ.accepted, "versions": env,
-                          "regressions": [r.message() for r in found],
-                          "seconds": round(time.perf_counter() - started, 3)}  # load + re-evaluate + compare
+        results[paper] = {
+            "version": champ.version,
+            "metrics": metrics,
+            "accepted": champ.accepted,
+            "versions": env,
+            "regressions": [r.message() for r in found],
+            "seconds": round(time.perf_counter() - started, 3),
+        }  # load + re-evaluate + compare
         failures.extend(r.message() for r in found)
     write_report(client, exp_id, paths.report("recurring-eval"), results, history=params.history)
     if failures:
@@ -100,15 +117,20 @@ def run(root: str | None, settings: dict[str, Any]) -> dict[str, Any]:
     return results
 
 
-def _log(client, exp_id: str, paper: str, version: str, metrics: dict[str, float], env: dict[str, str], *,
-         failed: bool) -> None:
+def _log(
+    client, exp_id: str, paper: str, version: str, metrics: dict[str, float], env: dict[str, str], *, failed: bool
+) -> None:
     """One MLflow run per (paper, evaluation): the metrics at step = unix time, so runs form a time series;
     the package versions it ran with are its ``version.<package>`` tags."""
     from mlflow.entities import Metric
 
     now = int(time.time() * 1000)
-    tags = {"paper": paper, "model_version": version, "regressed": str(failed).lower(),
-            **{f"version.{k}": v for k, v in env.items()}}
+    tags = {
+        "paper": paper,
+        "model_version": version,
+        "regressed": str(failed).lower(),
+        **{f"version.{k}": v for k, v in env.items()},
+    }
     run = client.create_run(exp_id, run_name=f"{paper}-v{version}", tags=tags)
     client.log_batch(run.info.run_id, metrics=[Metric(k, float(v), now, now // 1000) for k, v in metrics.items()])
     client.set_terminated(run.info.run_id, "FINISHED")

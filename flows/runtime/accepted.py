@@ -37,15 +37,18 @@ def verdicts_of(claims_json: Path) -> dict[str, str]:
 
 def changes(accepted: dict[str, str], new: dict[str, str]) -> list[str]:
     """One line per claim whose verdict differs, appeared or went: ``C2: reproduced -> not reproduced``."""
-    return [f"{cid}: {accepted.get(cid, '(none)')} -> {new.get(cid, '(none)')}"
-            for cid in sorted(set(accepted) | set(new)) if accepted.get(cid) != new.get(cid)]
+    return [
+        f"{cid}: {accepted.get(cid, '(none)')} -> {new.get(cid, '(none)')}"
+        for cid in sorted(set(accepted) | set(new))
+        if accepted.get(cid) != new.get(cid)
+    ]
 
 
 def accepted_verdicts(client, paper: str) -> dict[str, str] | None:
     """The verdicts last accepted for ``paper``; None when none were (no registered model, or no tag)."""
     try:
         model = client.get_registered_model(paper)
-    except Exception:  # noqa: BLE001 - MLflow's not-found error types differ by store
+    except Exception:
         return None
     raw = (model.tags or {}).get(TAG)
     return json.loads(raw) if raw else None
@@ -55,7 +58,7 @@ def accept_verdicts(client, paper: str, verdicts: dict[str, str], run_id: str) -
     """Store ``verdicts`` as ``paper``'s accepted ones (creating the registered model if it has no champion)."""
     try:
         client.get_registered_model(paper)
-    except Exception:  # noqa: BLE001
+    except Exception:
         client.create_registered_model(paper, description=f"{paper}: accepted verdicts (and @champion where trained)")
     client.set_registered_model_tag(paper, TAG, json.dumps(verdicts, sort_keys=True))
     client.set_registered_model_tag(paper, "accepted.run_id", run_id)

@@ -39,8 +39,14 @@ class Rule:
             raise ValueError(f"tolerance must be a finite number >= 0, got {self.tolerance}")
 
 
-def candidate(paper: str, run_id: str | None, name: str, metrics: Mapping[str, float], rules: Mapping[str, Rule],
-              settings: Mapping[str, Any]) -> dict[str, Any] | None:
+def candidate(
+    paper: str,
+    run_id: str | None,
+    name: str,
+    metrics: Mapping[str, float],
+    rules: Mapping[str, Rule],
+    settings: Mapping[str, Any],
+) -> dict[str, Any] | None:
     """What a stage returns as its champion; None without a tracked run (nothing to register).
 
     ``settings`` is everything the evaluator needs besides the model (paths relative to the checkout, seeds,
@@ -53,14 +59,29 @@ def candidate(paper: str, run_id: str | None, name: str, metrics: Mapping[str, f
     bad = [k for k, v in metrics.items() if not math.isfinite(float(v))]
     if bad:
         raise DataError(f"{paper}: champion metrics {bad} are not finite; nothing to accept")
-    return {"run_id": run_id, "name": name, "metrics": {k: float(v) for k, v in metrics.items()},
-            "eval": {"evaluator": paper, "settings": dict(settings),
-                     "rules": {k: asdict(r) for k, r in sorted(rules.items())}}}
+    return {
+        "run_id": run_id,
+        "name": name,
+        "metrics": {k: float(v) for k, v in metrics.items()},
+        "eval": {
+            "evaluator": paper,
+            "settings": dict(settings),
+            "rules": {k: asdict(r) for k, r in sorted(rules.items())},
+        },
+    }
 
 
-def evaluated_candidate(paper: str, run_id: str | None, name: str, folder: Path, loader: str,
-                        evaluate: Callable[..., dict[str, float]], rules: Mapping[str, Rule],
-                        settings: Mapping[str, Any], root: Path) -> dict[str, Any] | None:
+def evaluated_candidate(
+    paper: str,
+    run_id: str | None,
+    name: str,
+    folder: Path,
+    loader: str,
+    evaluate: Callable[..., dict[str, float]],
+    rules: Mapping[str, Rule],
+    settings: Mapping[str, Any],
+    root: Path,
+) -> dict[str, Any] | None:
     """:func:`candidate` with the metrics computed by ``evaluate`` on the model loaded back from ``folder`` by the
     allow-listed ``loader`` it is logged with, so the accepted values are what the recurring evaluation recomputes."""
     from flows.runtime.mlflow_model import resolve_loader

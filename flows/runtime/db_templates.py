@@ -87,9 +87,15 @@ def _build_prefect() -> Path | None:
     with tempfile.TemporaryDirectory(prefix="paperline-prefect-template-") as home:
         env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API_")}
         env.update(PREFECT_HOME=home, PREFECT_SERVER_ANALYTICS_ENABLED="false", PREFECT_LOGGING_LEVEL="WARNING")
-        done = subprocess.run([sys.executable, "-m", "prefect", "server", "database", "upgrade", "-y"], env=env,
-                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              timeout=300, check=False)
+        done = subprocess.run(
+            [sys.executable, "-m", "prefect", "server", "database", "upgrade", "-y"],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=300,
+            check=False,
+        )
         return _keep(Path(home) / PREFECT_DB, "prefect") if done.returncode == 0 else None
 
 
@@ -133,6 +139,6 @@ def seed_mlflow(uri: str | None = None) -> bool:
     if not uri.startswith("sqlite:///"):
         return False
     try:
-        return _seed(Path(uri[len("sqlite:///"):]), "mlflow", _build_mlflow)
-    except Exception:  # noqa: BLE001  (MLflow raises its own error types; any failure falls back to migrating)
+        return _seed(Path(uri[len("sqlite:///") :]), "mlflow", _build_mlflow)
+    except Exception:
         return False

@@ -25,20 +25,22 @@ import numpy as np
 from components.errors import DataError, ParamsError
 
 # Every loader a logged model may name; one reason each: importing it must run only our own code.
-ALLOWED_LOADERS = frozenset({
-    "components.models.tiny_lm:load_model",  # TinyLM from config.json + model.safetensors (no pickle)
-    "components.dka.vit:load_model",  # dka's tiny ViT backbone from config.json + model.safetensors
-    "components.dka.methods:load_adapted",  # dka's adapted ViT (method + adapter config) from the same pair
-    "components.detection.centernet:load_model",  # forestpersons' TinyCenterNet (config.json + model.safetensors)
-    "components.ebt.predictor:load_predictor",  # an EBT (config.json + model.safetensors) served as a causal LM
-    "components.backdoor.policy:load_actor",  # daze's PPO actor (config.json + policy.safetensors, numpy)
-    "components.graph.cergod:load_detector",  # cer-god's detector + its graph's edges (config.json + safetensors)
-    "components.rl.trainer:load_agent_safetensors",  # icql's agent: critics + policy (config.json + model.safetensors)
-    "components.editing.neuraldb:load_edited",  # neuraldb's TinyLM + its NeuralDB store (safetensors + JSON)
-    "components.retrieval.assomem.index:load_index",  # assomem's memory index + CMI weights (npz, no pickle + JSON)
-    "components.optim.settings:load_settings",  # optimistic-o2nc's tuned ODOG settings (settings.json, no weights)
-    "components.sparse_retrieval.retriever:load_retriever",  # milco's encoder + its index (safetensors, npz, JSON)
-})
+ALLOWED_LOADERS = frozenset(
+    {
+        "components.models.tiny_lm:load_model",  # TinyLM from config.json + model.safetensors (no pickle)
+        "components.dka.vit:load_model",  # dka's tiny ViT backbone from config.json + model.safetensors
+        "components.dka.methods:load_adapted",  # dka's adapted ViT (method + adapter config) from the same pair
+        "components.detection.centernet:load_model",  # forestpersons' TinyCenterNet (config.json + model.safetensors)
+        "components.ebt.predictor:load_predictor",  # an EBT (config.json + model.safetensors) served as a causal LM
+        "components.backdoor.policy:load_actor",  # daze's PPO actor (config.json + policy.safetensors, numpy)
+        "components.graph.cergod:load_detector",  # cer-god's detector + its graph's edges (config.json + safetensors)
+        "components.rl.trainer:load_agent_safetensors",  # icql's agent: critics + policy (config.json + model.safetensors)
+        "components.editing.neuraldb:load_edited",  # neuraldb's TinyLM + its NeuralDB store (safetensors + JSON)
+        "components.retrieval.assomem.index:load_index",  # assomem's memory index + CMI weights (npz, no pickle + JSON)
+        "components.optim.settings:load_settings",  # optimistic-o2nc's tuned ODOG settings (settings.json, no weights)
+        "components.sparse_retrieval.retriever:load_retriever",  # milco's encoder + its index (safetensors, npz, JSON)
+    }
+)
 CODE_FILE = Path(__file__).with_name("folder_pyfunc.py")
 
 
@@ -106,8 +108,10 @@ def folder_of(local: Path) -> tuple[Path, str]:
     flavor = (yaml.safe_load(mlmodel.read_text()) or {}).get("flavors", {}).get("python_function", {})
     loader = (flavor.get("config") or {}).get("loader")  # MLflow writes model_config here
     if loader is None:
-        raise DataError(f"{mlmodel}: no config.loader (logged in the old pickled format; rerun the pipeline "
-                        "to register a new version)")
+        raise DataError(
+            f"{mlmodel}: no config.loader (logged in the old pickled format; rerun the pipeline "
+            "to register a new version)"
+        )
     rel = ((flavor.get("artifacts") or {}).get("model") or {}).get("path")
     folder = (local / str(rel)).resolve() if rel else None
     if folder is None or not folder.is_dir() or not folder.is_relative_to(local.resolve()):

@@ -24,8 +24,8 @@ import sys
 import time
 from pathlib import Path
 
-POLL = 0.5   # how often ``run`` checks its parent
-SCAN = 1.0   # how often ``watch`` checks its parent and, until it has found the server, scans /proc (~6 ms)
+POLL = 0.5  # how often ``run`` checks its parent
+SCAN = 1.0  # how often ``watch`` checks its parent and, until it has found the server, scans /proc (~6 ms)
 GRACE = 5.0
 
 
@@ -36,7 +36,7 @@ def _stat(pid: int) -> tuple[int, str] | None:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    fields = stat[stat.rindex(")") + 2:].split()
+    fields = stat[stat.rindex(")") + 2 :].split()
     if fields[0] == "Z":
         return None
     return int(fields[1]), fields[19]

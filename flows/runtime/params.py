@@ -40,27 +40,80 @@ MAX_WINDOWS = 100_000
 MAX_STEPS = 1_000_000_000
 MAX_WIDTH = 65_536
 
-Seed = Annotated[int, Field(ge=0, le=MAX_SEED, description=(
-    "a random seed: 0 <= seed < 2**32, the range numpy's and torch's seeding accept"))]
-Seeds = Annotated[list[Seed], Field(max_length=MAX_SEEDS, description=(
-    f"seeds, each one a full repetition of the runs it seeds: at most {MAX_SEEDS:,}"))]
-Resamples = Annotated[int, Field(le=MAX_RESAMPLES, description=(
-    f"bootstrap or permutation resamples: at most {MAX_RESAMPLES:,} (percentile CIs are stable long before; "
-    "each resample keeps an index row in memory)"))]
-ModelSize = Annotated[int, Field(le=MAX_MODEL_PARAMS, description=(
-    f"a model's parameter count: at most {MAX_MODEL_PARAMS:,} (float32 weights, gradients and Adam state "
-    "of 1e9 parameters already take 16 GB)"))]
-Count = Annotated[int, Field(le=MAX_COUNT, description=(
-    f"a number of items held in memory at once (documents, prompts, episodes, subjects, nodes, questions): "
-    f"at most {MAX_COUNT:,}"))]
-Windows = Annotated[int, Field(le=MAX_WINDOWS, description=(
-    f"evaluation windows per set: at most {MAX_WINDOWS:,} (they are stacked into one tensor; 1e5 windows "
-    "of 8,192 int64 tokens is 6.5 GB)"))]
-Steps = Annotated[int, Field(le=MAX_STEPS, description=(
-    f"iterations, epochs, gradient calls, token budgets or characters: at most {MAX_STEPS:,} "
-    "(more runs for months on a CPU and overflows some int32 counters)"))]
-Width = Annotated[int, Field(le=MAX_WIDTH, description=(
-    f"a layer width, feature dimension, batch size, sequence length or vocabulary: at most {MAX_WIDTH:,}"))]
+Seed = Annotated[
+    int,
+    Field(
+        ge=0,
+        le=MAX_SEED,
+        description=("a random seed: 0 <= seed < 2**32, the range numpy's and torch's seeding accept"),
+    ),
+]
+Seeds = Annotated[
+    list[Seed],
+    Field(
+        max_length=MAX_SEEDS,
+        description=(f"seeds, each one a full repetition of the runs it seeds: at most {MAX_SEEDS:,}"),
+    ),
+]
+Resamples = Annotated[
+    int,
+    Field(
+        le=MAX_RESAMPLES,
+        description=(
+            f"bootstrap or permutation resamples: at most {MAX_RESAMPLES:,} (percentile CIs are stable long before; "
+            "each resample keeps an index row in memory)"
+        ),
+    ),
+]
+ModelSize = Annotated[
+    int,
+    Field(
+        le=MAX_MODEL_PARAMS,
+        description=(
+            f"a model's parameter count: at most {MAX_MODEL_PARAMS:,} (float32 weights, gradients and Adam state "
+            "of 1e9 parameters already take 16 GB)"
+        ),
+    ),
+]
+Count = Annotated[
+    int,
+    Field(
+        le=MAX_COUNT,
+        description=(
+            f"a number of items held in memory at once (documents, prompts, episodes, subjects, nodes, questions): "
+            f"at most {MAX_COUNT:,}"
+        ),
+    ),
+]
+Windows = Annotated[
+    int,
+    Field(
+        le=MAX_WINDOWS,
+        description=(
+            f"evaluation windows per set: at most {MAX_WINDOWS:,} (they are stacked into one tensor; 1e5 windows "
+            "of 8,192 int64 tokens is 6.5 GB)"
+        ),
+    ),
+]
+Steps = Annotated[
+    int,
+    Field(
+        le=MAX_STEPS,
+        description=(
+            f"iterations, epochs, gradient calls, token budgets or characters: at most {MAX_STEPS:,} "
+            "(more runs for months on a CPU and overflows some int32 counters)"
+        ),
+    ),
+]
+Width = Annotated[
+    int,
+    Field(
+        le=MAX_WIDTH,
+        description=(
+            f"a layer width, feature dimension, batch size, sequence length or vocabulary: at most {MAX_WIDTH:,}"
+        ),
+    ),
+]
 
 
 class Section(BaseModel):
@@ -81,10 +134,17 @@ class PowerClaims(ClaimsBase):
     """Claims settings with the power check a claim not reproduced (or inconclusive) carries
     (:func:`components.evaluation.power.attach_power`): the planted effects and the simulated runs."""
 
-    power_deltas: list[float] = Field([0.0, 5.0, 10.0, 20.0, 40.0], min_length=1, description=(
-        "planted effects of the power check, in multiples of each claim's no-effect band"))
-    power_sims: int = Field(100, ge=0, le=10_000, description=(
-        "simulated runs per planted effect for claims not reproduced (0: no power check)"))
+    power_deltas: list[float] = Field(
+        [0.0, 5.0, 10.0, 20.0, 40.0],
+        min_length=1,
+        description=("planted effects of the power check, in multiples of each claim's no-effect band"),
+    )
+    power_sims: int = Field(
+        100,
+        ge=0,
+        le=10_000,
+        description=("simulated runs per planted effect for claims not reproduced (0: no power check)"),
+    )
     power_resamples: Resamples = Field(1_000, ge=100, description="bootstrap resamples of each simulated run")
 
     @field_validator("power_deltas")
@@ -98,8 +158,14 @@ class PowerClaims(ClaimsBase):
 class Resources(Section):
     """How much of the machine a run may use."""
 
-    workers: int = Field(1, ge=1, le=64, description=(
-        "parallel runs of a fan-out stage (the default runner is process:<workers>; --runner overrides it)"))
+    workers: int = Field(
+        1,
+        ge=1,
+        le=64,
+        description=(
+            "parallel runs of a fan-out stage (the default runner is process:<workers>; --runner overrides it)"
+        ),
+    )
     threads: int = Field(1, ge=1, le=64, description="torch threads per worker (1: the machine is shared)")
 
 
@@ -124,8 +190,11 @@ def presets(default: Mapping[str, Any], *, smoke: Mapping[str, Any], full: Mappi
     """The three profiles from the default one and what smoke and full change: a mapping merges into the
     default's recursively (wrap it in :class:`Replace` to replace it whole), any other value replaces it."""
     base = deep_merge({}, default, skip_none=False)
-    return {"smoke": deep_merge(base, smoke, skip_none=False), "default": base,
-            "full": deep_merge(base, full, skip_none=False)}
+    return {
+        "smoke": deep_merge(base, smoke, skip_none=False),
+        "default": base,
+        "full": deep_merge(base, full, skip_none=False),
+    }
 
 
 def check_known(values: list[str], allowed, what: str) -> list[str]:

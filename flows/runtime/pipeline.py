@@ -89,7 +89,9 @@ def run(
     order = plan(slug, stages, with_upstream=with_upstream)
     owners = {owner for owner, _ in order}
     resolved = {
-        owner: resolve_owner_params(get_paper(owner), paths, profile, overrides if owner == get_paper(slug).slug else ())
+        owner: resolve_owner_params(
+            get_paper(owner), paths, profile, overrides if owner == get_paper(slug).slug else ()
+        )
         for owner in owners
     }
     from flows.runtime.lock import hold
@@ -99,8 +101,9 @@ def run(
 
         prepare_temporary()
     with hold(paths, owners, wait=wait):
-        return _run_flow(get_paper(slug).slug, order, resolved, paths, profile, force=force, track=track,
-                         verdicts=verdicts)
+        return _run_flow(
+            get_paper(slug).slug, order, resolved, paths, profile, force=force, track=track, verdicts=verdicts
+        )
 
 
 class _QuietUserErrors(logging.Filter):
@@ -124,14 +127,15 @@ def _run_flow(slug, order, resolved, paths, profile, *, force, track, verdicts="
     flow_name = slug if len(order) > 1 else dvc_stage_name(*order[0])
     # Prefect and MLflow both import SQLAlchemy; importing it from two threads at once can end in a circular-import
     # ImportError inside sqlalchemy.orm (seen on fresh copies), so the main thread imports it first.
-    import sqlalchemy.orm  # noqa: F401, PLC0415
+    import sqlalchemy.orm  # noqa: F401
 
     # MLflow's import and store set-up take ~3 s; they overlap Prefect's start-up and the stage's work.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="mlflow-init") as pool:
         tracker = pool.submit(_tracker, slug, flow_name, paths, profile, order, resolved) if track else None
         try:
-            return _prefect_flow(flow_name, order, resolved, paths, profile, force=force, tracker=tracker,
-                                 settle=(slug, verdicts))
+            return _prefect_flow(
+                flow_name, order, resolved, paths, profile, force=force, tracker=tracker, settle=(slug, verdicts)
+            )
         except BaseException as exc:
             _fail_unfinished(tracker, exc)
             raise
@@ -144,7 +148,7 @@ def _fail_unfinished(tracker, exc: BaseException) -> None:
     t = tracker.result()
     try:
         running = t.client.get_run(t.run_id).info.status == "RUNNING"
-    except Exception:  # noqa: BLE001 - the original error is what the user must see
+    except Exception:
         running = True
     if running:
         _fail(t, exc)
@@ -156,7 +160,7 @@ def _fail(tracker, exc: BaseException) -> None:
         return
     try:
         tracker.fail(exc)
-    except Exception:  # noqa: BLE001
+    except Exception:
         log.warning("could not mark MLflow run %s FAILED", tracker.run_id, exc_info=True)
 
 

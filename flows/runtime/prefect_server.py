@@ -79,7 +79,8 @@ def choose(paths: Paths) -> str | None:
         if not healthy(url, timeout=5.0):
             raise PaperlineError(
                 f"PREFECT_API_URL={url}: no Prefect server answers at {url}/health (it is down, or its port is "
-                "taken by another program); start one with `paperline server start` or unset PREFECT_API_URL")
+                "taken by another program); start one with `paperline server start` or unset PREFECT_API_URL"
+            )
         return url
     return running(paths)
 
@@ -143,8 +144,9 @@ def watch_temporary(parent: int | None = None) -> subprocess.Popen | None:
     if not Path("/proc/self/stat").exists():
         return None
     cmd = [sys.executable, str(GUARD), "watch", "--parent", str(parent or os.getpid()), "--match", EPHEMERAL_APP]
-    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
     _WATCHDOGS.append(proc)  # held, so it is not collected (and warned about) while it runs
     return proc
 
@@ -177,7 +179,9 @@ def start(paths: Paths, *, port: int | None = None, timeout: float = 120.0, owne
     return _start(paths, port=port, timeout=timeout, owned=owned, recorded=True)[0]
 
 
-def _start(paths: Paths, *, port: int | None, timeout: float, owned: bool, recorded: bool) -> tuple[str, subprocess.Popen]:
+def _start(
+    paths: Paths, *, port: int | None, timeout: float, owned: bool, recorded: bool
+) -> tuple[str, subprocess.Popen]:
     server = _spawn(paths, port=port, owned=owned, recorded=recorded)
     server.ready(timeout)
     if recorded:
@@ -200,8 +204,9 @@ def _spawn(paths: Paths, *, port: int | None, owned: bool, recorded: bool) -> Se
     if owned:
         cmd = [sys.executable, str(GUARD), "run", "--parent", str(os.getpid()), "--", *cmd]
     with open(log_path, "ab") as log:
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
+        )
     return Server(url, temporary=not recorded, proc=proc, log_path=log_path)
 
 

@@ -90,7 +90,7 @@ def clean_stale_staging(paths: Paths, rels: Iterable[str]) -> list[Path]:
             continue
         prefix = f"{TMP_PREFIX}{target.name}-"
         for leftover in target.parent.glob(f"{glob_escape(prefix)}*"):
-            m = _OWNER.search(leftover.name[len(prefix) - 1:])
+            m = _OWNER.search(leftover.name[len(prefix) - 1 :])
             if m and (int(m.group(1)) == os.getpid() or _pid_alive(int(m.group(1)))):
                 continue
             remove(leftover)
@@ -157,8 +157,9 @@ def _replace(staging: Path, target: Path) -> None:
         os.replace(staging, target)
 
 
-def publish_set(paths: Paths, owner: str, stage: str, staged: Mapping[str, Path], record: Mapping[str, Any],
-                outs: Iterable[str]) -> None:
+def publish_set(
+    paths: Paths, owner: str, stage: str, staged: Mapping[str, Path], record: Mapping[str, Any], outs: Iterable[str]
+) -> None:
     """Publish ``staged`` (rel -> staging path) as one set; the marker gets ``record`` plus the outputs' md5."""
     point = f"{owner}:{stage}"
     for rel, staging in staged.items():

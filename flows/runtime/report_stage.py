@@ -40,13 +40,23 @@ def provenance(ctx: StageContext) -> dict[str, Any]:
         if record:
             stages[st.name] = {"wall_s": record.get("run_seconds"), "cpu_s": record.get("cpu_seconds")}
     tracker = ctx.tracker
-    return {**git_state(ctx.paths.root), "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            "profile": ctx.profile, "params_hash": params_hash(ctx.params),
-            "mlflow_run_id": getattr(tracker, "run_id", None), "stages": stages}
+    return {
+        **git_state(ctx.paths.root),
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "profile": ctx.profile,
+        "params_hash": params_hash(ctx.params),
+        "mlflow_run_id": getattr(tracker, "run_id", None),
+        "stages": stages,
+    }
 
 
 def write_report_outputs(
-    ctx: StageContext, *, claims_doc: Mapping[str, Any], metrics: Mapping[str, Any], sections: Sequence[Section], readme_link: str
+    ctx: StageContext,
+    *,
+    claims_doc: Mapping[str, Any],
+    metrics: Mapping[str, Any],
+    sections: Sequence[Section],
+    readme_link: str,
 ) -> None:
     """Render report.md/.html, claims.json, metrics.json and figures into the stage's staged outputs.
 
@@ -60,8 +70,15 @@ def write_report_outputs(
     tmp = pub.unique_name(scratch)
     tmp.mkdir(parents=True)
     try:
-        written = write_paper_report(tmp, slug=ctx.slug, title=ctx.paper.title, claims_doc=claims_doc,
-                                     metrics=metrics, sections=sections, readme_link=readme_link)
+        written = write_paper_report(
+            tmp,
+            slug=ctx.slug,
+            title=ctx.paper.title,
+            claims_doc=claims_doc,
+            metrics=metrics,
+            sections=sections,
+            readme_link=readme_link,
+        )
         for rel, target in staged.items():
             Path(written[Path(rel).name]).replace(target)
     finally:
@@ -80,10 +97,16 @@ def write_plot_csv(ctx: StageContext, rel: str, rows: Iterable[Mapping[str, Any]
 PlotRows = tuple[Iterable[Mapping[str, Any]], Sequence[str]]
 
 
-def finish_report(ctx: StageContext, declared: Sequence[ClaimSpec], results: Sequence[CL.ClaimResult], *,
-                  metrics: Mapping[str, Any], sections: Sequence[Section],
-                  plots: Mapping[str, PlotRows] | None = None, extra: Mapping[str, Any] | None = None
-                  ) -> dict[str, Any]:
+def finish_report(
+    ctx: StageContext,
+    declared: Sequence[ClaimSpec],
+    results: Sequence[CL.ClaimResult],
+    *,
+    metrics: Mapping[str, Any],
+    sections: Sequence[Section],
+    plots: Mapping[str, PlotRows] | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """The one ending of every report stage: check the results against the declared claims, then write
     claims.json (with provenance and any ``extra`` top-level keys), metrics.json (with each claim's verdict under
     ``claims``), the report with its figures, and every declared DVC plots CSV (``plots``: file name ->
@@ -97,25 +120,36 @@ def finish_report(ctx: StageContext, declared: Sequence[ClaimSpec], results: Seq
     plots = dict(plots or {})
     declared_plots = {Path(rel).name: rel for rel in ctx.stage.plots}
     if set(plots) != set(declared_plots):
-        raise PaperlineError(f"{ctx.slug}:{ctx.stage.name}: plots {sorted(plots)} were computed but "
-                             f"{sorted(declared_plots)} are declared (spec.py)")
-    write_report_outputs(ctx, claims_doc=doc, metrics={**metrics, "claims": verdicts}, sections=sections,
-                         readme_link=f"../../flows/{ctx.paper.module_name}/README.md")
+        raise PaperlineError(
+            f"{ctx.slug}:{ctx.stage.name}: plots {sorted(plots)} were computed but "
+            f"{sorted(declared_plots)} are declared (spec.py)"
+        )
+    write_report_outputs(
+        ctx,
+        claims_doc=doc,
+        metrics={**metrics, "claims": verdicts},
+        sections=sections,
+        readme_link=f"../../flows/{ctx.paper.module_name}/README.md",
+    )
     for name, (rows, columns) in plots.items():
         write_plot_csv(ctx, declared_plots[name], rows, columns)
     return {"claims": verdicts}
 
 
-def power_section(results: Sequence[CL.ClaimResult], n_resamples: int, *, units: str = "units",
-                  note: str = "") -> Section:
+def power_section(
+    results: Sequence[CL.ClaimResult], n_resamples: int, *, units: str = "units", note: str = ""
+) -> Section:
     """The report section "Power of the design": for each claim not reproduced (or inconclusive) that carries a
     power check, the share of simulated runs per verdict at each planted effect (``power_table``)."""
     table = power_table(results)
-    text = ("For each claim not reproduced or inconclusive, its own rule on runs simulated from this run's data "
-            f"(the observed effect removed, a planted one added, seeds then {units} redrawn), with {n_resamples} "
-            "resamples each; the share of runs per verdict at each planted effect (multiples of the claim's band, "
-            "on the claimed side). Low power at the paper's effect size means a verdict other than reproduced "
-            "says little about the paper. With few seeds a redrawn run often repeats a seed, which narrows its CI: "
-            "the shares (the one at a planted 0, the false-positive rate, included) are then upper bounds." + (f" {note}" if note else "")
-            + ("" if table else " No claim carries a power check (every one was reproduced, or none applies)."))
+    text = (
+        "For each claim not reproduced or inconclusive, its own rule on runs simulated from this run's data "
+        f"(the observed effect removed, a planted one added, seeds then {units} redrawn), with {n_resamples} "
+        "resamples each; the share of runs per verdict at each planted effect (multiples of the claim's band, "
+        "on the claimed side). Low power at the paper's effect size means a verdict other than reproduced "
+        "says little about the paper. With few seeds a redrawn run often repeats a seed, which narrows its CI: "
+        "the shares (the one at a planted 0, the false-positive rate, included) are then upper bounds."
+        + (f" {note}" if note else "")
+        + ("" if table else " No claim carries a power check (every one was reproduced, or none applies).")
+    )
     return Section("Power of the design", text, tables=[table] if table else [])

@@ -55,7 +55,9 @@ def parse(spec: str | None) -> RunnerSpec:
         return RunnerSpec("ray", address=text)
     kind, _, rest = text.partition(":")
     if kind not in KINDS:
-        raise ParamsError(f"runner {text!r}: choose local, process[:N], dask[:N], tcp://HOST:PORT (Dask), ray or ray://HOST:PORT")
+        raise ParamsError(
+            f"runner {text!r}: choose local, process[:N], dask[:N], tcp://HOST:PORT (Dask), ray or ray://HOST:PORT"
+        )
     if kind == "ray" and rest:
         return RunnerSpec("ray", address=rest)
     workers = None
@@ -145,8 +147,11 @@ def drop_untrusted_results(storage: str | os.PathLike | None = None) -> list[str
             path.unlink(missing_ok=True)
             dropped.append(path.name)
     if dropped:
-        log.warning("removed %d stored task result(s) not written with the JSON serializer: %s", len(dropped),
-                    ", ".join(sorted(dropped)[:5]))
+        log.warning(
+            "removed %d stored task result(s) not written with the JSON serializer: %s",
+            len(dropped),
+            ", ".join(sorted(dropped)[:5]),
+        )
     return dropped
 
 
@@ -198,8 +203,15 @@ def _apply(fn: Callable[[Any], Any], items: list) -> list:
     return [fn(x) for x in items]
 
 
-def map_items(fn: Callable[[Any], Any], items: Sequence[Any], *, workers: int = 1, chunk: int = 1,
-              desc: str = "items", progress: bool = False) -> list:
+def map_items(
+    fn: Callable[[Any], Any],
+    items: Sequence[Any],
+    *,
+    workers: int = 1,
+    chunk: int = 1,
+    desc: str = "items",
+    progress: bool = False,
+) -> list:
     """``[fn(x) for x in items]`` through the configured runner (``--runner`` / ``PAPERLINE_RUNNER``, else
     ``local`` for one worker and ``process:<workers>`` for more), results in input order.
 
@@ -217,7 +229,7 @@ def map_items(fn: Callable[[Any], Any], items: Sequence[Any], *, workers: int = 
     from prefect import task
 
     t = task(_apply, name=f"map-{desc}", cache_policy=None, persist_result=False, retries=0)
-    calls = [{"fn": fn, "items": items[i:i + chunk]} for i in range(0, len(items), max(1, chunk))]
+    calls = [{"fn": fn, "items": items[i : i + chunk]} for i in range(0, len(items), max(1, chunk))]
     out: list = []
     for _call, state in tqdm(fan_out(t, calls, spec), total=len(calls), desc=desc, disable=not progress):
         out.extend(state.result())  # raises the task's exception

@@ -77,8 +77,10 @@ def apply_env_defaults(root: Path | None = None) -> Paths:
     if root is None and not os.environ.get("PAPERLINE_ROOT") and not _is_checkout(paths.root):
         from components.errors import PaperlineError
 
-        raise PaperlineError(f"{paths.root}: not inside a paperline checkout (no params.yaml and dvc.yaml here or "
-                             "above); cd into one or set PAPERLINE_ROOT")
+        raise PaperlineError(
+            f"{paths.root}: not inside a paperline checkout (no params.yaml and dvc.yaml here or "
+            "above); cd into one or set PAPERLINE_ROOT"
+        )
     state = paths.state
     defaults = {
         "PREFECT_HOME": str(state / "prefect"),

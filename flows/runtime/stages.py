@@ -71,7 +71,9 @@ class StageContext(Generic[P]):
         """An input path (relative to the root); it must exist, stay inside the checkout and be fully published."""
         path = inside(self.paths.root / rel, allowed_roots(self.paths.root), rel)
         if not path.exists():
-            raise PaperlineError(f"{rel}: missing input of stage {self.paper.slug}:{self.stage.name}; run its upstream stage first")
+            raise PaperlineError(
+                f"{rel}: missing input of stage {self.paper.slug}:{self.stage.name}; run its upstream stage first"
+            )
         pub.check_published(self.paths, rel, exclude=(self.paper.slug, self.stage.name))
         return path
 
@@ -93,8 +95,9 @@ def declared_outputs(stage: StageSpec) -> tuple[str, ...]:
     return (*stage.outs, *stage.metrics, *stage.plots)
 
 
-def publish(ctx: StageContext, fp: str | None = None, run_seconds: float | None = None,
-            cpu_seconds: float | None = None) -> None:
+def publish(
+    ctx: StageContext, fp: str | None = None, run_seconds: float | None = None, cpu_seconds: float | None = None
+) -> None:
     """Publish every staged output as one set and write the stage's marker (see ``flows.runtime.publish``)."""
     record = {"fingerprint": fp, "run_seconds": run_seconds, "cpu_seconds": cpu_seconds}
     pub.publish_set(ctx.paths, ctx.paper.slug, ctx.stage.name, ctx.staged, record, declared_outputs(ctx.stage))

@@ -18,8 +18,13 @@ from pathlib import Path
 
 log = logging.getLogger("paperline")
 
-PID, HOST, START, CHECKOUT, KILLED = ("paperline.pid", "paperline.host", "paperline.process_start",
-                                      "paperline.checkout", "paperline.killed")
+PID, HOST, START, CHECKOUT, KILLED = (
+    "paperline.pid",
+    "paperline.host",
+    "paperline.process_start",
+    "paperline.checkout",
+    "paperline.killed",
+)
 
 
 def process_start(pid: int) -> str:
@@ -29,7 +34,7 @@ def process_start(pid: int) -> str:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return ""
-    fields = stat[stat.rindex(")") + 2:].split()  # the command name may hold spaces and parentheses
+    fields = stat[stat.rindex(")") + 2 :].split()  # the command name may hold spaces and parentheses
     return f"{boot}:{fields[19]}"  # field 22 of stat; fields[0] is field 3
 
 
@@ -70,7 +75,9 @@ def mark_stale_runs(client, experiment_id: str, checkout: str) -> list[str]:
         if alive(pid, tags.get(START, "")):
             continue
         when = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        client.set_tag(run.info.run_id, KILLED, f"process {pid} on {host} was gone at {when}; marked by process {os.getpid()}")
+        client.set_tag(
+            run.info.run_id, KILLED, f"process {pid} on {host} was gone at {when}; marked by process {os.getpid()}"
+        )
         client.set_terminated(run.info.run_id, "KILLED")
         marked.append(run.info.run_id)
     if marked:

@@ -85,9 +85,8 @@ class Tracker:
         import mlflow
         from mlflow.tracking import MlflowClient
 
-        from flows.runtime.stale_runs import CHECKOUT, mark_stale_runs, owner_tags
-
         from flows.runtime.db_templates import seed_mlflow
+        from flows.runtime.stale_runs import CHECKOUT, mark_stale_runs, owner_tags
 
         seed_mlflow()  # a new SQLite store starts from the migrated template
         self._mlflow = mlflow
@@ -209,7 +208,6 @@ def error_message(exc: BaseException) -> str:
     return (lines[0] if lines else type(exc).__name__)[:MAX_TAG_VALUE]
 
 
-
 CHAMPION = "champion"
 
 
@@ -226,7 +224,8 @@ def register_champion(tracker: Tracker, model_name: str, champion: Mapping[str, 
 
     client = tracker.client
     tags = {
-        "grid_model": str(champion.get("name", "")), "eval": json.dumps(champion.get("eval", {}), sort_keys=True),
+        "grid_model": str(champion.get("name", "")),
+        "eval": json.dumps(champion.get("eval", {}), sort_keys=True),
         **{f"metric.{k}": repr(float(v)) for k, v in champion.get("metrics", {}).items()},
     }
     # mlflow.register_model resolves runs:/<id>/model to the run's logged model (MLflow 3) and creates the name.

@@ -6,11 +6,15 @@ import shutil
 import subprocess
 from pathlib import Path
 
+
 def project_files(src: Path) -> list[str]:
     """Files git would carry: tracked plus untracked-but-not-ignored (so data, state and venvs stay behind)."""
     out = subprocess.run(
         ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-        cwd=src, check=True, capture_output=True, text=True,
+        cwd=src,
+        check=True,
+        capture_output=True,
+        text=True,
     )
     return [f for f in out.stdout.split("\0") if f and (src / f).is_file()]
 

@@ -36,9 +36,13 @@ def settings_for(p, seed: int) -> dict[str, Any]:
     """What :func:`evaluate` needs besides the model: the held-out prompts and the rl stage's sampling settings."""
     from flows.vip.spec import DATA
 
-    return {"heldout": f"{DATA}/heldout.jsonl", "k": p.rl.eval_k, "max_new": p.rl.max_new,
-            "sample_seed": 10_000 + seed,  # rl_loop.run's held-out generator for this seed
-            "threads": p.resources.threads}
+    return {
+        "heldout": f"{DATA}/heldout.jsonl",
+        "k": p.rl.eval_k,
+        "max_new": p.rl.max_new,
+        "sample_seed": 10_000 + seed,  # rl_loop.run's held-out generator for this seed
+        "threads": p.resources.threads,
+    }
 
 
 def evaluate(model: Any, settings: dict, root: Path) -> dict[str, float]:
@@ -51,7 +55,9 @@ def evaluate(model: Any, settings: dict, root: Path) -> dict[str, float]:
     s = settings
     path = Path(root) / s["heldout"]
     if not path.is_file():
-        raise DataError(f"{path}: VIP's held-out prompts not found (run `paperline run vip --stage data` or `dvc pull`)")
+        raise DataError(
+            f"{path}: VIP's held-out prompts not found (run `paperline run vip --stage data` or `dvc pull`)"
+        )
     k = int(s["k"])
     threads = torch.get_num_threads()
     torch.set_num_threads(max(1, int(s["threads"])))  # the stage's thread count: the same logits, the same draws

@@ -13,30 +13,71 @@ from components.evaluation import claims as CL
 from components.evaluation.claim_spec import ClaimSpec
 from components.evaluation.power import attach_power
 
-NOTE = ("Mini scale: a 4-layer char-level LM on arithmetic tiers, Q=16, C=8Q; the paper uses Qwen2.5-Math 1.5-7B "
-        "on DAPO-Math-17k and AIME.")
+NOTE = (
+    "Mini scale: a 4-layer char-level LM on arithmetic tiers, Q=16, C=8Q; the paper uses Qwen2.5-Math 1.5-7B "
+    "on DAPO-Math-17k and AIME."
+)
 
 CLAIMS = (
-    ClaimSpec("C1", "At the end of the equal rollout budget, VIP's held-out mean@k is higher than uniform Dr.GRPO's",
-              metric="held-out mean@k difference", method="vip", baseline="uniform", direction="greater",
-              unit="held-out prompts x seeds (two-stage: seeds, then prompts; paired)",
-              paper_value="up to +12.3 Pass@32 (RLOO+VIP, 1.5B)", scale_note=NOTE),
-    ClaimSpec("C2", "VIP's per-step zero-variance group fraction is lower than uniform's",
-              metric="zero-variance group fraction difference", method="vip", baseline="uniform", direction="less",
-              unit="steps x seeds (two-stage; paired by step)", scale_note=NOTE),
-    ClaimSpec("C3", "The GP predictor is informative on rarely seen prompts: Spearman > 0 and lower Brier than a "
-              "global mean", metric="Spearman / Brier difference", method="gp", baseline="global mean",
-              rule="composite", direction=None, unit="prompt visits x seeds", scale_note=NOTE),
-    ClaimSpec("C4", "VIP needs fewer rollouts than DAPO-style filtering to reach uniform's final accuracy "
-              "(exploratory)", metric="rollouts to threshold (share of budget)", method="vip", baseline="dapo",
-              direction="less", unit="seeds (one threshold crossing per seed; censored if never reached)",
-              scale_note=NOTE),
+    ClaimSpec(
+        "C1",
+        "At the end of the equal rollout budget, VIP's held-out mean@k is higher than uniform Dr.GRPO's",
+        metric="held-out mean@k difference",
+        method="vip",
+        baseline="uniform",
+        direction="greater",
+        unit="held-out prompts x seeds (two-stage: seeds, then prompts; paired)",
+        paper_value="up to +12.3 Pass@32 (RLOO+VIP, 1.5B)",
+        scale_note=NOTE,
+    ),
+    ClaimSpec(
+        "C2",
+        "VIP's per-step zero-variance group fraction is lower than uniform's",
+        metric="zero-variance group fraction difference",
+        method="vip",
+        baseline="uniform",
+        direction="less",
+        unit="steps x seeds (two-stage; paired by step)",
+        scale_note=NOTE,
+    ),
+    ClaimSpec(
+        "C3",
+        "The GP predictor is informative on rarely seen prompts: Spearman > 0 and lower Brier than a global mean",
+        metric="Spearman / Brier difference",
+        method="gp",
+        baseline="global mean",
+        rule="composite",
+        direction=None,
+        unit="prompt visits x seeds",
+        scale_note=NOTE,
+    ),
+    ClaimSpec(
+        "C4",
+        "VIP needs fewer rollouts than DAPO-style filtering to reach uniform's final accuracy (exploratory)",
+        metric="rollouts to threshold (share of budget)",
+        method="vip",
+        baseline="dapo",
+        direction="less",
+        unit="seeds (one threshold crossing per seed; censored if never reached)",
+        scale_note=NOTE,
+    ),
 )
 C1, C2, C3, C4 = CLAIMS
-C3_SPEARMAN = C3.part("spearman", "Spearman(p_hat, observed success) > 0 on prompts seen at most max_seen times",
-                      rule="ci-excludes", direction="greater", metric="Spearman rank correlation", baseline=None)
-C3_BRIER = C3.part("brier", "The GP's Brier score is lower than a global-mean predictor's", rule="standard",
-                   direction="less", metric="Brier difference (GP - global mean)")
+C3_SPEARMAN = C3.part(
+    "spearman",
+    "Spearman(p_hat, observed success) > 0 on prompts seen at most max_seen times",
+    rule="ci-excludes",
+    direction="greater",
+    metric="Spearman rank correlation",
+    baseline=None,
+)
+C3_BRIER = C3.part(
+    "brier",
+    "The GP's Brier score is lower than a global-mean predictor's",
+    rule="standard",
+    direction="less",
+    metric="Brier difference (GP - global mean)",
+)
 
 
 def _kw(p):
@@ -74,8 +115,18 @@ def with_power(p, result: CL.ClaimResult, spec: ClaimSpec, diffs, clusters, delt
     """``result`` with its design's power unless reproduced: the paired differences with the observed effect
     removed and a planted one added, new seed effects, units redrawn, each run decided by the claim's rule."""
     c = p.claims
-    return attach_power(result, spec, values=diffs, clusters=clusters, delta=delta, deltas=c.power_deltas,
-                        n_sim=c.power_sims, n_resamples=c.power_resamples, level=c.level, seed=11)
+    return attach_power(
+        result,
+        spec,
+        values=diffs,
+        clusters=clusters,
+        delta=delta,
+        deltas=c.power_deltas,
+        n_sim=c.power_sims,
+        n_resamples=c.power_resamples,
+        level=c.level,
+        seed=11,
+    )
 
 
 def spearman_ci(p_hat, obs, clusters, n_resamples, level, seed=1):
@@ -88,8 +139,9 @@ def spearman_ci(p_hat, obs, clusters, n_resamples, level, seed=1):
     rng = np.random.default_rng(seed)
     stats = []
     for _ in range(n_resamples):
-        idx = np.concatenate([rng.choice(members[j], size=len(members[j])) for j in rng.integers(0, len(labels),
-                                                                                                 len(labels))])
+        idx = np.concatenate(
+            [rng.choice(members[j], size=len(members[j])) for j in rng.integers(0, len(labels), len(labels))]
+        )
         r = spearmanr(p_hat[idx], obs[idx]).statistic
         if np.isfinite(r):
             stats.append(r)
@@ -116,11 +168,23 @@ def claim3(p, preds, seeds, key: str | None = None) -> CL.ClaimResult:
         sub = [r for r in rows if r["seed"] == s]
         rho = spearmanr([r[key] for r in sub], [r["observed"] for r in sub]).statistic if len(sub) > 2 else 0.0
         signs.append(int(np.sign(rho)) if np.isfinite(rho) else 0)
-    sp = C3_SPEARMAN.from_ci(effect=point, ci_low=lo, ci_high=hi, n_units=len(rows), n_seeds=len(set(cl)),
-                             per_seed_signs=signs, details={"predictor": key, "resamples": n_res})
-    br = C3_BRIER.standard(method_values=[(r[key] - r["observed"]) ** 2 for r in rows],
-                           baseline_values=[(r["p_global-minilm"] - r["observed"]) ** 2 for r in rows],
-                           clusters=cl, delta=p.claims.delta_brier, details={"predictor": key}, **_kw(p))
+    sp = C3_SPEARMAN.from_ci(
+        effect=point,
+        ci_low=lo,
+        ci_high=hi,
+        n_units=len(rows),
+        n_seeds=len(set(cl)),
+        per_seed_signs=signs,
+        details={"predictor": key, "resamples": n_res},
+    )
+    br = C3_BRIER.standard(
+        method_values=[(r[key] - r["observed"]) ** 2 for r in rows],
+        baseline_values=[(r["p_global-minilm"] - r["observed"]) ** 2 for r in rows],
+        clusters=cl,
+        delta=p.claims.delta_brier,
+        details={"predictor": key},
+        **_kw(p),
+    )
     return C3.composite([sp, br], method=f"gp ({key[2:]})")
 
 
@@ -158,9 +222,26 @@ def claim4(p, curves, seeds, budget) -> CL.ClaimResult:
         b.append((budget if rd is None else rd) / budget)
     details = {"per_seed": detail, "budget": budget, "no_progress": len(seeds) - len(kept)}
     if len(kept) < 2:
-        why = (f"uniform's final accuracy is not above the start (the SFT policy) on {len(seeds) - len(kept)} of "
-               f"{len(seeds)} seeds, so every method reaches it at its first evaluation; fewer than 2 seeds remain")
-        return C4.from_ci(effect=None, ci_low=None, ci_high=None, delta=p.claims.delta_rollouts, n_units=len(kept),
-                          n_seeds=len(kept), ci_level=p.claims.level, details={**details, "not_applicable": why})
-    return C4.standard(method_values=m, baseline_values=b, clusters=kept, censored=cens,
-                       delta=p.claims.delta_rollouts, details=details, **_kw(p))
+        why = (
+            f"uniform's final accuracy is not above the start (the SFT policy) on {len(seeds) - len(kept)} of "
+            f"{len(seeds)} seeds, so every method reaches it at its first evaluation; fewer than 2 seeds remain"
+        )
+        return C4.from_ci(
+            effect=None,
+            ci_low=None,
+            ci_high=None,
+            delta=p.claims.delta_rollouts,
+            n_units=len(kept),
+            n_seeds=len(kept),
+            ci_level=p.claims.level,
+            details={**details, "not_applicable": why},
+        )
+    return C4.standard(
+        method_values=m,
+        baseline_values=b,
+        clusters=kept,
+        censored=cens,
+        delta=p.claims.delta_rollouts,
+        details=details,
+        **_kw(p),
+    )

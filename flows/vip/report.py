@@ -76,14 +76,23 @@ def allocation_figure(rows):
 def method_metrics(curves, steps, summary, methods, k):
     out = []
     for name in methods:
-        last = [max((c for c in curves if c["method"] == name and c["seed"] == s["seed"]),
-                    key=lambda c: c["rollouts"]) for s in summary if s["method"] == name]
+        last = [
+            max((c for c in curves if c["method"] == name and c["seed"] == s["seed"]), key=lambda c: c["rollouts"])
+            for s in summary
+            if s["method"] == name
+        ]
         st = [s for s in steps if s["method"] == name]
-        out.append({"method": name, **{key: float(np.mean([c[key] for c in last]))
-                                       for key in last[0] if key.startswith(("mean@", "pass@"))},
-                    "zero_var_frac": float(np.mean([s["zero_var_frac"] for s in st])),
-                    "grad_var": float(np.mean([s["grad_var"] for s in summary if s["method"] == name])),
-                    "updates": float(np.mean([s["updates"] for s in summary if s["method"] == name]))})
+        out.append(
+            {
+                "method": name,
+                **{
+                    key: float(np.mean([c[key] for c in last])) for key in last[0] if key.startswith(("mean@", "pass@"))
+                },
+                "zero_var_frac": float(np.mean([s["zero_var_frac"] for s in st])),
+                "grad_var": float(np.mean([s["grad_var"] for s in summary if s["method"] == name])),
+                "updates": float(np.mean([s["updates"] for s in summary if s["method"] == name])),
+            }
+        )
     return out
 
 
@@ -95,8 +104,14 @@ def predictor_metrics(preds, max_seen):
     for key in keys:
         ph = np.array([r[key] for r in rows])
         rho = spearmanr(ph, obs).statistic if np.ptp(ph) > 0 else float("nan")
-        out.append({"predictor": key[2:], "spearman": float(rho), "brier": float(np.mean((ph - obs) ** 2)),
-                    "visits": len(rows)})
+        out.append(
+            {
+                "predictor": key[2:],
+                "spearman": float(rho),
+                "brier": float(np.mean((ph - obs) ** 2)),
+                "visits": len(rows),
+            }
+        )
     return out
 
 
@@ -113,34 +128,69 @@ def run(ctx: StageContext[Params]) -> dict:
     if "dapo" in methods:
         results.append(K.claim4(p, curves, seeds, budget))
     else:
-        results.append(K.C4.from_ci(effect=None, ci_low=None, ci_high=None, n_units=0, n_seeds=len(seeds),
-                                    delta=p.claims.delta_rollouts,
-                                    details={"reason": "dapo is not among this profile's methods"}))
+        results.append(
+            K.C4.from_ci(
+                effect=None,
+                ci_low=None,
+                ci_high=None,
+                n_units=0,
+                n_seeds=len(seeds),
+                delta=p.claims.delta_rollouts,
+                details={"reason": "dapo is not among this profile's methods"},
+            )
+        )
     acc = accuracy_rows(curves, methods, seeds)
     alloc = allocation_rows(steps, methods)
     mm = method_metrics(curves, steps, summary, methods, k)
     pm = predictor_metrics(preds, p.claims.max_seen)
     comp = sft["competence"]
     sft_table = [{"tier": t, "success": v} for t, v in comp["per_tier"].items()] + [
-        {"tier": "overall", "success": comp["overall"]}]
-    sections = [
-        Section("SFT policy", f"Held-out success of the SFT policy ({k} samples per prompt): overall "
-                f"{comp['overall']:.3f} (card's target 0.30-0.60), spread across tiers {comp['tier_spread']:.3f}.",
-                tables=[sft_table]),
-        Section("Accuracy against rollouts", f"Every method spends the same budget of {budget} rollouts per seed.",
-                figures=[("accuracy", accuracy_figure(acc), "held-out mean@k against cumulative rollouts")],
-                tables=[mm]),
-        Section("Allocations", "Group sizes chosen per prompt visit over all steps and seeds.",
-                figures=[("allocation", allocation_figure(alloc), "histogram of n_i per method")]),
-        Section("Predictors", f"Prompt visits in the VIP runs with at most {p.claims.max_seen} earlier visits: "
-                "Spearman and Brier of each predictor's p against the observed success share.", tables=[pm]),
-        power_section(results, p.claims.power_resamples, units="held-out prompts (C1) or steps (C2)",
-                      note="C3 (a Spearman CI and a Brier difference) and C4 (censored crossings per seed) carry "
-                           "none."),
+        {"tier": "overall", "success": comp["overall"]}
     ]
-    metrics = {"sft": {"overall": comp["overall"], "tier_spread": comp["tier_spread"]},
-               "methods": {r["method"]: {kk: v for kk, v in r.items() if kk != "method"} for r in mm},
-               "predictors": {r["predictor"]: {"spearman": r["spearman"], "brier": r["brier"]} for r in pm}}
-    return finish_report(ctx, K.CLAIMS, results, metrics=metrics, sections=sections,
-                         plots={"accuracy.csv": (acc, ["method", "rollouts", "mean_at_k", "lo", "hi"]),
-                                "allocation.csv": (alloc, ["method", "n", "count"])})
+    sections = [
+        Section(
+            "SFT policy",
+            f"Held-out success of the SFT policy ({k} samples per prompt): overall "
+            f"{comp['overall']:.3f} (card's target 0.30-0.60), spread across tiers {comp['tier_spread']:.3f}.",
+            tables=[sft_table],
+        ),
+        Section(
+            "Accuracy against rollouts",
+            f"Every method spends the same budget of {budget} rollouts per seed.",
+            figures=[("accuracy", accuracy_figure(acc), "held-out mean@k against cumulative rollouts")],
+            tables=[mm],
+        ),
+        Section(
+            "Allocations",
+            "Group sizes chosen per prompt visit over all steps and seeds.",
+            figures=[("allocation", allocation_figure(alloc), "histogram of n_i per method")],
+        ),
+        Section(
+            "Predictors",
+            f"Prompt visits in the VIP runs with at most {p.claims.max_seen} earlier visits: "
+            "Spearman and Brier of each predictor's p against the observed success share.",
+            tables=[pm],
+        ),
+        power_section(
+            results,
+            p.claims.power_resamples,
+            units="held-out prompts (C1) or steps (C2)",
+            note="C3 (a Spearman CI and a Brier difference) and C4 (censored crossings per seed) carry none.",
+        ),
+    ]
+    metrics = {
+        "sft": {"overall": comp["overall"], "tier_spread": comp["tier_spread"]},
+        "methods": {r["method"]: {kk: v for kk, v in r.items() if kk != "method"} for r in mm},
+        "predictors": {r["predictor"]: {"spearman": r["spearman"], "brier": r["brier"]} for r in pm},
+    }
+    return finish_report(
+        ctx,
+        K.CLAIMS,
+        results,
+        metrics=metrics,
+        sections=sections,
+        plots={
+            "accuracy.csv": (acc, ["method", "rollouts", "mean_at_k", "lo", "hi"]),
+            "allocation.csv": (alloc, ["method", "n", "count"]),
+        },
+    )

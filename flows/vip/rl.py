@@ -20,13 +20,26 @@ from flows.vip.spec import DATA, RUNS, SFT
 
 def loop_config(p) -> rl_loop.LoopConfig:
     r = p.rl
-    return rl_loop.LoopConfig(steps=r.steps, q=r.q, budget_per_step=r.budget_per_step, lo=r.lo, hi=r.hi, lr=r.lr,
-                              beta=r.beta, max_new=r.max_new, eval_k=r.eval_k, n_evals=r.n_evals,
-                              dapo_max_rounds=r.dapo_max_rounds, grad_repeats=r.grad_repeats,
-                              gp={"window": r.gp_window, "amplitude": r.gp_amplitude, "inference": r.gp_inference},
-                              shadow=tuple((k, f) for k, f in (("gp", "minilm"), ("gp", "hashed"), ("beta", "minilm"),
-                                                               ("global", "minilm"))
-                                           if k != "gp" or f in p.data.features))
+    return rl_loop.LoopConfig(
+        steps=r.steps,
+        q=r.q,
+        budget_per_step=r.budget_per_step,
+        lo=r.lo,
+        hi=r.hi,
+        lr=r.lr,
+        beta=r.beta,
+        max_new=r.max_new,
+        eval_k=r.eval_k,
+        n_evals=r.n_evals,
+        dapo_max_rounds=r.dapo_max_rounds,
+        grad_repeats=r.grad_repeats,
+        gp={"window": r.gp_window, "amplitude": r.gp_amplitude, "inference": r.gp_inference},
+        shadow=tuple(
+            (k, f)
+            for k, f in (("gp", "minilm"), ("gp", "hashed"), ("beta", "minilm"), ("global", "minilm"))
+            if k != "gp" or f in p.data.features
+        ),
+    )
 
 
 def run_one(job: dict) -> dict:
@@ -34,8 +47,16 @@ def run_one(job: dict) -> dict:
     set_threads(job["threads"])
     policy, codec, tokenizer = load_policy(job["sft"])  # the SFT TinyLM, or the full profile's HF base model
     feats = dict(np.load(job["features"]))
-    res = rl_loop.run(policy, Method(job["name"], **job["method"]), job["cfg"], job["train"], feats,
-                      job["heldout"], job["seed"], codec=codec)
+    res = rl_loop.run(
+        policy,
+        Method(job["name"], **job["method"]),
+        job["cfg"],
+        job["train"],
+        feats,
+        job["heldout"],
+        job["seed"],
+        codec=codec,
+    )
     save_policy(res.pop("model"), job["model_out"], tokenizer)
     return res
 
@@ -49,22 +70,29 @@ def _log(ctx, res: dict, model_dir) -> str | None:
 
     from components.vip.task import VOCAB
 
-    sig = ModelSignature(inputs=Schema([TensorSpec(np.dtype("int64"), (-1, -1), "token_ids")]),
-                         outputs=Schema([TensorSpec(np.dtype("float32"), (-1, -1, VOCAB), "logits")]))
+    sig = ModelSignature(
+        inputs=Schema([TensorSpec(np.dtype("int64"), (-1, -1), "token_ids")]),
+        outputs=Schema([TensorSpec(np.dtype("float32"), (-1, -1, VOCAB), "logits")]),
+    )
     name = f"{res['method']}-seed{res['seed']}"
-    with ctx.tracker.child(name, {"method": ctx.params.rl.methods[res["method"]].model_dump(),
-                                  "seed": res["seed"]}) as rid:
+    with ctx.tracker.child(
+        name, {"method": ctx.params.rl.methods[res["method"]].model_dump(), "seed": res["seed"]}
+    ) as rid:
         for c in res["curve"]:
-            ctx.tracker.log_metrics({k.replace("@", "_at_"): v for k, v in c.items()
-                                     if k.startswith(("mean@", "pass@"))},
-                                    step=c["rollouts"], run_id=rid)
+            ctx.tracker.log_metrics(
+                {k.replace("@", "_at_"): v for k, v in c.items() if k.startswith(("mean@", "pass@"))},
+                step=c["rollouts"],
+                run_id=rid,
+            )
         for s in res["steps"]:
-            ctx.tracker.log_metrics({"zero_var_frac": s["zero_var_frac"], "train_reward": s["reward"]},
-                                    step=s["step"], run_id=rid)
+            ctx.tracker.log_metrics(
+                {"zero_var_frac": s["zero_var_frac"], "train_reward": s["reward"]}, step=s["step"], run_id=rid
+            )
         ctx.tracker.log_metrics({"grad_var": res["grad_var"], "updates": res["updates"]}, run_id=rid)
         if is_tiny(model_dir):
-            ctx.tracker.log_state_dict_model(rid, model_dir, loader="components.models.tiny_lm:load_model",
-                                             signature=sig)
+            ctx.tracker.log_state_dict_model(
+                rid, model_dir, loader="components.models.tiny_lm:load_model", signature=sig
+            )
         else:  # a HF policy (full profile): its save_pretrained folder, loadable with transformers
             ctx.tracker.log_artifact(model_dir, artifact_path="model", run_id=rid)
     return rid
@@ -77,10 +105,22 @@ def run(ctx: StageContext[Params]) -> dict:
     train = read_jsonl(ctx.input(f"{DATA}/train.jsonl"))
     held = read_jsonl(ctx.input(f"{DATA}/heldout.jsonl"))
     cfg = loop_config(p)
-    jobs = [{"name": name, "method": m.model_dump(), "seed": s, "cfg": cfg, "train": train, "heldout": held,
-             "sft": str(ctx.input(f"{SFT}/model")), "features": str(ctx.input(f"{DATA}/features.npz")),
-             "model_out": str(out / "models" / f"{name}-seed{s}"), "threads": p.resources.threads}
-            for s in p.rl.seeds for name, m in p.rl.methods.items()]
+    jobs = [
+        {
+            "name": name,
+            "method": m.model_dump(),
+            "seed": s,
+            "cfg": cfg,
+            "train": train,
+            "heldout": held,
+            "sft": str(ctx.input(f"{SFT}/model")),
+            "features": str(ctx.input(f"{DATA}/features.npz")),
+            "model_out": str(out / "models" / f"{name}-seed{s}"),
+            "threads": p.resources.threads,
+        }
+        for s in p.rl.seeds
+        for name, m in p.rl.methods.items()
+    ]
     results = runners.map_items(run_one, jobs, workers=p.resources.workers, desc="vip runs", progress=p.progress)
     curves, steps, preds, summary, run_ids = [], [], [], [], {}
     for res in results:
@@ -88,8 +128,14 @@ def run(ctx: StageContext[Params]) -> dict:
         curves += [{**key, **c} for c in res["curve"]]
         steps += [{**key, **s} for s in res["steps"]]
         preds += [{**key, **r} for r in res["predictions"]]
-        summary.append({**key, "grad_var": res["grad_var"], "updates": res["updates"],
-                        "final_mean_at_k": res["curve"][-1]["mean@k"]})
+        summary.append(
+            {
+                **key,
+                "grad_var": res["grad_var"],
+                "updates": res["updates"],
+                "final_mean_at_k": res["curve"][-1]["mean@k"],
+            }
+        )
         run_ids[(res["method"], res["seed"])] = _log(ctx, res, out / "models" / f"{res['method']}-seed{res['seed']}")
     write_jsonl(out / "curves.jsonl", curves)
     write_jsonl(out / "steps.jsonl", steps)
@@ -97,8 +143,12 @@ def run(ctx: StageContext[Params]) -> dict:
     write_json(out / "summary.json", summary)
     method, seed = champion.choose(p)  # VIP's policy of the first seed, re-evaluated as the final evaluation does
     name = f"{method}-seed{seed}"
-    return {"runs": len(results), "final_mean_at_k": {f"{r['method']}-{r['seed']}": round(r["final_mean_at_k"], 4)
-                                                      for r in summary},
-            "champion": (champion.candidate(p, run_ids.get((method, seed)), name, out / "models" / name,
-                                            ctx.paths.root, seed)
-                         if is_tiny(out / "models" / name) else None)}  # a HF policy has no champion evaluator
+    return {
+        "runs": len(results),
+        "final_mean_at_k": {f"{r['method']}-{r['seed']}": round(r["final_mean_at_k"], 4) for r in summary},
+        "champion": (
+            champion.candidate(p, run_ids.get((method, seed)), name, out / "models" / name, ctx.paths.root, seed)
+            if is_tiny(out / "models" / name)
+            else None
+        ),
+    }  # a HF policy has no champion evaluator

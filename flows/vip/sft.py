@@ -24,8 +24,11 @@ def competence(model, rows: list[dict], k: int, max_new: int, seed: int, codec: 
     counts = E.correct_counts(model, rows, k, max_new=max_new, seed=seed, codec=codec)
     tiers = sorted({r["tier"] for r in rows})
     per = {t: float(np.mean([counts[i] / k for i, r in enumerate(rows) if r["tier"] == t])) for t in tiers}
-    return {"overall": float(np.mean(counts / k)), "per_tier": per,
-            "tier_spread": float(max(per.values()) - min(per.values()))}
+    return {
+        "overall": float(np.mean(counts / k)),
+        "per_tier": per,
+        "tier_spread": float(max(per.values()) - min(per.values())),
+    }
 
 
 def _log(ctx, info: dict, model_dir) -> None:
@@ -34,12 +37,19 @@ def _log(ctx, info: dict, model_dir) -> None:
     from mlflow.models import ModelSignature
     from mlflow.types import Schema, TensorSpec
 
-    sig = ModelSignature(inputs=Schema([TensorSpec(np.dtype("int64"), (-1, -1), "token_ids")]),
-                         outputs=Schema([TensorSpec(np.dtype("float32"), (-1, -1, T.VOCAB), "logits")]))
+    sig = ModelSignature(
+        inputs=Schema([TensorSpec(np.dtype("int64"), (-1, -1), "token_ids")]),
+        outputs=Schema([TensorSpec(np.dtype("float32"), (-1, -1, T.VOCAB), "logits")]),
+    )
     with ctx.tracker.child("sft", {"model": ctx.params.model.model_dump()}) as rid:
         losses = info["losses"]
-        ctx.tracker.log_metrics({"sft_success": info["competence"]["overall"],
-                                 **{f"success/{t}": v for t, v in info["competence"]["per_tier"].items()}}, run_id=rid)
+        ctx.tracker.log_metrics(
+            {
+                "sft_success": info["competence"]["overall"],
+                **{f"success/{t}": v for t, v in info["competence"]["per_tier"].items()},
+            },
+            run_id=rid,
+        )
         for i in range(0, len(losses), max(1, len(losses) // 50)):
             ctx.tracker.log_metrics({"train_loss": losses[i]}, step=i, run_id=rid)
         ctx.tracker.log_state_dict_model(rid, model_dir, loader="components.models.tiny_lm:load_model", signature=sig)
@@ -79,19 +89,34 @@ def run(ctx: StageContext[Params]) -> dict:
     if not sft_rows:
         raise ParamsError("vip.data.n_sft: the SFT set is empty (source 'dapo' has no worked examples offline)")
     items = T.sft_items(sft_rows)
-    cfg = TinyLMConfig(vocab_size=T.VOCAB, d_model=m.d_model, n_layers=m.n_layers, n_heads=m.n_heads, d_ff=m.d_ff,
-                       max_seq_len=max(len(i[0]) for i in items) + p.rl.max_new + 2)
+    cfg = TinyLMConfig(
+        vocab_size=T.VOCAB,
+        d_model=m.d_model,
+        n_layers=m.n_layers,
+        n_heads=m.n_heads,
+        d_ff=m.d_ff,
+        max_seq_len=max(len(i[0]) for i in items) + p.rl.max_new + 2,
+    )
     model = TinyLM(cfg, seed=m.seed)
-    losses = train_lm(model, items, steps=m.sft_steps, batch_size=m.batch_size, lr=m.lr, seed=m.seed,
-                      progress=p.progress)
+    losses = train_lm(
+        model, items, steps=m.sft_steps, batch_size=m.batch_size, lr=m.lr, seed=m.seed, progress=p.progress
+    )
     comp = competence(model, held, p.rl.eval_k, p.rl.max_new, seed=m.seed + 1)
     out = ctx.output(SFT)
     save_model(model, out / "model")
-    info = {"examples": len(items), "slipped_answers": sum(bool(r.get("corrupted")) for r in sft_rows),
-            "final_loss": float(np.mean(losses[-20:])), "competence": comp,
-            "config": dataclasses.asdict(cfg)}
+    info = {
+        "examples": len(items),
+        "slipped_answers": sum(bool(r.get("corrupted")) for r in sft_rows),
+        "final_loss": float(np.mean(losses[-20:])),
+        "competence": comp,
+        "config": dataclasses.asdict(cfg),
+    }
     write_json(out / "sft.json", info)
-    log.info("vip sft: loss %.3f, held-out success %.3f, tier spread %.3f", info["final_loss"], comp["overall"],
-             comp["tier_spread"])
+    log.info(
+        "vip sft: loss %.3f, held-out success %.3f, tier spread %.3f",
+        info["final_loss"],
+        comp["overall"],
+        comp["tier_spread"],
+    )
     _log(ctx, {**info, "losses": losses}, out / "model")
     return {"final_loss": info["final_loss"], "success": comp["overall"], "tier_spread": comp["tier_spread"]}

@@ -36,10 +36,30 @@ except ImportError:
     from scripts.services import stack_security as sec
 
 try:
-    from stack_procs import BIN, _http_ok, _kill_group, _port_open, _wait, _world_traversable_tmp, free_port, missing_binaries, pg_binary, why_not_startable
+    from stack_procs import (
+        BIN,
+        _http_ok,
+        _kill_group,
+        _port_open,
+        _wait,
+        _world_traversable_tmp,
+        free_port,
+        missing_binaries,
+        pg_binary,
+        why_not_startable,
+    )
 except ImportError:
-    from scripts.services.stack_procs import (BIN, _http_ok, _kill_group, _port_open, _wait, _world_traversable_tmp, free_port,
-                                              missing_binaries, pg_binary, why_not_startable)
+    from scripts.services.stack_procs import (
+        BIN,
+        _http_ok,
+        _kill_group,
+        _port_open,
+        _wait,
+        _world_traversable_tmp,
+        free_port,
+        missing_binaries,
+        pg_binary,
+    )
 
 POOL = "paperline"
 S3_KEY = ("paperline-test", "paperline-test-secret")  # moto accepts any key; a real store reads them from env
@@ -55,16 +75,21 @@ class Stack:
         self.dir.chmod(0o700)
         self.secure, self.pg_password = secure, ""
         results = self.dir / "results"  # shared result storage: every worker process sees this path
-        self.state: dict = {"pids": {}, "env": {
-            "PREFECT_LOCAL_STORAGE_PATH": str(results / "prefect"),
-            "PREFECT_RESULTS_PERSIST_BY_DEFAULT": "true",
-            "PAPERLINE_SHARED_DIR": str(results / "shared"),
-        }}
+        self.state: dict = {
+            "pids": {},
+            "env": {
+                "PREFECT_LOCAL_STORAGE_PATH": str(results / "prefect"),
+                "PREFECT_RESULTS_PERSIST_BY_DEFAULT": "true",
+                "PAPERLINE_SHARED_DIR": str(results / "shared"),
+            },
+        }
 
     # -- helpers -------------------------------------------------------------------------------
     def _spawn(self, name: str, cmd: list[str], env: dict[str, str], cwd: Path | None = None) -> subprocess.Popen:
         log = open(self.dir / f"{name}.log", "ab")
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=cwd or self.root, start_new_session=True)
+        proc = subprocess.Popen(
+            cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=cwd or self.root, start_new_session=True
+        )
         self.state["pids"][name] = proc.pid
         self._save()
         return proc
@@ -91,18 +116,51 @@ class Stack:
         if run_as:
             shutil.chown(pg, "postgres")
             shutil.chown(pwfile, "postgres")
-        subprocess.run([*run_as, pg_binary("initdb"), "-D", str(data), "-U", "paperline", f"--pwfile={pwfile}",
-                        "--auth=scram-sha-256", "-E", "UTF8"], check=True, capture_output=True)
+        subprocess.run(
+            [
+                *run_as,
+                pg_binary("initdb"),
+                "-D",
+                str(data),
+                "-U",
+                "paperline",
+                f"--pwfile={pwfile}",
+                "--auth=scram-sha-256",
+                "-E",
+                "UTF8",
+            ],
+            check=True,
+            capture_output=True,
+        )
         opts = f"-p {port} -c listen_addresses=127.0.0.1 -k {pg} -c fsync=off"
-        subprocess.run([*run_as, pg_binary("pg_ctl"), "-D", str(data), "-l", str(pg / "postgres.log"), "-o", opts, "-w", "start"],
-                       check=True, capture_output=True)
+        subprocess.run(
+            [*run_as, pg_binary("pg_ctl"), "-D", str(data), "-l", str(pg / "postgres.log"), "-o", opts, "-w", "start"],
+            check=True,
+            capture_output=True,
+        )
         self.state.update(pg_dir=str(pg), pg_data=str(data), pg_port=port, pg_as_postgres=bool(run_as))
         sec.write_private(self.dir / "pg-password", password)
         self.pg_password = password  # in memory and the 0600 file only; processes get it by environment
         env = {**os.environ, "PGPASSWORD": password}
         for db in ("prefect", "mlflow"):
-            subprocess.run(["psql", "-h", "127.0.0.1", "-p", str(port), "-U", "paperline", "-d", "postgres", "-qc",
-                            f"CREATE DATABASE {db}"], check=True, capture_output=True, env=env)
+            subprocess.run(
+                [
+                    "psql",
+                    "-h",
+                    "127.0.0.1",
+                    "-p",
+                    str(port),
+                    "-U",
+                    "paperline",
+                    "-d",
+                    "postgres",
+                    "-qc",
+                    f"CREATE DATABASE {db}",
+                ],
+                check=True,
+                capture_output=True,
+                env=env,
+            )
         self._save()
 
     def s3(self) -> None:
@@ -110,13 +168,24 @@ class Stack:
         url = f"http://127.0.0.1:{port}"
         proc = self._spawn("s3", [str(BIN / "moto_server"), "-H", "127.0.0.1", "-p", str(port)], self.base_env())
         _wait(lambda: _http_ok(f"{url}/moto-api/"), "moto S3 server", 60, proc, self.dir / "s3.log")
-        self.state["env"].update({
-            "AWS_ACCESS_KEY_ID": S3_KEY[0], "AWS_SECRET_ACCESS_KEY": S3_KEY[1], "AWS_DEFAULT_REGION": "us-east-1",
-            "MLFLOW_S3_ENDPOINT_URL": url, "PAPERLINE_S3_ENDPOINT": url,
-        })
+        self.state["env"].update(
+            {
+                "AWS_ACCESS_KEY_ID": S3_KEY[0],
+                "AWS_SECRET_ACCESS_KEY": S3_KEY[1],
+                "AWS_DEFAULT_REGION": "us-east-1",
+                "MLFLOW_S3_ENDPOINT_URL": url,
+                "PAPERLINE_S3_ENDPOINT": url,
+            }
+        )
         import boto3
 
-        client = boto3.client("s3", endpoint_url=url, aws_access_key_id=S3_KEY[0], aws_secret_access_key=S3_KEY[1], region_name="us-east-1")
+        client = boto3.client(
+            "s3",
+            endpoint_url=url,
+            aws_access_key_id=S3_KEY[0],
+            aws_secret_access_key=S3_KEY[1],
+            region_name="us-east-1",
+        )
         for bucket in ("mlflow", "dvc"):  # what compose's one-shot bucket creator makes
             client.create_bucket(Bucket=bucket)
         self._save()
@@ -127,7 +196,9 @@ class Stack:
         if self.secure:  # clients (this stack's env) send it; the server requires it on every route but /health
             self.state["env"]["PREFECT_API_AUTH_STRING"] = f"paperline:{sec.token()}"
         env = self.base_env()
-        env["PREFECT_API_DATABASE_CONNECTION_URL"] = f"postgresql+asyncpg://paperline:{self.pg_password}@127.0.0.1:{self.state['pg_port']}/prefect"
+        env["PREFECT_API_DATABASE_CONNECTION_URL"] = (
+            f"postgresql+asyncpg://paperline:{self.pg_password}@127.0.0.1:{self.state['pg_port']}/prefect"
+        )
         env["PREFECT_HOME"] = str(self.dir / "prefect-server-home")
         if self.secure:
             env["PREFECT_SERVER_API_AUTH_STRING"] = self.state["env"]["PREFECT_API_AUTH_STRING"]
@@ -143,9 +214,21 @@ class Stack:
         env = self.base_env()
         env["MLFLOW_SERVER_ENABLE_JOB_EXECUTION"] = "false"
         # by environment, not on the command line (visible in `ps`): the store URI holds the password
-        env["MLFLOW_BACKEND_STORE_URI"] = f"postgresql+psycopg2://paperline:{self.pg_password}@127.0.0.1:{self.state['pg_port']}/mlflow"
-        cmd = [str(BIN / "mlflow"), "server", "--host", "127.0.0.1", "--port", str(port), "--workers", "2",
-               "--artifacts-destination", "s3://mlflow/artifacts"]
+        env["MLFLOW_BACKEND_STORE_URI"] = (
+            f"postgresql+psycopg2://paperline:{self.pg_password}@127.0.0.1:{self.state['pg_port']}/mlflow"
+        )
+        cmd = [
+            str(BIN / "mlflow"),
+            "server",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--workers",
+            "2",
+            "--artifacts-destination",
+            "s3://mlflow/artifacts",
+        ]
         self.state["mlflow_auth"] = self._mlflow_auth(env, cmd)
         proc = self._spawn("mlflow", cmd, env)
         self.state["env"]["MLFLOW_TRACKING_URI"] = f"http://127.0.0.1:{port}"
@@ -165,8 +248,11 @@ class Stack:
             raise RuntimeError(f"MLflow basic auth: {missing}; or start with --insecure")
         password = sec.token()
         # the app's CSRF protection needs a static Flask secret key (it refuses to start without one)
-        env.update(MLFLOW_AUTH_CONFIG_PATH=str(sec.mlflow_auth_config(self.dir)), MLFLOW_AUTH_ADMIN_PASSWORD=password,
-                   MLFLOW_FLASK_SERVER_SECRET_KEY=sec.token(24))
+        env.update(
+            MLFLOW_AUTH_CONFIG_PATH=str(sec.mlflow_auth_config(self.dir)),
+            MLFLOW_AUTH_ADMIN_PASSWORD=password,
+            MLFLOW_FLASK_SERVER_SECRET_KEY=sec.token(24),
+        )
         cmd += ["--app-name", "basic-auth"]
         self.state["env"].update(MLFLOW_TRACKING_USERNAME=sec.MLFLOW_ADMIN, MLFLOW_TRACKING_PASSWORD=password)
         return "on"
@@ -180,12 +266,42 @@ class Stack:
             self.state["env"].update(sec.dask_tls_env(files))
         address = f"{'tls' if self.secure else 'tcp'}://127.0.0.1:{port}"
         env = self.base_env()
-        sched = self._spawn("dask-scheduler", [str(BIN / "dask"), "scheduler", "--host", "127.0.0.1", "--port", str(port),
-                                               "--protocol", address.split(":")[0], "--no-dashboard", *tls], env)
+        sched = self._spawn(
+            "dask-scheduler",
+            [
+                str(BIN / "dask"),
+                "scheduler",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--protocol",
+                address.split(":")[0],
+                "--no-dashboard",
+                *tls,
+            ],
+            env,
+        )
         _wait(lambda: _port_open(port), "dask scheduler", 60, sched, self.dir / "dask-scheduler.log")
-        self._spawn("dask-workers", [str(BIN / "dask"), "worker", address, "--nworkers", str(workers), "--nthreads", "1",
-                                     "--host", "127.0.0.1", "--no-dashboard", "--local-directory", str(self.dir / "dask"),
-                                     *tls], env)
+        self._spawn(
+            "dask-workers",
+            [
+                str(BIN / "dask"),
+                "worker",
+                address,
+                "--nworkers",
+                str(workers),
+                "--nthreads",
+                "1",
+                "--host",
+                "127.0.0.1",
+                "--no-dashboard",
+                "--local-directory",
+                str(self.dir / "dask"),
+                *tls,
+            ],
+            env,
+        )
         self.state["env"].update({"PAPERLINE_DASK_ADDRESS": address, "PAPERLINE_RUNNER": address})
         self.state["dask_workers"] = workers
         self._save()
@@ -197,23 +313,36 @@ class Stack:
         env = self.state["env"]
         if "DASK_DISTRIBUTED__COMM__TLS__CA_FILE" not in env:
             return None
-        return Security(tls_ca_file=env["DASK_DISTRIBUTED__COMM__TLS__CA_FILE"], require_encryption=True,
-                        tls_client_cert=env["DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT"],
-                        tls_client_key=env["DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY"])
+        return Security(
+            tls_ca_file=env["DASK_DISTRIBUTED__COMM__TLS__CA_FILE"],
+            require_encryption=True,
+            tls_client_cert=env["DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT"],
+            tls_client_key=env["DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY"],
+        )
 
     def worker(self) -> None:
         env = self.base_env()
-        subprocess.run([str(BIN / "prefect"), "work-pool", "create", POOL, "--type", "process", "--overwrite"],
-                       check=True, capture_output=True, env=env, timeout=120)
-        self._spawn("prefect-worker", [str(BIN / "prefect"), "worker", "start", "--pool", POOL, "--type", "process",
-                                       "--limit", "4"], env)
+        subprocess.run(
+            [str(BIN / "prefect"), "work-pool", "create", POOL, "--type", "process", "--overwrite"],
+            check=True,
+            capture_output=True,
+            env=env,
+            timeout=120,
+        )
+        self._spawn(
+            "prefect-worker",
+            [str(BIN / "prefect"), "worker", "start", "--pool", POOL, "--type", "process", "--limit", "4"],
+            env,
+        )
         self.state["pool"] = POOL
         self._save()
 
     def wait_dask_workers(self, timeout: float = 90) -> None:
         from distributed import Client
 
-        with Client(self.state["env"]["PAPERLINE_DASK_ADDRESS"], timeout=timeout, security=self.dask_security()) as client:
+        with Client(
+            self.state["env"]["PAPERLINE_DASK_ADDRESS"], timeout=timeout, security=self.dask_security()
+        ) as client:
             client.wait_for_workers(self.state["dask_workers"], timeout=timeout)
 
 
@@ -230,8 +359,20 @@ def start(folder: Path, root: Path, *, dask_workers: int = 2, timeout: float = 1
         mlflow = stack.mlflow()
         stack.dask(dask_workers)
         env = stack.state["env"]
-        _wait(lambda: _http_ok(f"{env['PREFECT_API_URL']}/health"), "prefect server", timeout, prefect, stack.dir / "prefect-server.log")
-        _wait(lambda: _http_ok(f"{env['MLFLOW_TRACKING_URI']}/health"), "mlflow server", timeout, mlflow, stack.dir / "mlflow.log")
+        _wait(
+            lambda: _http_ok(f"{env['PREFECT_API_URL']}/health"),
+            "prefect server",
+            timeout,
+            prefect,
+            stack.dir / "prefect-server.log",
+        )
+        _wait(
+            lambda: _http_ok(f"{env['MLFLOW_TRACKING_URI']}/health"),
+            "mlflow server",
+            timeout,
+            mlflow,
+            stack.dir / "mlflow.log",
+        )
         stack.worker()
         stack.wait_dask_workers()
     except BaseException:
@@ -250,7 +391,9 @@ def stop(folder: Path) -> None:
         _kill_group(pid)
     if state.get("pg_data"):
         run_as = ["runuser", "-u", "postgres", "--"] if state.get("pg_as_postgres") else []
-        subprocess.run([*run_as, pg_binary("pg_ctl"), "-D", state["pg_data"], "-m", "immediate", "-w", "stop"], capture_output=True)
+        subprocess.run(
+            [*run_as, pg_binary("pg_ctl"), "-D", state["pg_data"], "-m", "immediate", "-w", "stop"], capture_output=True
+        )
         shutil.rmtree(state["pg_dir"], ignore_errors=True)
     record.unlink()
 
@@ -258,11 +401,17 @@ def stop(folder: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("action", choices=("start", "stop", "check"))
-    parser.add_argument("--dir", type=Path, default=Path(".paperline/stack"), help="stack folder (logs, stack.json, stack.env)")
+    parser.add_argument(
+        "--dir", type=Path, default=Path(".paperline/stack"), help="stack folder (logs, stack.json, stack.env)"
+    )
     parser.add_argument("--root", type=Path, default=Path.cwd(), help="paperline checkout the workers run")
     parser.add_argument("--dask-workers", type=int, default=2)
-    parser.add_argument("--insecure", action="store_true", help="no Prefect auth, no MLflow auth, no Dask TLS (a throwaway local stack)")
-    parser.add_argument("--mlflow-auth", action="store_true", help="ignored: MLflow's basic-auth app is on unless --insecure")
+    parser.add_argument(
+        "--insecure", action="store_true", help="no Prefect auth, no MLflow auth, no Dask TLS (a throwaway local stack)"
+    )
+    parser.add_argument(
+        "--mlflow-auth", action="store_true", help="ignored: MLflow's basic-auth app is on unless --insecure"
+    )
     args = parser.parse_args()
     if args.action == "check":
         missing = missing_binaries()

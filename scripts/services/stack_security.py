@@ -49,7 +49,9 @@ def token(n: int = 18) -> str:
     return secrets.token_urlsafe(n)
 
 
-def make_tls(folder: Path, hosts: tuple[str, ...] = ("127.0.0.1", "localhost", "dask-scheduler"), days: int = 365) -> dict[str, Path]:
+def make_tls(
+    folder: Path, hosts: tuple[str, ...] = ("127.0.0.1", "localhost", "dask-scheduler"), days: int = 365
+) -> dict[str, Path]:
     """A CA and one certificate (SANs ``hosts``) signed by it, in ``folder``; the key files are 0600."""
     import ipaddress
 
@@ -60,22 +62,37 @@ def make_tls(folder: Path, hosts: tuple[str, ...] = ("127.0.0.1", "localhost", "
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    now = dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
     ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "paperline stack CA")])
-    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
-          .serial_number(x509.random_serial_number()).not_valid_before(now).not_valid_after(now + dt.timedelta(days=days))
-          .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True).sign(ca_key, hashes.SHA256()))
+    ca = (
+        x509.CertificateBuilder()
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now)
+        .not_valid_after(now + dt.timedelta(days=days))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .sign(ca_key, hashes.SHA256())
+    )
     sans = []
     for host in hosts:
         try:
             sans.append(x509.IPAddress(ipaddress.ip_address(host)))
         except ValueError:
             sans.append(x509.DNSName(host))
-    cert = (x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "paperline-dask")]))
-            .issuer_name(ca_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(now).not_valid_after(now + dt.timedelta(days=days))
-            .add_extension(x509.SubjectAlternativeName(sans), critical=False).sign(ca_key, hashes.SHA256()))
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "paperline-dask")]))
+        .issuer_name(ca_name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now)
+        .not_valid_after(now + dt.timedelta(days=days))
+        .add_extension(x509.SubjectAlternativeName(sans), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
     pem = serialization.Encoding.PEM
     key_pem = key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()).decode()
     (folder / CA).write_text(ca.public_bytes(pem).decode())
@@ -96,8 +113,11 @@ def dask_tls_env(files: dict[str, Path]) -> dict[str, str]:
         f"{pre}REQUIRE_ENCRYPTION": "True",
         f"{pre}DEFAULT_SCHEME": "tls",
         f"{pre}TLS__CA_FILE": str(files["ca"]),
-        **{f"{pre}TLS__{role}__{part}": str(files[part.lower()]) for role in ("CLIENT", "SCHEDULER", "WORKER")
-           for part in ("CERT", "KEY")},
+        **{
+            f"{pre}TLS__{role}__{part}": str(files[part.lower()])
+            for role in ("CLIENT", "SCHEDULER", "WORKER")
+            for part in ("CERT", "KEY")
+        },
     }
 
 
@@ -112,10 +132,12 @@ def mlflow_auth_available() -> str | None:
 
 def mlflow_auth_ini(database_uri: str, admin: str = MLFLOW_ADMIN) -> str:
     """The text of the ``basic-auth`` app's config; no password in it (``MLFLOW_AUTH_ADMIN_PASSWORD`` by environment)."""
-    return ("[mlflow]\ndefault_permission = READ\n"
-            f"database_uri = {database_uri}\nadmin_username = {admin}\n"
-            "authorization_function = mlflow.server.auth:authenticate_request_basic_auth\n"
-            f"auth_cache_ttl_seconds = {MLFLOW_AUTH_CACHE_TTL_S}\n")
+    return (
+        "[mlflow]\ndefault_permission = READ\n"
+        f"database_uri = {database_uri}\nadmin_username = {admin}\n"
+        "authorization_function = mlflow.server.auth:authenticate_request_basic_auth\n"
+        f"auth_cache_ttl_seconds = {MLFLOW_AUTH_CACHE_TTL_S}\n"
+    )
 
 
 def mlflow_auth_config(folder: Path, admin: str = MLFLOW_ADMIN) -> Path:

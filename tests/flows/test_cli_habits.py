@@ -15,9 +15,29 @@ from tests.conftest import ROOT, error_line, paperline
 
 pytestmark = pytest.mark.integration
 
-COMMANDS = [[], ["list"], ["show"], ["metrics"], ["run"], ["stage"], ["report"], ["repro"], ["doctor"], ["server"],
-            ["server", "start"], ["dvc-yaml"], ["verdicts"], ["new"], ["params"], ["scaling-fit"], ["schedule"],
-            ["deployments"], ["curate"], ["curate", "dedup"], ["curate", "filter"]]
+COMMANDS = [
+    [],
+    ["list"],
+    ["show"],
+    ["metrics"],
+    ["run"],
+    ["stage"],
+    ["report"],
+    ["repro"],
+    ["doctor"],
+    ["server"],
+    ["server", "start"],
+    ["dvc-yaml"],
+    ["verdicts"],
+    ["new"],
+    ["params"],
+    ["scaling-fit"],
+    ["schedule"],
+    ["deployments"],
+    ["curate"],
+    ["curate", "dedup"],
+    ["curate", "filter"],
+]
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c) or "paperline")
@@ -30,7 +50,14 @@ def test_help_shows_no_bool_metavars(command):
 def test_run_help_shows_flags_and_value_names():
     out = paperline("run", "--help", cwd=ROOT, timeout=120).stdout
     assert "<bool>" not in out and "<list[str]>" not in out
-    for text in ("--force ", "--no-track ", "--wait / --no-wait", "--set KEY=VALUE", "--profile PROFILE", "--stage STAGE"):
+    for text in (
+        "--force ",
+        "--no-track ",
+        "--wait / --no-wait",
+        "--set KEY=VALUE",
+        "--profile PROFILE",
+        "--stage STAGE",
+    ):
         assert text in out, text
 
 
@@ -39,15 +66,18 @@ def test_version():
     assert proc.returncode == 0 and proc.stdout.strip() == f"paperline {version('paperline')}"
 
 
-@pytest.mark.parametrize("args, suggestion", [
-    (["run", "qualitypajma"], "did you mean 'qualitypajama'?"),
-    (["show", "optimistic_o2mc"], "did you mean 'optimistic-o2nc'?"),
-    (["run", "qualitypajama", "--stage", "trian"], "did you mean 'train'?"),
-    (["stage", "qualitypajama", "tokenise"], "did you mean 'tokenize'?"),
-    (["report", "qualitypajma"], "did you mean 'qualitypajama'?"),
-    (["repro", "neuraldv"], "did you mean 'neuraldb'?"),
-    (["show", "qualitypajama", "--set", "qualitypajama.trainig.lr=1"], "did you mean 'training'?"),
-])
+@pytest.mark.parametrize(
+    "args, suggestion",
+    [
+        (["run", "qualitypajma"], "did you mean 'qualitypajama'?"),
+        (["show", "optimistic_o2mc"], "did you mean 'optimistic-o2nc'?"),
+        (["run", "qualitypajama", "--stage", "trian"], "did you mean 'train'?"),
+        (["stage", "qualitypajama", "tokenise"], "did you mean 'tokenize'?"),
+        (["report", "qualitypajma"], "did you mean 'qualitypajama'?"),
+        (["repro", "neuraldv"], "did you mean 'neuraldb'?"),
+        (["show", "qualitypajama", "--set", "qualitypajama.trainig.lr=1"], "did you mean 'training'?"),
+    ],
+)
 def test_misspelt_paper_or_stage_suggests_the_closest(args, suggestion):
     line = error_line(paperline(*args, cwd=ROOT, timeout=120))
     assert suggestion in line and (repr(args[-1]) in line or args[-1].split("=")[0].rsplit(".", 1)[0] in line)
@@ -76,8 +106,12 @@ def test_list_says_which_profile_and_date_the_verdicts_come_from(tmp_path):
     (root / "reports/icql").mkdir(parents=True)
     for name in ("params.yaml", "dvc.yaml"):
         shutil.copy(ROOT / name, root / name)
-    doc = {"paper": "icql", "profile": "default", "claims": [{"id": "C1", "verdict": "reproduced"}],
-           "provenance": {"date": "2026-12-01 17:02 UTC"}}
+    doc = {
+        "paper": "icql",
+        "profile": "default",
+        "claims": [{"id": "C1", "verdict": "reproduced"}],
+        "provenance": {"date": "2026-12-01 17:02 UTC"},
+    }
     (root / "reports/icql/claims.json").write_text(json.dumps(doc))
     out = paperline("list", cwd=root, env={"PAPERLINE_ROOT": str(root)}, timeout=120).stdout
     (row,) = [line for line in out.splitlines() if " icql " in line]
@@ -90,8 +124,11 @@ def test_show_json_parses():
     doc = json.loads(proc.stdout)
     assert doc["slug"] == "qualitypajama" and [s["name"] for s in doc["stages"]][-1] == "report"
     assert set(doc["params"]) == {"smoke", "default", "full"} and "resolved" not in doc
-    with_set = json.loads(paperline("show", "qualitypajama", "--json", "-p", "smoke", "--set", "training.lr=0.002",
-                                    cwd=ROOT, timeout=120).stdout)
+    with_set = json.loads(
+        paperline(
+            "show", "qualitypajama", "--json", "-p", "smoke", "--set", "training.lr=0.002", cwd=ROOT, timeout=120
+        ).stdout
+    )
     assert with_set["resolved"]["profile"] == "smoke" and with_set["resolved"]["params"]["training"]["lr"] == 0.002
 
 
@@ -99,9 +136,11 @@ def test_show_set_prints_the_resolved_params_as_yaml():
     proc = paperline("show", "qualitypajama", "--profile", "smoke", "--set", "training.lr=0.002", cwd=ROOT, timeout=120)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("resolved params (profile smoke, --set training.lr=0.002"))
+    start = next(
+        i for i, line in enumerate(lines) if line.startswith("resolved params (profile smoke, --set training.lr=0.002")
+    )
     end = next(i for i in range(start + 1, len(lines)) if not lines[i].startswith("  "))
-    params = yaml.safe_load(textwrap.dedent("\n".join(lines[start + 1:end])))
+    params = yaml.safe_load(textwrap.dedent("\n".join(lines[start + 1 : end])))
     assert params["training"]["lr"] == 0.002 and params["seed"] is not None and "grid" in params
     bad = paperline("show", "qualitypajama", "--set", "training.lrr=1", cwd=ROOT, timeout=120)
     assert "training.lrr" in error_line(bad)
@@ -115,8 +154,11 @@ def test_metrics_prints_one_key_per_line_and_json(tmp_path):
     env = {"PAPERLINE_ROOT": str(tmp_path)}
     out = paperline("metrics", "icql", cwd=tmp_path, env=env, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert [line.split() for line in out.stdout.splitlines()] == [["scores.t1/icql", "0.25"], ["scores.t4/bc", "2"],
-                                                                   ["n", "3"]]
+    assert [line.split() for line in out.stdout.splitlines()] == [
+        ["scores.t1/icql", "0.25"],
+        ["scores.t4/bc", "2"],
+        ["n", "3"],
+    ]
     as_json = paperline("metrics", "icql", "--json", cwd=tmp_path, env=env, timeout=120)
     assert json.loads(as_json.stdout) == {"scores.t1/icql": 0.25, "scores.t4/bc": 2, "n": 3}
     assert "no metrics yet" in error_line(paperline("metrics", "ofmu", cwd=tmp_path, env=env, timeout=120))

@@ -45,7 +45,9 @@ def test_a_prefect_api_url_where_nothing_answers_is_named_before_any_work(monkey
     monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")
     for args in (["deployments"], ["schedule", "qualitypajama", "--cron", "0 3 * * *"], ["repro", "ofmu"]):
         result = CliRunner().invoke(app, args)
-        assert isinstance(result.exception, PaperlineError) and "PREFECT_API_URL=http://127.0.0.1:9/api" in str(result.exception)
+        assert isinstance(result.exception, PaperlineError) and "PREFECT_API_URL=http://127.0.0.1:9/api" in str(
+            result.exception
+        )
 
 
 def test_dvc_plots_page_is_not_tracked():

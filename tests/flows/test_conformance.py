@@ -38,6 +38,8 @@ def _imports(path: Path) -> set[str]:
 
 
 SOURCES = {_module(p): p for pkg in ("components", "flows") for p in (ROOT / pkg).rglob("*.py")}
+
+
 def _ancestor(pkg: str, module: str) -> bool:
     return module.startswith(pkg + ".")  # a submodule naming its own package (``from pkg import sibling``)
 
@@ -46,8 +48,11 @@ GRAPH = {m: {i for i in _imports(p) if i in SOURCES and i != m and not _ancestor
 
 
 def test_components_never_import_frameworks_or_flows():
-    bad = {m: sorted(i for i in _imports(p) if i.split(".")[0] in FRAMEWORKS)
-           for m, p in SOURCES.items() if m.startswith("components")}
+    bad = {
+        m: sorted(i for i in _imports(p) if i.split(".")[0] in FRAMEWORKS)
+        for m, p in SOURCES.items()
+        if m.startswith("components")
+    }
     assert {m: v for m, v in bad.items() if v} == {}
 
 
@@ -58,8 +63,13 @@ def test_pipelines_never_import_each_other():
         parts = module.split(".")
         return parts[1] if parts[0] == "flows" and len(parts) > 2 and parts[1] in pipes else None
 
-    bad = [(m, d) for m, deps in GRAPH.items() if pipeline_of(m)
-           for d in deps if pipeline_of(d) and pipeline_of(d) != pipeline_of(m)]
+    bad = [
+        (m, d)
+        for m, deps in GRAPH.items()
+        if pipeline_of(m)
+        for d in deps
+        if pipeline_of(d) and pipeline_of(d) != pipeline_of(m)
+    ]
     assert bad == []
 
 
@@ -94,11 +104,14 @@ def test_every_pipeline_has_its_parts(slug):
     assert (folder / "spec.py").is_file() and (folder / "params.py").is_file()
     smoke = ROOT / "tests" / "flows" / package / f"test_{package}_smoke.py"
     text = smoke.read_text(encoding="utf-8") if smoke.is_file() else ""
-    assert f'"run", "{slug}"' in text or f'run_smoke(project, "{slug}"' in text, \
+    assert f'"run", "{slug}"' in text or f'run_smoke(project, "{slug}"' in text, (
         f"{smoke.relative_to(ROOT)} must run `paperline run {slug}` (the smoke test)"
+    )
     tests = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "tests" / "unit").rglob("*known_answer*.py"))
-    assert package.replace("_", "") in tests.replace("_", "").replace("-", "").lower() or \
-        slug.replace("-", "") in tests.replace("-", "").lower(), f"no known-answer test mentions {slug}"
+    assert (
+        package.replace("_", "") in tests.replace("_", "").replace("-", "").lower()
+        or slug.replace("-", "") in tests.replace("-", "").lower()
+    ), f"no known-answer test mentions {slug}"
     bench = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "benchmarks").glob("*.py"))
     assert slug in bench or package in bench, f"no benchmark in benchmarks/ runs {slug}"
 
@@ -116,5 +129,6 @@ def test_every_stage_is_typed_by_its_papers_params(slug):
     for stage in paper.stages:
         run = importlib.import_module(stage.module).run
         hint = typing.get_type_hints(run)["ctx"]
-        assert typing.get_origin(hint) is StageContext and typing.get_args(hint) == (params_model,), \
+        assert typing.get_origin(hint) is StageContext and typing.get_args(hint) == (params_model,), (
             f"{stage.module}.run: annotate ctx as StageContext[Params] (got {hint})"
+        )

@@ -29,8 +29,9 @@ def test_an_existing_pipeline_is_never_overwritten():
 
 
 def _changed(root) -> set[str]:
-    out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=root, capture_output=True,
-                         text=True, check=True).stdout
+    out = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"], cwd=root, capture_output=True, text=True, check=True
+    ).stdout
     return {line[3:] for line in out.splitlines()}
 
 
@@ -53,9 +54,23 @@ def test_new_renders_a_pipeline_whose_own_tests_pass(tmp_path):
 
     package = FREE.replace("-", "_")
     run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"tests/flows/{package}",
-         f"tests/unit/{package}", f"tests/flows/test_conformance.py::test_every_pipeline_has_its_parts[{FREE}]"],
-        cwd=root, env={**os.environ, **env}, capture_output=True, text=True, timeout=1200)
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            f"tests/flows/{package}",
+            f"tests/unit/{package}",
+            f"tests/flows/test_conformance.py::test_every_pipeline_has_its_parts[{FREE}]",
+        ],
+        cwd=root,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
     tail = run.stdout[-3000:] + run.stderr[-2000:]
     assert run.returncode == 0, tail
     assert "4 passed" in tail and "failed" not in tail and "skipped" not in tail  # smoke, 2 known-answer, parts

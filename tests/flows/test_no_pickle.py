@@ -28,8 +28,10 @@ PATTERNS = {
 }
 # (path, pattern name) -> why this hit is not code loaded from an artifact.
 ALLOWED = {
-    ("scripts/constraints.txt", "pickle module"):
-        "pins cloudpickle, a dependency of Prefect, MLflow and Dask; pinning a version loads nothing",
+    (
+        "scripts/constraints.txt",
+        "pickle module",
+    ): "pins cloudpickle, a dependency of Prefect, MLflow and Dask; pinning a version loads nothing",
 }
 
 
@@ -38,7 +40,12 @@ def _code_text(path: Path) -> str:
     out, prev = [], tokenize.NEWLINE
     tokens = tokenize.generate_tokens(io.StringIO(path.read_text()).readline)
     for tok in tokens:
-        docstring = tok.type == tokenize.STRING and prev in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.NL)
+        docstring = tok.type == tokenize.STRING and prev in (
+            tokenize.NEWLINE,
+            tokenize.INDENT,
+            tokenize.DEDENT,
+            tokenize.NL,
+        )
         if tok.type not in (tokenize.COMMENT, tokenize.NL) and not docstring:
             out.append(tok.string)
         if tok.type not in (tokenize.COMMENT, tokenize.NL):
@@ -49,7 +56,9 @@ def _code_text(path: Path) -> str:
 def _text(path: Path) -> str:
     if path.suffix == ".py":
         return _code_text(path)
-    return "\n".join(line for line in path.read_text(errors="replace").splitlines() if not line.lstrip().startswith("#"))
+    return "\n".join(
+        line for line in path.read_text(errors="replace").splitlines() if not line.lstrip().startswith("#")
+    )
 
 
 def _files():
@@ -71,8 +80,10 @@ def _hits() -> set[tuple[str, str]]:
 
 def test_no_code_loading_from_artifacts_outside_the_allow_list():
     unexpected = sorted(_hits() - set(ALLOWED))
-    assert not unexpected, "code from stored artifacts (add a safe format, or an ALLOWED entry with its reason): " + \
-        "; ".join(f"{p}: {n}" for p, n in unexpected)
+    assert not unexpected, (
+        "code from stored artifacts (add a safe format, or an ALLOWED entry with its reason): "
+        + "; ".join(f"{p}: {n}" for p, n in unexpected)
+    )
 
 
 def test_every_allow_list_entry_still_matches_and_has_a_reason():
@@ -96,7 +107,9 @@ def test_every_torch_load_says_weights_only_true():
         if path.suffix == ".py":
             for call in re.finditer(r"torch\s*\.\s*load\s*\(", text := _code_text(path)):
                 args = _call_args(text, call.end())
-                assert re.search(r"weights_only\s*=\s*True", args), f"{path.relative_to(ROOT)}: torch.load without weights_only=True"
+                assert re.search(r"weights_only\s*=\s*True", args), (
+                    f"{path.relative_to(ROOT)}: torch.load without weights_only=True"
+                )
 
 
 def test_the_scan_sees_code_but_not_comments_or_docstrings(tmp_path):

@@ -15,18 +15,32 @@ from tests.conftest import ROOT
 
 
 def test_committed_readme_table_matches_the_records():
-    assert (ROOT / "README.md").read_text(encoding="utf-8") == V.render_readme(ROOT), \
+    assert (ROOT / "README.md").read_text(encoding="utf-8") == V.render_readme(ROOT), (
         "README.md's papers table is out of date: run `paperline verdicts --write`"
+    )
 
 
 def _claims_doc(profile: str) -> dict:
     rng = np.random.default_rng(0)
     b = rng.normal(0, 1, 100)
-    c = CL.evaluate_standard("C1", "s", method_values=b + 3, baseline_values=b, clusters=np.repeat(range(4), 25),
-                             direction="greater", delta=0.5, metric="m", method="m", baseline="b", unit="items",
-                             seed=0, n_resamples=500)
-    return CL.claims_document("icql", profile, [c], extra={"provenance": {"date": "2026-12-01 10:00 UTC",
-                                                                          "git_commit": "abcdef123"}})
+    c = CL.evaluate_standard(
+        "C1",
+        "s",
+        method_values=b + 3,
+        baseline_values=b,
+        clusters=np.repeat(range(4), 25),
+        direction="greater",
+        delta=0.5,
+        metric="m",
+        method="m",
+        baseline="b",
+        unit="items",
+        seed=0,
+        n_resamples=500,
+    )
+    return CL.claims_document(
+        "icql", profile, [c], extra={"provenance": {"date": "2026-12-01 10:00 UTC", "git_commit": "abcdef123"}}
+    )
 
 
 @pytest.fixture
@@ -65,8 +79,9 @@ def test_a_default_run_with_set_overrides_is_not_recorded(checkout):
     shutil.copy(ROOT / "dvc.yaml", checkout / "dvc.yaml")
     paper = get_paper("icql")
     doc = _claims_doc("default")
-    doc["provenance"]["params_hash"] = params_hash(resolve_owner_params(paper, Paths(checkout), "default",
-                                                                        ["icql.train.steps=12"]))
+    doc["provenance"]["params_hash"] = params_hash(
+        resolve_owner_params(paper, Paths(checkout), "default", ["icql.train.steps=12"])
+    )
     (checkout / "reports/icql/claims.json").write_text(json.dumps(doc))
     with pytest.raises(DataError, match="params other than params.yaml's default"):
         V.record(checkout, "icql")

@@ -64,7 +64,8 @@ def test_dvc_exp_run_set_param_changes_only_the_keys_it_sets(tmp_path):
 
     (tmp_path / "params.yaml").write_text(
         "profile: smoke\nofmu:\n  model:\n    lr: 0.003\n  unlearn:\n    seeds: [0, 1]\n"
-        "    methods:\n      ga:\n        options:\n          lr: 1.0e-05\n")
+        "    methods:\n      ga:\n        options:\n          lr: 1.0e-05\n"
+    )
     before = params_yaml(Paths(tmp_path))
     (tmp_path / "params.yaml").write_text(before)
     apply_overrides(str(tmp_path / "params.yaml"), ["ofmu.model.d_model=64", "assomem.claims.level=0.9"])

@@ -45,8 +45,14 @@ def _has_files(folder: Path) -> bool:
 
 
 def _folders(base: Path) -> list[Path]:
-    return sorted(p for p in base.rglob("*") if p.is_dir() and "__pycache__" not in p.relative_to(base).parts
-                  and not any(part.startswith(".") for part in p.relative_to(base).parts) and _has_files(p))
+    return sorted(
+        p
+        for p in base.rglob("*")
+        if p.is_dir()
+        and "__pycache__" not in p.relative_to(base).parts
+        and not any(part.startswith(".") for part in p.relative_to(base).parts)
+        and _has_files(p)
+    )
 
 
 def _is_package(folder: Path) -> bool:
@@ -71,8 +77,11 @@ def layout_problems(root: Path, pending: dict[str, str] | None = None) -> list[s
     def rel(p: Path) -> str:
         return p.relative_to(root).as_posix()
 
-    for top in sorted(p for p in tests.iterdir() if p.is_dir() and p.name != "__pycache__"
-                      and not p.name.startswith(".") and _has_files(p)):
+    for top in sorted(
+        p
+        for p in tests.iterdir()
+        if p.is_dir() and p.name != "__pycache__" and not p.name.startswith(".") and _has_files(p)
+    ):
         if top.name not in TOP_LEVEL:
             problems.append(f"{rel(top)}/: not a known test folder ({', '.join(sorted(TOP_LEVEL))})")
 
@@ -87,12 +96,16 @@ def layout_problems(root: Path, pending: dict[str, str] | None = None) -> list[s
                 continue
             module = f.name.removeprefix("test_")
             if not f.name.startswith("test_") or not (root / "components" / module).is_file():
-                problems.append(f"{rel(f)}: a file directly in tests/unit/ tests components/<module>.py "
-                                f"(test_<module>.py); no components/{module}")
+                problems.append(
+                    f"{rel(f)}: a file directly in tests/unit/ tests components/<module>.py "
+                    f"(test_<module>.py); no components/{module}"
+                )
         for f in sorted(unit.rglob("*.py")):
             if "__pycache__" not in f.parts and rel(f) not in pending and _imports_flows_at_module_level(f):
-                problems.append(f"{rel(f)}: imports flows at module level; a pipeline's or the runtime's tests "
-                                "belong under tests/flows/")
+                problems.append(
+                    f"{rel(f)}: imports flows at module level; a pipeline's or the runtime's tests "
+                    "belong under tests/flows/"
+                )
 
     flows = tests / "flows"
     if flows.is_dir():
@@ -111,8 +124,11 @@ def layout_problems(root: Path, pending: dict[str, str] | None = None) -> list[s
     for f in tests.rglob("test_*.py"):
         if "__pycache__" not in f.parts:
             seen[f.name].append(rel(f))
-    problems += [f"{name}: one basename, several files ({', '.join(sorted(paths))}); pytest cannot import both"
-                 for name, paths in sorted(seen.items()) if len(paths) > 1]
+    problems += [
+        f"{name}: one basename, several files ({', '.join(sorted(paths))}); pytest cannot import both"
+        for name, paths in sorted(seen.items())
+        if len(paths) > 1
+    ]
     return problems
 
 
@@ -136,26 +152,61 @@ def _plant(root: Path, *files: str, text: str = "") -> None:
 
 
 def test_a_planted_misplaced_test_is_caught(tmp_path):
-    _plant(tmp_path, "components/__init__.py", "components/io.py", "components/data/__init__.py",
-           "components/data/corpus/__init__.py", "flows/__init__.py", "flows/ofmu/__init__.py",
-           "flows/runtime/__init__.py")
-    good = ["tests/unit/data/corpus/test_a.py", "tests/unit/data/test_b.py", "tests/unit/test_io.py",
-            "tests/unit/conftest.py", "tests/flows/ofmu/test_c.py", "tests/flows/runtime/test_d.py",
-            "tests/flows/test_e.py", "tests/infra/test_f.py", "tests/integration/test_g.py", "tests/fixtures/x.json"]
+    _plant(
+        tmp_path,
+        "components/__init__.py",
+        "components/io.py",
+        "components/data/__init__.py",
+        "components/data/corpus/__init__.py",
+        "flows/__init__.py",
+        "flows/ofmu/__init__.py",
+        "flows/runtime/__init__.py",
+    )
+    good = [
+        "tests/unit/data/corpus/test_a.py",
+        "tests/unit/data/test_b.py",
+        "tests/unit/test_io.py",
+        "tests/unit/conftest.py",
+        "tests/flows/ofmu/test_c.py",
+        "tests/flows/runtime/test_d.py",
+        "tests/flows/test_e.py",
+        "tests/infra/test_f.py",
+        "tests/integration/test_g.py",
+        "tests/fixtures/x.json",
+    ]
     _plant(tmp_path, *good)
-    _plant(tmp_path, "tests/unit/data/test_h.py", text="import numpy\nfrom components.data import corpus\n\n"
-           "def test():\n    from flows.ofmu import params\n")  # an import inside a test is allowed
+    _plant(
+        tmp_path,
+        "tests/unit/data/test_h.py",
+        text="import numpy\nfrom components.data import corpus\n\ndef test():\n    from flows.ofmu import params\n",
+    )  # an import inside a test is allowed
     _plant(tmp_path, "tests/unit/lm/__pycache__/test_old.cpython-311.pyc")  # a moved folder's leftover cache
     assert layout_problems(tmp_path, pending={}) == []
 
-    _plant(tmp_path, "tests/unit/foo/test_foo.py", "tests/unit/data/nope/test_n.py", "tests/unit/test_bar.py",
-           "tests/flows/nopipe/test_p.py", "tests/flows/ofmu/sub/test_s.py", "tests/integration/test_ofmu_smoke.py",
-           "tests/misc/test_m.py", "tests/flows/ofmu/test_a.py")
+    _plant(
+        tmp_path,
+        "tests/unit/foo/test_foo.py",
+        "tests/unit/data/nope/test_n.py",
+        "tests/unit/test_bar.py",
+        "tests/flows/nopipe/test_p.py",
+        "tests/flows/ofmu/sub/test_s.py",
+        "tests/integration/test_ofmu_smoke.py",
+        "tests/misc/test_m.py",
+        "tests/flows/ofmu/test_a.py",
+    )
     _plant(tmp_path, "tests/unit/data/test_flows.py", text="from flows.ofmu.params import Params\n")
     problems = "\n".join(layout_problems(tmp_path, pending={}))
-    for culprit in ("tests/unit/foo/", "tests/unit/data/nope/", "tests/unit/test_bar.py", "tests/flows/nopipe/",
-                    "tests/flows/ofmu/sub/", "tests/integration/test_ofmu_smoke.py", "tests/misc/",
-                    "tests/unit/data/test_flows.py", "test_a.py: one basename"):
+    for culprit in (
+        "tests/unit/foo/",
+        "tests/unit/data/nope/",
+        "tests/unit/test_bar.py",
+        "tests/flows/nopipe/",
+        "tests/flows/ofmu/sub/",
+        "tests/integration/test_ofmu_smoke.py",
+        "tests/misc/",
+        "tests/unit/data/test_flows.py",
+        "test_a.py: one basename",
+    ):
         assert culprit in problems, (culprit, problems)
     assert len(problems.splitlines()) == 9, problems
 

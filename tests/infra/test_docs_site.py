@@ -12,8 +12,13 @@ from tests.conftest import BIN, ROOT
 
 def test_site_builds_strict_offline_with_a_page_per_pipeline(tmp_path):
     site = tmp_path / "site"
-    proc = subprocess.run([str(BIN / "mkdocs"), "build", "--strict", "-q", "-f", str(ROOT / "mkdocs.yml"), "-d", str(site)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [str(BIN / "mkdocs"), "build", "--strict", "-q", "-f", str(ROOT / "mkdocs.yml"), "-d", str(site)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     home = (site / "index.html").read_text()
     assert "Quick start" in home

@@ -7,7 +7,6 @@ import os
 import re
 import ssl
 import stat
-from pathlib import Path
 
 import pytest
 import yaml
@@ -26,7 +25,7 @@ def _images():
         yield f"compose {name}", svc["image"]
     for path in sorted((INFRA / "k8s").glob("*.yaml")):
         for doc in yaml.safe_load_all(path.read_text()):
-            for c in ((doc or {}).get("spec", {}).get("template", {}).get("spec", {}).get("containers", [])):
+            for c in (doc or {}).get("spec", {}).get("template", {}).get("spec", {}).get("containers", []):
                 yield f"{path.name} {c['name']}", c["image"]
     job = json.loads((INFRA / "k8s/gpu-job-template.json").read_text())
     for c in job["job_configuration"]["job_manifest"]["spec"]["template"]["spec"]["containers"]:
@@ -38,7 +37,9 @@ def test_every_image_is_pinned_to_a_tag_never_latest():
     assert len(images) >= 10
     for where, image in images:
         image = re.sub(r"\$\{[A-Z_]+:-([^}]+)\}", r"\1", image)  # the default compose uses
-        assert ":" in image.rsplit("/", 1)[-1] and not image.endswith(":latest"), f"{where}: image {image} is not pinned"
+        assert ":" in image.rsplit("/", 1)[-1] and not image.endswith(":latest"), (
+            f"{where}: image {image} is not pinned"
+        )
     for path in (INFRA / "helm").glob("*.yaml"):
         assert ":latest" not in path.read_text()
     assert "prefectTag" in (INFRA / "helm/prefect-server-values.yaml").read_text()
@@ -67,7 +68,9 @@ def test_no_password_is_on_a_command_line():
         command = svc.get("command", "")
         lines = command if isinstance(command, list) else [command]
         for line in lines:
-            argv_parts = [ln for ln in str(line).splitlines() if not ln.lstrip().startswith("printf")]  # printf is a shell builtin
+            argv_parts = [
+                ln for ln in str(line).splitlines() if not ln.lstrip().startswith("printf")
+            ]  # printf is a shell builtin
             assert not any(secret.search(part) for part in argv_parts), f"{name}: a secret on the command line"
     assert "--backend-store-uri" not in str(SERVICES["mlflow"]["command"])
     native = (ROOT / "scripts/services/native_stack.py").read_text()
@@ -79,7 +82,9 @@ def test_prefect_needs_basic_auth_and_dask_speaks_tls_only():
     for name in PAPERLINE_IMAGE - {"dask-certs"}:
         env = _env(name)
         assert env["PREFECT_API_AUTH_STRING"].startswith("${PREFECT_AUTH_STRING:?"), name
-        assert env["PAPERLINE_RUNNER"].startswith("tls://") and env["DASK_DISTRIBUTED__COMM__REQUIRE_ENCRYPTION"] == "True"
+        assert (
+            env["PAPERLINE_RUNNER"].startswith("tls://") and env["DASK_DISTRIBUTED__COMM__REQUIRE_ENCRYPTION"] == "True"
+        )
     for name in ("dask-scheduler", "dask-workers"):
         assert all(opt in SERVICES[name]["command"] for opt in ("--tls-ca-file", "--tls-cert", "--tls-key")), name
     assert "tls://" in SERVICES["dask-workers"]["command"] and "--protocol tls" in SERVICES["dask-scheduler"]["command"]
@@ -95,19 +100,25 @@ def test_postgres_is_reached_only_by_its_two_clients():
 def test_a_network_policy_denies_ingress_by_default_and_covers_every_app():
     docs = list(yaml.safe_load_all((INFRA / "k8s/network-policy.yaml").read_text()))
     assert all(d["kind"] == "NetworkPolicy" and d["metadata"]["namespace"] == "paperline" for d in docs)
-    assert any(d["spec"]["podSelector"] == {} and d["spec"]["policyTypes"] == ["Ingress"] and "ingress" not in d["spec"]
-               for d in docs)
+    assert any(
+        d["spec"]["podSelector"] == {} and d["spec"]["policyTypes"] == ["Ingress"] and "ingress" not in d["spec"]
+        for d in docs
+    )
     covered = {d["spec"]["podSelector"].get("matchLabels", {}).get("app") for d in docs}
     for path in (INFRA / "k8s").glob("*.yaml"):
         for doc in yaml.safe_load_all(path.read_text()):
             if doc and doc.get("kind") == "Deployment":
-                assert doc["metadata"]["labels"]["app"] in covered, f"{path.name}: {doc['metadata']['name']} has no policy"
+                assert doc["metadata"]["labels"]["app"] in covered, (
+                    f"{path.name}: {doc['metadata']['name']} has no policy"
+                )
 
 
 def test_credential_files_are_0600_from_creation(tmp_path, monkeypatch):
     modes = []
     real_open = os.open
-    monkeypatch.setattr(os, "open", lambda path, flags, mode=0o777: (modes.append((flags, mode)), real_open(path, flags, mode))[1])
+    monkeypatch.setattr(
+        os, "open", lambda path, flags, mode=0o777: (modes.append((flags, mode)), real_open(path, flags, mode))[1]
+    )
     old = os.umask(0)
     try:
         target = tmp_path / "stack.env"

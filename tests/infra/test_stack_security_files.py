@@ -126,7 +126,10 @@ def _pod_specs():
 
 def _mounts_tls_secret(pod: dict, container: dict) -> bool:
     volumes = {v["name"] for v in pod.get("volumes", []) if v.get("secret", {}).get("secretName") == TLS_SECRET}
-    return any(m["name"] in volumes and m["mountPath"] == TLS_DIR and m.get("readOnly") for m in container.get("volumeMounts", []))
+    return any(
+        m["name"] in volumes and m["mountPath"] == TLS_DIR and m.get("readOnly")
+        for m in container.get("volumeMounts", [])
+    )
 
 
 def _gets_tls_config(container: dict) -> bool:
@@ -147,14 +150,23 @@ def test_every_k8s_dask_scheduler_and_worker_speaks_tls_with_the_secret_mounted(
                 continue
             role = argv[1]
             seen.add(role)
-            for opt, value in (("--tls-ca-file", f"{TLS_DIR}/{sec.CA}"), ("--tls-cert", f"{TLS_DIR}/{sec.CERT}"),
-                               ("--tls-key", f"{TLS_DIR}/{sec.KEY}")):
+            for opt, value in (
+                ("--tls-ca-file", f"{TLS_DIR}/{sec.CA}"),
+                ("--tls-cert", f"{TLS_DIR}/{sec.CERT}"),
+                ("--tls-key", f"{TLS_DIR}/{sec.KEY}"),
+            ):
                 assert opt in argv and argv[argv.index(opt) + 1] == value, f"{where}: {opt} {value}"
             if role == "scheduler":
-                assert "--protocol" in argv and argv[argv.index("--protocol") + 1] == "tls", f"{where}: the scheduler must listen on tls"
+                assert "--protocol" in argv and argv[argv.index("--protocol") + 1] == "tls", (
+                    f"{where}: the scheduler must listen on tls"
+                )
             else:
-                assert role == "worker" and any(a.startswith("tls://") for a in argv), f"{where}: the worker must dial tls://"
-            assert _mounts_tls_secret(pod, c), f"{where}: {c['name']} does not mount the Secret {TLS_SECRET} at {TLS_DIR}"
+                assert role == "worker" and any(a.startswith("tls://") for a in argv), (
+                    f"{where}: the worker must dial tls://"
+                )
+            assert _mounts_tls_secret(pod, c), (
+                f"{where}: {c['name']} does not mount the Secret {TLS_SECRET} at {TLS_DIR}"
+            )
             assert _gets_tls_config(c), f"{where}: {c['name']} lacks the ConfigMap {TLS_CONFIG}"
     assert seen == {"scheduler", "worker"}
 
@@ -194,7 +206,9 @@ def test_network_policies_cover_the_dask_pods():
     assert any(d["spec"]["podSelector"] == {} and "ingress" not in d["spec"] for d in policies), "no default deny"
     for app in ("dask-scheduler", "dask-workers"):
         assert app in selected and selected[app]["spec"]["policyTypes"] == ["Ingress"], app
-    scheduler_ports = {p["port"] for rule in selected["dask-scheduler"]["spec"]["ingress"] for p in rule.get("ports", [])}
+    scheduler_ports = {
+        p["port"] for rule in selected["dask-scheduler"]["spec"]["ingress"] for p in rule.get("ports", [])
+    }
     assert 8786 in scheduler_ports
 
 

@@ -20,8 +20,14 @@ pytestmark = pytest.mark.integration
         (["run", "anthrobench"], "has no pipeline yet"),
         (["run", "qualitypajama", "--profile", "tiny"], "unknown profile 'tiny'"),
         (["run", "qualitypajama", "--set", "training.lrr=1"], "qualitypajama.training.lrr: unknown key"),
-        (["run", "qualitypajama", "--set", "training.lr=fast"], "qualitypajama.training.lr: Input should be a valid number"),
-        (["run", "qualitypajama", "--set", "corpus.junk_frac=1.5"], "qualitypajama.corpus.junk_frac: Input should be less than 1"),
+        (
+            ["run", "qualitypajama", "--set", "training.lr=fast"],
+            "qualitypajama.training.lr: Input should be a valid number",
+        ),
+        (
+            ["run", "qualitypajama", "--set", "corpus.junk_frac=1.5"],
+            "qualitypajama.corpus.junk_frac: Input should be less than 1",
+        ),
         (["run", "qualitypajama", "--set", "training.lr"], "expected KEY=VALUE"),
         (["show", "nopaper"], "unknown paper"),
     ],

@@ -66,41 +66,92 @@ def error_line(result: tuple[int, str, str]) -> str:
 
 def snapshot(folder: Path) -> dict[str, str]:
     """Every file under ``folder`` (hidden staging files included) with its md5."""
-    return {str(p.relative_to(folder)): hashlib.md5(p.read_bytes()).hexdigest() if p.is_file() else "dir"
-            for p in sorted(folder.rglob("*"))}
+    return {
+        str(p.relative_to(folder)): hashlib.md5(p.read_bytes()).hexdigest() if p.is_file() else "dir"
+        for p in sorted(folder.rglob("*"))
+    }
 
 
 # --------------------------------------------------------------------------------------- params ---
 
 PARAMS_CASES = [
-    ("qualitypajama", "grid.sizes=[1000000000000, 2000000000000]", "qualitypajama.grid.sizes.0: Input should be less than or equal to 1000000000"),
-    ("qualitypajama", "corpus.edit_rate=[-1, 5]", "qualitypajama.corpus.edit_rate: Value error, expected (min, max) fractions with 0 <= min <= max <= 1"),
+    (
+        "qualitypajama",
+        "grid.sizes=[1000000000000, 2000000000000]",
+        "qualitypajama.grid.sizes.0: Input should be less than or equal to 1000000000",
+    ),
+    (
+        "qualitypajama",
+        "corpus.edit_rate=[-1, 5]",
+        "qualitypajama.corpus.edit_rate: Value error, expected (min, max) fractions with 0 <= min <= max <= 1",
+    ),
     ("qualitypajama", "corpus.edit_rate=[0.5, 0.1]", "qualitypajama.corpus.edit_rate: Value error"),
     ("qualitypajama", "grid.seeds=[-5]", "qualitypajama.grid.seeds.0: Input should be greater than or equal to 0"),
     ("qualitypajama", "seed=4294967296", "qualitypajama.seed: Input should be less than or equal to 4294967295"),
-    ("qualitypajama", "training.eval_windows=1000000000", "qualitypajama.training.eval_windows: Input should be less than or equal to 100000"),
-    ("qualitypajama", "claims.projection_multiplier=inf", "qualitypajama.claims.projection_multiplier: Input should be a finite number"),
+    (
+        "qualitypajama",
+        "training.eval_windows=1000000000",
+        "qualitypajama.training.eval_windows: Input should be less than or equal to 100000",
+    ),
+    (
+        "qualitypajama",
+        "claims.projection_multiplier=inf",
+        "qualitypajama.claims.projection_multiplier: Input should be a finite number",
+    ),
     ("qualitypajama", "training.lr=.nan", "qualitypajama.training.lr: Input should be a finite number"),
-    ("qualitypajama", "grid.budgets=[8192, 10000000000]", "qualitypajama.grid.budgets.1: Input should be less than or equal to 1000000000"),
-    ("ofmu", "model.train_steps=10000000000", "ofmu.model.train_steps: Input should be less than or equal to 1000000000"),
-    ("ofmu", "unlearn.methods.ga.options.lr=.inf", "ofmu.unlearn.methods.ga: Value error, options ['lr']: must be finite numbers"),
+    (
+        "qualitypajama",
+        "grid.budgets=[8192, 10000000000]",
+        "qualitypajama.grid.budgets.1: Input should be less than or equal to 1000000000",
+    ),
+    (
+        "ofmu",
+        "model.train_steps=10000000000",
+        "ofmu.model.train_steps: Input should be less than or equal to 1000000000",
+    ),
+    (
+        "ofmu",
+        "unlearn.methods.ga.options.lr=.inf",
+        "ofmu.unlearn.methods.ga: Value error, options ['lr']: must be finite numbers",
+    ),
     ("assomem", "data.sizes=[100000000000]", "assomem.data.sizes.0: Input should be less than or equal to 10000000"),
     ("assomem", "claims.k_accuracy=0", "assomem.claims.k_accuracy: Input should be greater than or equal to 1"),
     ("icql", "train.steps=1000000000000", "icql.train.steps: Input should be less than or equal to 1000000000"),
     ("icql", "eval.seed=-3", "icql.eval.seed: Input should be greater than or equal to 0"),
-    ("icql", "data.external=[{source: minari, id: ../../../tmp/victim}]",
-     "icql.data.external.0.id: Value error, '.._.._.._tmp_victim' is not a plain name"),
+    (
+        "icql",
+        "data.external=[{source: minari, id: ../../../tmp/victim}]",
+        "icql.data.external.0.id: Value error, '.._.._.._tmp_victim' is not a plain name",
+    ),
     ("cer-god", "graphs=[{name: ../../victim, kind: sbm}]", "cer-god.graphs.0.name: String should match pattern"),
-    ("optimistic-o2nc", "grid.stoch_budget=1000000000000", "optimistic-o2nc.grid.stoch_budget: Input should be less than or equal to 1000000000"),
-    ("optimistic-o2nc", "functions.synthetic_m=1000000", "optimistic-o2nc.functions: Value error, synthetic_m * synthetic_d"),
+    (
+        "optimistic-o2nc",
+        "grid.stoch_budget=1000000000000",
+        "optimistic-o2nc.grid.stoch_budget: Input should be less than or equal to 1000000000",
+    ),
+    (
+        "optimistic-o2nc",
+        "functions.synthetic_m=1000000",
+        "optimistic-o2nc.functions: Value error, synthetic_m * synthetic_d",
+    ),
     ("cer-god", "run.seeds=[0, 4294967296]", "cer-god.run.seeds.1: Input should be less than or equal to 4294967295"),
-    ("neuraldb", "editing.ppl_windows=1000000000", "neuraldb.editing.ppl_windows: Input should be less than or equal to 100000"),
-    ("neuraldb", "data.n_subjects=100000000000", "neuraldb.data.n_subjects: Input should be less than or equal to 10000000"),
+    (
+        "neuraldb",
+        "editing.ppl_windows=1000000000",
+        "neuraldb.editing.ppl_windows: Input should be less than or equal to 100000",
+    ),
+    (
+        "neuraldb",
+        "data.n_subjects=100000000000",
+        "neuraldb.data.n_subjects: Input should be less than or equal to 10000000",
+    ),
     ("neuraldb", "editing.mom2_weight=.nan", "neuraldb.editing.mom2_weight: Input should be a finite number"),
 ]
 
 
-@pytest.mark.parametrize("paper, override, expected", PARAMS_CASES, ids=[f"{p}:{o.split('=')[0]}" for p, o, _ in PARAMS_CASES])
+@pytest.mark.parametrize(
+    "paper, override, expected", PARAMS_CASES, ids=[f"{p}:{o.split('=')[0]}" for p, o, _ in PARAMS_CASES]
+)
 def test_out_of_bound_params_fail_before_any_work(tmp_path, paper, override, expected):
     root = _checkout(tmp_path, (ROOT / "params.yaml").read_bytes())
     before = snapshot(root)
@@ -124,12 +175,17 @@ def _checkout(tmp_path: Path, params: bytes | None) -> Path:
 _RANDOM = bytes(np.random.default_rng(0).integers(0, 256, 512, dtype=np.uint8))
 PARAMS_FILE_CASES = {
     "random-bytes": (_RANDOM, "params.yaml: contains NUL bytes (a binary or UTF-16 file); expected UTF-8 YAML"),
-    "latin-1": ("profile: smoke\nqualitypajama: {seed: 0}  # caf\xe9\n".encode("latin-1"), "params.yaml:2: not UTF-8 text (byte 0xe9)"),
+    "latin-1": (
+        "profile: smoke\nqualitypajama: {seed: 0}  # caf\xe9\n".encode("latin-1"),
+        "params.yaml:2: not UTF-8 text (byte 0xe9)",
+    ),
     "utf-16": ("profile: smoke\n".encode("utf-16"), "params.yaml: contains NUL bytes"),
     "broken-yaml": (b"profile: smoke\nqualitypajama: {grid: [1, 2\n", "params.yaml: not valid YAML ("),
     "not-a-mapping": (b"- profile\n- smoke\n", "params.yaml: expected a mapping at the top level, got list"),
-    "float-sizes": (b"profile: smoke\nqualitypajama:\n  grid: {sizes: [1.0e+12, 2.0e+12]}\n",
-                    "qualitypajama.grid.sizes.0: Input should be less than or equal to 1000000000"),
+    "float-sizes": (
+        b"profile: smoke\nqualitypajama:\n  grid: {sizes: [1.0e+12, 2.0e+12]}\n",
+        "qualitypajama.grid.sizes.0: Input should be less than or equal to 1000000000",
+    ),
     "directory": (None, "params.yaml: is a directory, expected the params YAML file"),
 }
 
@@ -148,7 +204,10 @@ def test_corrupt_params_yaml_is_one_line_and_unchanged(tmp_path, case):
 
 # --------------------------------------------------------------------------------------- curate ---
 
-DOCS = [{"id": f"d{i}", "text": f"the quick brown fox number {i // 2} jumps over the lazy dog again and again"} for i in range(40)]
+DOCS = [
+    {"id": f"d{i}", "text": f"the quick brown fox number {i // 2} jumps over the lazy dog again and again"}
+    for i in range(40)
+]
 
 
 @pytest.fixture
@@ -215,7 +274,10 @@ OPTION_CASES = [
     (["dedup", "in.jsonl", "out.jsonl", "--clusters", "out.jsonl"], "--clusters out.jsonl: the same file as OUTPUT"),
     (["filter", "in.jsonl", "out.jsonl", "--dropped", "./out.jsonl"], "--dropped out.jsonl: the same file as OUTPUT"),
     (["dedup", "in.jsonl", "side.jsonl/out.jsonl"], "side.jsonl/out.jsonl: side.jsonl is not a folder"),
-    (["filter", "in.jsonl", "out.jsonl", "--rules", ","], "--rules ',': no rule given; choose from aesthetic, c4, gopher"),
+    (
+        ["filter", "in.jsonl", "out.jsonl", "--rules", ","],
+        "--rules ',': no rule given; choose from aesthetic, c4, gopher",
+    ),
     (["filter", "in.jsonl", "out.jsonl", "--rules", " "], "--rules ' ': no rule given"),
     (["filter", "in.jsonl", "out.jsonl", "--rules", "gopher,bogus"], "filters: unknown rule 'bogus'"),
     (["filter", "in.jsonl", "out.jsonl", "--text-field", ""], "--text-field: must not be empty"),
@@ -259,10 +321,25 @@ def test_simulated_full_disk_leaves_every_previous_output(tmp_path, corpus, monk
 
     before = _prior_outputs(tmp_path, "out.jsonl", "side.jsonl")
     real_open = open
-    monkeypatch.setattr(cio, "open", lambda f, mode="r", *a, **k: _FullFile() if "w" in mode else real_open(f, mode, *a, **k),
-                        raising=False)
-    line = error_line(cli("curate", command, "in.jsonl", "out.jsonl", side, "side.jsonl", "--method" if command == "dedup" else "--rules",
-                          "exact" if command == "dedup" else "c4", cwd=tmp_path))
+    monkeypatch.setattr(
+        cio,
+        "open",
+        lambda f, mode="r", *a, **k: _FullFile() if "w" in mode else real_open(f, mode, *a, **k),
+        raising=False,
+    )
+    line = error_line(
+        cli(
+            "curate",
+            command,
+            "in.jsonl",
+            "out.jsonl",
+            side,
+            "side.jsonl",
+            "--method" if command == "dedup" else "--rules",
+            "exact" if command == "dedup" else "c4",
+            cwd=tmp_path,
+        )
+    )
     assert "cannot write (No space left on device)" in line and "out.jsonl" in line
     assert snapshot(tmp_path) == before  # no staging file left either
 
@@ -285,8 +362,12 @@ def test_simulated_read_only_file_system(tmp_path, corpus, monkeypatch):
 def _tmpfs(folder: Path, size: str):
     """A tmpfs of ``size`` at ``folder``, or pytest.skip where this machine does not allow mounting."""
     folder.mkdir()
-    if not shutil.which("mount") or subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
-                                                   capture_output=True).returncode:
+    if (
+        not shutil.which("mount")
+        or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)], capture_output=True
+        ).returncode
+    ):
         pytest.skip("cannot mount a tmpfs here (the simulated ENOSPC/EROFS tests cover this)")
     try:
         yield folder
@@ -297,13 +378,27 @@ def _tmpfs(folder: Path, size: str):
 @pytest.mark.parametrize("command, side", [("dedup", "--clusters"), ("filter", "--dropped")])
 def test_real_full_tmpfs_leaves_every_previous_output(tmp_path, command, side):
     big = tmp_path / "big.jsonl"
-    big.write_text("".join(json.dumps({"id": str(i), "text": f"document {i} has words of its own, number {i * 7}"}) + "\n"
-                           for i in range(3000)))
+    big.write_text(
+        "".join(
+            json.dumps({"id": str(i), "text": f"document {i} has words of its own, number {i * 7}"}) + "\n"
+            for i in range(3000)
+        )
+    )
     with _tmpfs(tmp_path / "tiny", "64k") as tiny:
         before = _prior_outputs(tiny, "out.jsonl", "side.jsonl")
         args = ["--method", "exact"] if command == "dedup" else ["--rules", "c4"]
-        line = error_line(cli("curate", command, str(big), str(tiny / "out.jsonl"), side, str(tiny / "side.jsonl"), *args,
-                              cwd=tmp_path))
+        line = error_line(
+            cli(
+                "curate",
+                command,
+                str(big),
+                str(tiny / "out.jsonl"),
+                side,
+                str(tiny / "side.jsonl"),
+                *args,
+                cwd=tmp_path,
+            )
+        )
         assert "cannot write (No space left on device)" in line
         assert snapshot(tiny) == before
 
@@ -319,7 +414,9 @@ def test_real_read_only_mount_leaves_previous_output(tmp_path, corpus):
 
 
 def test_curate_success_writes_every_output_and_no_staging_file(tmp_path, corpus):
-    code, out, err = cli("curate", "dedup", "in.jsonl", "out.jsonl", "--clusters", "c.json", "--method", "exact", cwd=tmp_path)
+    code, out, err = cli(
+        "curate", "dedup", "in.jsonl", "out.jsonl", "--clusters", "c.json", "--method", "exact", cwd=tmp_path
+    )
     assert code == 0, err
     assert json.loads(out)["n_kept"] == 20
     assert json.loads((tmp_path / "c.json").read_text())["stats"]["n_clusters"] == 20
@@ -327,6 +424,7 @@ def test_curate_success_writes_every_output_and_no_staging_file(tmp_path, corpus
 
 
 # ---------------------------------------------------------------------------------- scaling-fit ---
+
 
 def _law_csv(path: Path, loss=None, n_values=None) -> Path:
     n = np.repeat(np.geomspace(1e7, 1e9, 4), 3) if n_values is None else np.asarray(n_values, dtype=float)
@@ -352,7 +450,9 @@ def test_scaling_fit_constant_loss_is_degenerate_unless_allowed(tmp_path):
 
 def test_scaling_fit_one_distinct_n_is_degenerate(tmp_path):
     csv = _law_csv(tmp_path / "one_n.csv", n_values=[1e8] * 12)
-    assert "only 1 distinct N: its exponent is not identified" in error_line(cli("scaling-fit", str(csv), *FIT, cwd=tmp_path))
+    assert "only 1 distinct N: its exponent is not identified" in error_line(
+        cli("scaling-fit", str(csv), *FIT, cwd=tmp_path)
+    )
 
 
 def test_scaling_fit_a_real_law_is_not_flagged(tmp_path):
@@ -380,15 +480,23 @@ SCALING_CASES = [
 
 @pytest.mark.parametrize("extra, table, expected", SCALING_CASES, ids=[" ".join(c[0]) for c in SCALING_CASES])
 def test_scaling_fit_bounds(tmp_path, extra, table, expected):
-    csv = _law_csv(tmp_path / "law.csv") if table == "law" else _rows200(tmp_path, np.repeat(np.geomspace(1e7, 1e9, 20), 10))
+    csv = (
+        _law_csv(tmp_path / "law.csv")
+        if table == "law"
+        else _rows200(tmp_path, np.repeat(np.geomspace(1e7, 1e9, 20), 10))
+    )
     assert expected in error_line(cli("scaling-fit", str(csv), *FIT, *extra, cwd=tmp_path))
 
 
-@pytest.mark.parametrize("make, expected", [
-    (lambda p: p.write_bytes("N,D,L\n1,2,3\n".encode("utf-16")), "not a readable CSV"),
-    (lambda p: p.write_bytes(_RANDOM), "t.csv"),
-    (lambda p: p.mkdir(), "t.csv: is a directory, expected a file"),
-], ids=["utf-16", "binary", "directory"])
+@pytest.mark.parametrize(
+    "make, expected",
+    [
+        (lambda p: p.write_bytes("N,D,L\n1,2,3\n".encode("utf-16")), "not a readable CSV"),
+        (lambda p: p.write_bytes(_RANDOM), "t.csv"),
+        (lambda p: p.mkdir(), "t.csv: is a directory, expected a file"),
+    ],
+    ids=["utf-16", "binary", "directory"],
+)
 def test_scaling_fit_unreadable_tables(tmp_path, make, expected):
     make(tmp_path / "t.csv")
     assert expected in error_line(cli("scaling-fit", str(tmp_path / "t.csv"), *FIT, cwd=tmp_path))
@@ -396,12 +504,13 @@ def test_scaling_fit_unreadable_tables(tmp_path, make, expected):
 
 # ------------------------------------------------------------------------------ server, checkout ---
 
+
 @contextlib.contextmanager
 def _other_program_on_a_port():
     """An HTTP server that is not Prefect (every path answers 404) on a free loopback port."""
 
     class NotPrefect(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802
+        def do_GET(self):
             self.send_error(404)
 
         def log_message(self, *_a):
@@ -455,5 +564,7 @@ def test_entry_point_prints_one_error_line(tmp_path):
     folder.mkdir()
     proc = paperline("stage", "qualitypajama", "curate", cwd=folder, env={"PAPERLINE_ROOT": ""}, timeout=120)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert proc.stderr.strip().splitlines()[-1].startswith("error: ") and "not inside a paperline checkout" in proc.stderr
+    assert (
+        proc.stderr.strip().splitlines()[-1].startswith("error: ") and "not inside a paperline checkout" in proc.stderr
+    )
     assert list(folder.iterdir()) == []

@@ -10,7 +10,19 @@ pytestmark = pytest.mark.integration
 def test_help_lists_every_command():
     out = paperline("--help", cwd=ROOT, timeout=120)
     assert out.returncode == 0
-    for command in ("list", "show", "run", "stage", "report", "repro", "server", "scaling-fit", "curate", "dvc-yaml", "params"):
+    for command in (
+        "list",
+        "show",
+        "run",
+        "stage",
+        "report",
+        "repro",
+        "server",
+        "scaling-fit",
+        "curate",
+        "dvc-yaml",
+        "params",
+    ):
         assert command in out.stdout
 
 

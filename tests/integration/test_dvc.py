@@ -47,8 +47,15 @@ def test_repro_noop_experiment_metrics_and_plots(project, tmp_path):
     metrics = tool("dvc", "metrics", "show", "--json", cwd=project)
     assert metrics.returncode == 0 and "reports/qualitypajama/metrics.json" in metrics.stdout
 
-    plots = tool("dvc", "plots", "show", "reports/qualitypajama/plots/loss_vs_compute.csv", "-o", str(tmp_path / "plots"),
-                 cwd=project)
+    plots = tool(
+        "dvc",
+        "plots",
+        "show",
+        "reports/qualitypajama/plots/loss_vs_compute.csv",
+        "-o",
+        str(tmp_path / "plots"),
+        cwd=project,
+    )
     assert plots.returncode == 0, plots.stderr
     page = (tmp_path / "plots" / "index.html").read_text()
     assert "loss_vs_compute" in page

@@ -38,8 +38,11 @@ class Watcher(threading.Thread):
         found = []
         for folder in OUTPUT_FOLDERS:
             try:
-                found += [p for p in (self.root / folder).rglob("*.json*")
-                          if not any(part.startswith(".tmp-") for part in p.relative_to(self.root).parts)]
+                found += [
+                    p
+                    for p in (self.root / folder).rglob("*.json*")
+                    if not any(part.startswith(".tmp-") for part in p.relative_to(self.root).parts)
+                ]
             except FileNotFoundError:  # a staging folder vanished while listing: list again next round
                 pass
         return found
@@ -97,7 +100,9 @@ def test_kill_at_several_points_then_resume(project):
         assert proc.returncode == -9
         assert not (project / "data/qualitypajama/fits").exists()
         summary = json.loads((project / "data/qualitypajama/grid/summary.json").read_text())
-        assert summary == {"models": 18, "cached_models": 2, "points": 54}, "the two models trained before the kill were cached"
+        assert summary == {"models": 18, "cached_models": 2, "points": 54}, (
+            "the two models trained before the kill were cached"
+        )
         grid_stamp = _marker(project, "qualitypajama", "train").stat().st_mtime_ns
 
         # 5. the rerun completes and recomputes nothing that had finished

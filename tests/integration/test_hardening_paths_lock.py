@@ -32,6 +32,7 @@ def error_line(proc) -> str:
 
 # ---- path traversal ---------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def deep_project(tmp_path, prefect_api, shared_cache) -> Path:
     """A checkout at <tmp>/a/b/proj, so five '..' from its data folders still land inside <tmp>."""
@@ -47,20 +48,38 @@ def test_traversal_in_source_names_is_refused_and_nothing_outside_changes(deep_p
     read_victim = tmp_path / "victim" / "victim.jsonl"
     written_victim = tmp_path / "a" / "b" / "victim" / "victim.jsonl"
     read_victim.parent.mkdir()
-    read_victim.write_text("".join(json.dumps({"id": f"v{i}", "source": "victim", "text": f"secret words number {i} " * 8}) + "\n"
-                                   for i in range(400)))
+    read_victim.write_text(
+        "".join(
+            json.dumps({"id": f"v{i}", "source": "victim", "text": f"secret words number {i} " * 8}) + "\n"
+            for i in range(400)
+        )
+    )
     written_victim.parent.mkdir()
     written_victim.write_text("precious\n")
     value = f"[austen,{name}]" if field == "heldout" else f"[wordnet,austen,shakespeare,linux_docs,{name}]"
-    proc = paperline("run", "qualitypajama", "--stage", "corpus", "--no-track", "--set", f"corpus.{field}={value}",
-                     cwd=deep_project, timeout=600)
+    proc = paperline(
+        "run",
+        "qualitypajama",
+        "--stage",
+        "corpus",
+        "--no-track",
+        "--set",
+        f"corpus.{field}={value}",
+        cwd=deep_project,
+        timeout=600,
+    )
     assert f"qualitypajama.corpus.{field}: " in error_line(proc) and "unknown source" in error_line(proc)
     assert written_victim.read_text() == "precious\n"
     assert not (deep_project / "data" / "qualitypajama").exists()
 
 
-@pytest.mark.parametrize("override, field", [("training.lrr=1", "qualitypajama.training.lrr: unknown key"),
-                                             ("corpus.heldout=[../../x]", "qualitypajama.corpus.heldout: ")])
+@pytest.mark.parametrize(
+    "override, field",
+    [
+        ("training.lrr=1", "qualitypajama.training.lrr: unknown key"),
+        ("corpus.heldout=[../../x]", "qualitypajama.corpus.heldout: "),
+    ],
+)
 def test_schedule_validates_overrides_before_creating_a_deployment(project, override, field):
     proc = paperline("schedule", "qualitypajama", "--cron", "0 3 * * *", "--set", override, cwd=project, timeout=300)
     assert field in error_line(proc)
@@ -71,12 +90,23 @@ def test_schedule_validates_overrides_before_creating_a_deployment(project, over
 
 # ---- two writers ------------------------------------------------------------------------------------
 
+
 def _paused_writer(root: Path, go: Path) -> subprocess.Popen:
     """`paperline stage shared sources --force`, paused after its work with its staging folder live."""
-    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-           "PAPERLINE_PAUSE_AT": "stage-end:shared:sources", "PAPERLINE_PAUSE_FILE": str(go)}
-    proc = subprocess.Popen([str(BIN / "paperline"), "stage", "shared", "sources", "--force"], cwd=root, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = {
+        **os.environ,
+        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PAPERLINE_PAUSE_AT": "stage-end:shared:sources",
+        "PAPERLINE_PAUSE_FILE": str(go),
+    }
+    proc = subprocess.Popen(
+        [str(BIN / "paperline"), "stage", "shared", "sources", "--force"],
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     reached = Path(f"{go}.reached")
     while not reached.exists():  # the pause seam; a deadline only so a broken run cannot hang the suite
         assert proc.poll() is None, proc.stderr.read()[-3000:]
@@ -104,7 +134,8 @@ def test_second_writer_fails_at_once_and_the_first_one_completes(project, tmp_pa
     marker = json.loads((project / ".paperline/stages/shared/sources.json").read_text())
     assert marker["state"] == "complete"
     assert sorted(p.name for p in (project / "data/sources").iterdir()) == sorted(
-        f"{n}.jsonl" for n in ("wordnet", "austen", "shakespeare", "linux_docs"))
+        f"{n}.jsonl" for n in ("wordnet", "austen", "shakespeare", "linux_docs")
+    )
     assert _staging(project) == []
 
 
@@ -112,8 +143,14 @@ def test_waiting_writer_runs_after_the_first_one(project, tmp_path):
     go = tmp_path / "go"
     first = _paused_writer(project, go)
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
-    second = subprocess.Popen([str(BIN / "paperline"), "stage", "shared", "sources", "--force", "--wait"], cwd=project,
-                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    second = subprocess.Popen(
+        [str(BIN / "paperline"), "stage", "shared", "sources", "--force", "--wait"],
+        cwd=project,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         for line in second.stderr:  # it says that it waits, and for whom, before the first one is released
             if "waiting for it" in line:

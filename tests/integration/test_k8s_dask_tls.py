@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import yaml
@@ -25,8 +24,11 @@ pytestmark = [pytest.mark.slow, pytest.mark.integration]
 def _manifests() -> tuple[dict, dict[str, list[str]]]:
     docs = [d for d in yaml.safe_load_all((ROOT / "infra/k8s/dask.yaml").read_text()) if d]
     [config] = [d["data"] for d in docs if d["kind"] == "ConfigMap"]
-    commands = {d["metadata"]["name"]: d["spec"]["template"]["spec"]["containers"][0]["command"]
-                for d in docs if d["kind"] == "Deployment"}
+    commands = {
+        d["metadata"]["name"]: d["spec"]["template"]["spec"]["containers"][0]["command"]
+        for d in docs
+        if d["kind"] == "Deployment"
+    }
     return config, commands
 
 
@@ -50,12 +52,34 @@ def test_the_k8s_dask_commands_run_over_tls_and_refuse_plain_tcp(tmp_path, monke
     env = {**os.environ, **{k: v.replace("/tls/", f"{tls}/") for k, v in config.items()}}
     procs = []
     try:
-        procs.append(subprocess.Popen(local(commands["dask-scheduler"]), env=env, start_new_session=True,
-                                      stdout=subprocess.DEVNULL, stderr=open(tmp_path / "scheduler.log", "wb")))
-        stack_procs._wait(lambda: stack_procs._port_open(port), "dask scheduler", 90, procs[0], tmp_path / "scheduler.log")
-        worker = local(commands["dask-workers"]) + ["--host", "127.0.0.1", "--no-dashboard", "--local-directory", str(tmp_path / "w")]
-        procs.append(subprocess.Popen(worker, env=env, start_new_session=True, stdout=subprocess.DEVNULL,
-                                      stderr=open(tmp_path / "worker.log", "wb")))
+        procs.append(
+            subprocess.Popen(
+                local(commands["dask-scheduler"]),
+                env=env,
+                start_new_session=True,
+                stdout=subprocess.DEVNULL,
+                stderr=open(tmp_path / "scheduler.log", "wb"),
+            )
+        )
+        stack_procs._wait(
+            lambda: stack_procs._port_open(port), "dask scheduler", 90, procs[0], tmp_path / "scheduler.log"
+        )
+        worker = local(commands["dask-workers"]) + [
+            "--host",
+            "127.0.0.1",
+            "--no-dashboard",
+            "--local-directory",
+            str(tmp_path / "w"),
+        ]
+        procs.append(
+            subprocess.Popen(
+                worker,
+                env=env,
+                start_new_session=True,
+                stdout=subprocess.DEVNULL,
+                stderr=open(tmp_path / "worker.log", "wb"),
+            )
+        )
         probe = (
             "import sys\n"
             "from distributed import Client\n"
@@ -71,8 +95,13 @@ def test_the_k8s_dask_commands_run_over_tls_and_refuse_plain_tcp(tmp_path, monke
             "    assert c.submit(sum, [1, 2]).result() == 3\n"
             "    print('ok', list(c.scheduler_info()['workers'])[0].split('://')[0])\n"
         )
-        done = subprocess.run([sys.executable, "-c", probe, f"tls://127.0.0.1:{port}"], env=env, capture_output=True,
-                              text=True, timeout=240)
+        done = subprocess.run(
+            [sys.executable, "-c", probe, f"tls://127.0.0.1:{port}"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
         assert done.returncode == 0, done.stderr[-2000:] + (tmp_path / "worker.log").read_text()[-2000:]
         assert done.stdout.split() == ["ok", "tls"]  # the worker listens on TLS too
     finally:

@@ -15,8 +15,9 @@ from scipy.sparse.csgraph import connected_components
 from components.errors import DataError, ParamsError
 
 
-def extract_clues(utt_embs: np.ndarray, sessions: list[str], phrase_embs: np.ndarray, *,
-                  pooling: str = "max") -> dict[str, int]:
+def extract_clues(
+    utt_embs: np.ndarray, sessions: list[str], phrase_embs: np.ndarray, *, pooling: str = "max"
+) -> dict[str, int]:
     """Session id -> index of its nearest candidate keyphrase (embeddings are unit-norm rows)."""
     if pooling not in ("max", "mean"):
         raise ParamsError(f"clues.pooling: expected 'max' or 'mean', got {pooling!r}")

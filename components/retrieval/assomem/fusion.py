@@ -69,8 +69,9 @@ def pooled_bins(values: Sequence[np.ndarray], n_bins: int = 3) -> list[np.ndarra
     return [np.searchsorted(cuts, a, side="left").astype(np.int64) for a in arrays]
 
 
-def calibration_bins(sigs: Sequence, signals: Sequence[str], *, binning: str = "pooled",
-                     n_bins: int = 3) -> dict[str, list[np.ndarray]]:
+def calibration_bins(
+    sigs: Sequence, signals: Sequence[str], *, binning: str = "pooled", n_bins: int = 3
+) -> dict[str, list[np.ndarray]]:
     """{signal: [bins of each question's candidates]} for the CMI fit (``sigs``: retriever QuerySignals)."""
     if binning not in BINNINGS:
         raise ParamsError(f"fusion.binning: expected one of {BINNINGS}, got {binning!r}")
@@ -88,8 +89,14 @@ def softmax(values: Sequence[float], temperature: float) -> np.ndarray:
     return z / z.sum()
 
 
-def cmi_weights(bins: Mapping[str, Sequence[np.ndarray]], relevant: Sequence[np.ndarray], types: Sequence[str], *,
-                temperature: float, normalise: bool = True) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]]]:
+def cmi_weights(
+    bins: Mapping[str, Sequence[np.ndarray]],
+    relevant: Sequence[np.ndarray],
+    types: Sequence[str],
+    *,
+    temperature: float,
+    normalise: bool = True,
+) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]]]:
     """(weights, cmi) per question type: {type: {signal: value}}.
 
     ``bins[d][i]`` and ``relevant[i]`` are the bins of signal d and the 0/1 gold labels of

@@ -16,8 +16,9 @@ import scipy.sparse as sp
 from components.errors import DataError, ParamsError
 
 
-def similarity_edges(embs: np.ndarray, *, threshold: float, max_neighbors: int, block: int = 1024,
-                     backend: str = "numpy") -> tuple[np.ndarray, np.ndarray]:
+def similarity_edges(
+    embs: np.ndarray, *, threshold: float, max_neighbors: int, block: int = 1024, backend: str = "numpy"
+) -> tuple[np.ndarray, np.ndarray]:
     """(rows, cols) of utterance pairs with cos >= threshold, at most ``max_neighbors`` per row, no self loops.
 
     ``backend="faiss"`` does the same exact search with faiss's flat inner-product index (about 2-3x faster
@@ -33,7 +34,7 @@ def similarity_edges(embs: np.ndarray, *, threshold: float, max_neighbors: int, 
     rows, cols = [], []
     k = min(max_neighbors, max(n - 1, 1))
     for start in range(0, n, block):
-        sims = embs[start:start + block] @ embs.T
+        sims = embs[start : start + block] @ embs.T
         idx = np.arange(start, min(start + block, n))
         sims[idx - start, idx] = -np.inf
         if n - 1 > k:
@@ -63,8 +64,15 @@ def _faiss_edges(embs: np.ndarray, threshold: float, max_neighbors: int) -> tupl
     return rows[keep], idx[keep]
 
 
-def build_graph(utt_embs: np.ndarray, utt_clue: np.ndarray, n_clues: int, *, threshold: float = 0.75,
-                max_neighbors: int = 20, backend: str = "numpy") -> sp.csr_matrix:
+def build_graph(
+    utt_embs: np.ndarray,
+    utt_clue: np.ndarray,
+    n_clues: int,
+    *,
+    threshold: float = 0.75,
+    max_neighbors: int = 20,
+    backend: str = "numpy",
+) -> sp.csr_matrix:
     """Symmetric 0/1 adjacency over clues + utterances (see module docstring)."""
     n = len(utt_embs)
     if len(utt_clue) != n:

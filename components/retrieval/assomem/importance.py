@@ -31,8 +31,9 @@ def teleport_vectors(cos: np.ndarray, n_clues: int) -> np.ndarray:
     return t / sums
 
 
-def personalized_pagerank(adj: sp.spmatrix, teleport: np.ndarray, *, damping: float = 0.85, tol: float = 1e-8,
-                          max_iter: int = 200) -> np.ndarray:
+def personalized_pagerank(
+    adj: sp.spmatrix, teleport: np.ndarray, *, damping: float = 0.85, tol: float = 1e-8, max_iter: int = 200
+) -> np.ndarray:
     """Scores (n_nodes, Q): each column is a distribution (sums to one), like networkx's pagerank."""
     if not 0.0 < damping < 1.0:
         raise ParamsError(f"importance.damping: must be in (0, 1), got {damping}")

@@ -28,8 +28,14 @@ _ARRAY_KEYS = ("utt_embs", "times", "utt_clue", "clue_embs", "adj_data", "adj_in
 class AssoMemIndex:
     """One memory's AssoMem retriever with its fusion weights; ``search`` returns ranked utterance positions."""
 
-    def __init__(self, retriever: AssoMem, weights: Mapping[str, Mapping[str, float]], ids: Sequence[str],
-                 sessions: Sequence[str], top_k: int) -> None:
+    def __init__(
+        self,
+        retriever: AssoMem,
+        weights: Mapping[str, Mapping[str, float]],
+        ids: Sequence[str],
+        sessions: Sequence[str],
+        top_k: int,
+    ) -> None:
         if len(ids) != len(retriever.utt) or len(sessions) != len(ids):
             raise DataError(f"assomem index: {len(ids)} ids, {len(sessions)} sessions, {len(retriever.utt)} utterances")
         self.retriever, self.weights, self.top_k = retriever, {t: dict(w) for t, w in weights.items()}, int(top_k)
@@ -41,8 +47,9 @@ class AssoMemIndex:
             return self.weights["*"]
         return self.weights.get(qtype, fusion.equal_weights(SIGNALS))
 
-    def search(self, q_embs: np.ndarray, query_times: Sequence[float], queries: Sequence[str] | None,
-               types: Sequence[str]) -> list[np.ndarray]:
+    def search(
+        self, q_embs: np.ndarray, query_times: Sequence[float], queries: Sequence[str] | None, types: Sequence[str]
+    ) -> list[np.ndarray]:
         """Top-k utterance positions per query (signals computed in one pass over all queries, as the stage does)."""
         sigs = self.retriever.signals(np.asarray(q_embs), list(query_times), queries)
         return [rank(s, self.weights_for(t), self.top_k) for s, t in zip(sigs, types)]
@@ -60,28 +67,53 @@ class AssoMemIndex:
         return out
 
 
-def save_index(folder, *, utt_embs: np.ndarray, times: np.ndarray, utt_clue: np.ndarray, clue_embs: np.ndarray,
-               adj: sp.spmatrix, config: AssoMemConfig, weights: Mapping[str, Mapping[str, float]], ids: Sequence[str],
-               sessions: Sequence[str], top_k: int, meta: Mapping | None = None) -> Path:
+def save_index(
+    folder,
+    *,
+    utt_embs: np.ndarray,
+    times: np.ndarray,
+    utt_clue: np.ndarray,
+    clue_embs: np.ndarray,
+    adj: sp.spmatrix,
+    config: AssoMemConfig,
+    weights: Mapping[str, Mapping[str, float]],
+    ids: Sequence[str],
+    sessions: Sequence[str],
+    top_k: int,
+    meta: Mapping | None = None,
+) -> Path:
     """Write ``index.npz`` and ``index.json`` into ``folder`` (created); returns the folder."""
     from components.io import atomic_path, write_json
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     csr = sp.csr_matrix(adj)
-    arrays = {"utt_embs": np.asarray(utt_embs), "times": np.asarray(times, dtype=np.float64),
-              "utt_clue": np.asarray(utt_clue), "clue_embs": np.asarray(clue_embs), "adj_data": csr.data,
-              "adj_indices": csr.indices, "adj_indptr": csr.indptr, "adj_shape": np.asarray(csr.shape, dtype=np.int64)}
+    arrays = {
+        "utt_embs": np.asarray(utt_embs),
+        "times": np.asarray(times, dtype=np.float64),
+        "utt_clue": np.asarray(utt_clue),
+        "clue_embs": np.asarray(clue_embs),
+        "adj_data": csr.data,
+        "adj_indices": csr.indices,
+        "adj_indptr": csr.indptr,
+        "adj_shape": np.asarray(csr.shape, dtype=np.int64),
+    }
     if any(a.dtype == object for a in arrays.values()):
         raise DataError("save_index: object arrays are not allowed (only plain numeric arrays are stored)")
-    with atomic_path(folder / ARRAYS) as tmp:
-        with open(tmp, "wb") as fh:
-            np.savez(fh, **arrays)
+    with atomic_path(folder / ARRAYS) as tmp, open(tmp, "wb") as fh:
+        np.savez(fh, **arrays)
     cfg = {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(config).items()}
-    write_json(folder / CONFIG, {"config": cfg, "weights": {t: {d: float(x) for d, x in w.items()}
-                                                            for t, w in weights.items()},
-                                 "top_k": int(top_k), "ids": list(ids), "sessions": list(sessions),
-                                 "meta": dict(meta or {})})
+    write_json(
+        folder / CONFIG,
+        {
+            "config": cfg,
+            "weights": {t: {d: float(x) for d, x in w.items()} for t, w in weights.items()},
+            "top_k": int(top_k),
+            "ids": list(ids),
+            "sessions": list(sessions),
+            "meta": dict(meta or {}),
+        },
+    )
     return folder
 
 
@@ -98,10 +130,12 @@ def load_index(folder) -> AssoMemIndex:
         cfg = doc["config"]
         # an index written before the fusion setting existed was ranked with min-max scaled signals
         config = AssoMemConfig(**{"fusion": "minmax", **cfg, "taus": tuple(cfg["taus"])})
-        adj = sp.csr_matrix((a["adj_data"], a["adj_indices"], a["adj_indptr"]), shape=tuple(int(s) for s in a["adj_shape"]))
+        adj = sp.csr_matrix(
+            (a["adj_data"], a["adj_indices"], a["adj_indptr"]), shape=tuple(int(s) for s in a["adj_shape"])
+        )
         retriever = AssoMem(a["utt_embs"], a["times"], a["utt_clue"], a["clue_embs"], adj, config)
         return AssoMemIndex(retriever, doc["weights"], doc["ids"], doc["sessions"], doc["top_k"])
     except DataError:
         raise
-    except Exception as exc:  # noqa: BLE001 - numpy/json/KeyError/TypeError: one message naming the folder
+    except Exception as exc:
         raise DataError(f"{folder}: not a readable AssoMem index ({type(exc).__name__}: {exc})") from None

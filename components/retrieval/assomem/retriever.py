@@ -61,8 +61,15 @@ class QuerySignals:
 class AssoMem:
     """Index over one memory: utterance/clue embeddings, times, clue of each utterance, and the graph."""
 
-    def __init__(self, utt_embs: np.ndarray, times: np.ndarray, utt_clue: np.ndarray, clue_embs: np.ndarray,
-                 adj: sp.spmatrix, config: AssoMemConfig = AssoMemConfig()) -> None:
+    def __init__(
+        self,
+        utt_embs: np.ndarray,
+        times: np.ndarray,
+        utt_clue: np.ndarray,
+        clue_embs: np.ndarray,
+        adj: sp.spmatrix,
+        config: AssoMemConfig = AssoMemConfig(),
+    ) -> None:
         n, c = len(utt_embs), len(clue_embs)
         if adj.shape != (n + c, n + c):
             raise DataError(f"assomem: graph has shape {adj.shape}, expected {(n + c, n + c)}")
@@ -78,7 +85,9 @@ class AssoMem:
             parts.append(np.argpartition(-cos_q, k - 1)[:k])
         return np.unique(np.concatenate(parts))
 
-    def signals(self, q_embs: np.ndarray, query_times: Sequence[float], queries: Sequence[str] | None = None) -> list[QuerySignals]:
+    def signals(
+        self, q_embs: np.ndarray, query_times: Sequence[float], queries: Sequence[str] | None = None
+    ) -> list[QuerySignals]:
         """Candidates and signals for every query (PageRank in blocks of ``query_block`` queries)."""
         queries = list(queries) if queries is not None else [""] * len(q_embs)
         cos = q_embs @ self.utt.T
@@ -91,14 +100,22 @@ class AssoMem:
             ppr = importance.personalized_pagerank(self.adj, tele, damping=self.cfg.damping)[nc:]
             for j, qi in enumerate(range(start, min(start + self.cfg.query_block, len(q_embs)))):
                 cand = self._candidates(cos[qi], clue_cos[qi])
-                t_sig = temporal.temporal_signal(self.times[cand], float(query_times[qi]), queries[qi],
-                                                 mode=self.cfg.temporal_mode, taus=self.cfg.taus,
-                                                 scale=self.cfg.temporal_scale)
+                t_sig = temporal.temporal_signal(
+                    self.times[cand],
+                    float(query_times[qi]),
+                    queries[qi],
+                    mode=self.cfg.temporal_mode,
+                    taus=self.cfg.taus,
+                    scale=self.cfg.temporal_scale,
+                )
                 raw = {"R": cos[qi, cand], "I": ppr[cand, j], "T": t_sig}
                 scaled = {d: fusion.minmax(v) for d, v in raw.items()}
                 fused = scaled if self.cfg.fusion == "minmax" else raw
-                out.append(QuerySignals(cand, raw, fused, {d: fusion.quantile_bins(v, self.cfg.n_bins)
-                                                           for d, v in scaled.items()}))
+                out.append(
+                    QuerySignals(
+                        cand, raw, fused, {d: fusion.quantile_bins(v, self.cfg.n_bins) for d, v in scaled.items()}
+                    )
+                )
         return out
 
 

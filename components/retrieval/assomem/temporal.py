@@ -16,8 +16,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from components.errors import ParamsError
-
 from components.retrieval.temporal_epoch import EPOCH
+
 _TIME_PHRASE = re.compile(r"(last week|yesterday|\d+ (?:days?|weeks?|months?) ago|on \d{4}-\d{2}-\d{2})", re.I)
 
 
@@ -44,8 +44,15 @@ def target_day(query: str, query_time: float) -> float | None:
     return None if when is None else (when - EPOCH).total_seconds() / 86400.0
 
 
-def temporal_signal(utt_times: np.ndarray, query_time: float, query: str = "", *, mode: str = "code",
-                    taus: Sequence[float] = (3.0, 90.0, 365.0), scale: float = 3.0) -> np.ndarray:
+def temporal_signal(
+    utt_times: np.ndarray,
+    query_time: float,
+    query: str = "",
+    *,
+    mode: str = "code",
+    taus: Sequence[float] = (3.0, 90.0, 365.0),
+    scale: float = 3.0,
+) -> np.ndarray:
     """T for every utterance time in ``utt_times`` against one query."""
     if mode not in ("code", "parsed"):
         raise ParamsError(f"temporal.mode: expected 'code' or 'parsed', got {mode!r}")

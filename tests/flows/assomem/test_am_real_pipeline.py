@@ -27,12 +27,15 @@ def run_stages(tmp_path, overrides) -> Params:
     return p
 
 
-@pytest.mark.parametrize("source, path, n_questions", [
-    ("longmemeval", "longmemeval_small.json", 7), ("meetingqa", "meetingqa_raw_tiny.json", 7)])
+@pytest.mark.parametrize(
+    "source, path, n_questions",
+    [("longmemeval", "longmemeval_small.json", 7), ("meetingqa", "meetingqa_raw_tiny.json", 7)],
+)
 def test_real_source_runs_per_question_metrics(tmp_path, source, path, n_questions):
     extra = [f"data.topics_path={FIX / 'meetingqa_topics_tiny.json'}"] if source == "meetingqa" else []
-    p = run_stages(tmp_path, [f"data.source={source}", f"data.path={FIX / path}", "method.direct_top=5",
-                              "top_k=10", *extra])
+    p = run_stages(
+        tmp_path, [f"data.source={source}", f"data.path={FIX / path}", "method.direct_top=5", "top_k=10", *extra]
+    )
     data = tmp_path / "data/assomem"
     units = read_json(data / "memories/units.json")
     assert {u["fit_group"] for u in units} == {source} and len({u["size"] for u in units}) == 1
@@ -47,8 +50,9 @@ def test_real_source_runs_per_question_metrics(tmp_path, source, path, n_questio
     assert {r["split"] for r in rows} == {"calibration", "test"}
     rankings = read_jsonl(data / "runs/rankings.jsonl")
     if source == "longmemeval":  # each question is ranked over its own haystack only
-        own = {u["unit"]: {x["id"] for x in read_jsonl(data / "memories" / u["base"] / "utterances.jsonl")}
-               for u in units}
+        own = {
+            u["unit"]: {x["id"] for x in read_jsonl(data / "memories" / u["base"] / "utterances.jsonl")} for u in units
+        }
         assert len(units) == n_questions
         assert all(set(r["ranked"]) <= own[r["unit"]] for r in rankings)
     weights = read_json(data / "runs/weights.json")

@@ -30,14 +30,31 @@ def built(tmp_path):
     for p in range(N_PROJ):
         for s in range(N_SES):
             for u in range(N_UTT):
-                utts.append({"id": f"p{p}s{s}u{u}", "session_id": f"p{p}s{s}", "clue_truth": f"P{p}",
-                             "speaker": "A", "text": f"utterance {p} {s} {u}", "timestamp": float(7 * s + u / 100)})
+                utts.append(
+                    {
+                        "id": f"p{p}s{s}u{u}",
+                        "session_id": f"p{p}s{s}",
+                        "clue_truth": f"P{p}",
+                        "speaker": "A",
+                        "text": f"utterance {p} {s} {u}",
+                        "timestamp": float(7 * s + u / 100),
+                    }
+                )
                 embs.append(centers[p] + 0.6 * rng.normal(size=DIM))
     utt = _unit(np.array(embs))
     gold = rng.choice(len(utts), 24, replace=False)
-    qs = [{"id": f"q{i}", "type": QUESTION_TYPES[i % 2], "text": f"question {i}", "query_time": 40.0,
-           "gold": [utts[g]["id"]], "split": "test" if i % 3 else "calibration", "project": utts[g]["clue_truth"]}
-          for i, g in enumerate(gold)]
+    qs = [
+        {
+            "id": f"q{i}",
+            "type": QUESTION_TYPES[i % 2],
+            "text": f"question {i}",
+            "query_time": 40.0,
+            "gold": [utts[g]["id"]],
+            "split": "test" if i % 3 else "calibration",
+            "project": utts[g]["clue_truth"],
+        }
+        for i, g in enumerate(gold)
+    ]
     q_embs = _unit(utt[gold] + 0.3 * rng.normal(size=(len(gold), DIM)))
     mem_dir, emb_dir = tmp_path / "data/assomem/memories", tmp_path / "data/assomem/embeddings"
     (mem_dir / "seed0").mkdir(parents=True)
@@ -68,13 +85,19 @@ def test_the_index_folder_round_trips_bit_for_bit(built):
     assert (a.adj != b.adj).nnz == 0 and a.adj.shape == b.adj.shape and a.cfg == b.cfg
     assert loaded.weights == WEIGHTS and loaded.ids == index.ids and loaded.top_k == 10
     assert loaded.weights_for("aggregate") == {"R": 1 / 3, "I": 1 / 3, "T": 1 / 3}  # a type never fitted
-    settings = champion.settings_for(unit) | {"memories": "data/assomem/memories", "embeddings": "data/assomem/embeddings"}
+    settings = champion.settings_for(unit) | {
+        "memories": "data/assomem/memories",
+        "embeddings": "data/assomem/embeddings",
+    }
     mem, q_embs = champion.unit_data(settings, root)
     args = (q_embs, [q["query_time"] for q in mem.questions], None, [q["type"] for q in mem.questions])
     assert all(np.array_equal(x, y) for x, y in zip(loaded.search(*args), index.search(*args)))
     assert champion.evaluate(loaded, settings, root) == champion.evaluate(index, settings, root)
     x = np.column_stack([np.zeros(2), np.full(2, 40.0), q_embs[:2]])
-    assert np.array_equal(loaded.pyfunc_predict(x), index.pyfunc_predict(x)) and loaded.pyfunc_predict(x).shape == (2, 10)
+    assert np.array_equal(loaded.pyfunc_predict(x), index.pyfunc_predict(x)) and loaded.pyfunc_predict(x).shape == (
+        2,
+        10,
+    )
 
 
 def test_the_evaluator_reads_recall_and_noise_embeddings_score_worse(built):

@@ -17,8 +17,9 @@ PER_TYPE = 12
 
 
 def params(*overrides: str) -> Params:
-    return resolve(Params, PRESETS, slug="assomem", profile="default",
-                   overrides=["claims.n_resamples=2000", *overrides])
+    return resolve(
+        Params, PRESETS, slug="assomem", profile="default", overrides=["claims.n_resamples=2000", *overrides]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -35,14 +36,28 @@ def make_rows(value, seeds=(0, 1, 2)) -> list[dict]:
                 for i in range(PER_TYPE + 1):
                     for m in METHODS:
                         v = float(value(m, size, t, seed, i))
-                        rows.append({"unit": f"seed{seed}-n{size}", "seed": seed, "size": size, "method": m,
-                                     "qid": f"{t}-{i}", "type": t, "split": "calibration" if i == PER_TYPE else "test",
-                                     "R@6": v, "R@10": v})
+                        rows.append(
+                            {
+                                "unit": f"seed{seed}-n{size}",
+                                "seed": seed,
+                                "size": size,
+                                "method": m,
+                                "qid": f"{t}-{i}",
+                                "type": t,
+                                "split": "calibration" if i == PER_TYPE else "test",
+                                "R@6": v,
+                                "R@10": v,
+                            }
+                        )
     return rows
 
 
-GOOD_W = {"single-session": {"R": 0.5, "I": 0.3, "T": 0.2}, "temporal": {"R": 0.2, "I": 0.2, "T": 0.6},
-          "aggregate": {"R": 0.3, "I": 0.5, "T": 0.2}, "knowledge-update": {"R": 0.4, "I": 0.3, "T": 0.3}}
+GOOD_W = {
+    "single-session": {"R": 0.5, "I": 0.3, "T": 0.2},
+    "temporal": {"R": 0.2, "I": 0.2, "T": 0.6},
+    "aggregate": {"R": 0.3, "I": 0.5, "T": 0.2},
+    "knowledge-update": {"R": 0.4, "I": 0.3, "T": 0.3},
+}
 BAD_W = {**GOOD_W, "aggregate": {"R": 0.6, "I": 0.2, "T": 0.2}}  # w_I(aggregate) < w_I(single-session)
 
 
@@ -80,8 +95,9 @@ def test_c1_single_seed_is_inconclusive_but_a_real_source_is_not_clustered(p):
 
 
 def test_c2_drop_of_recall(p):
-    dense_drops = lambda m, size, t, seed, i: wins(0.0)(m, size, t, seed, i) - (0.3 if m == "dense" and size == 10000
-                                                                                 else 0.0)
+    dense_drops = lambda m, size, t, seed, i: (
+        wins(0.0)(m, size, t, seed, i) - (0.3 if m == "dense" and size == 10000 else 0.0)
+    )
     c = claim2(p, table(make_rows(dense_drops)), list(SIZES))
     assert c.verdict == "reproduced" and c.details["drop_dense"] == pytest.approx(0.3)
     c = claim2(p, table(make_rows(wins())), list(SIZES))
@@ -90,9 +106,14 @@ def test_c2_drop_of_recall(p):
     assert c.verdict == "inconclusive" and "not applicable" in c.details["not_applicable"]
 
 
-@pytest.mark.parametrize("bad_seeds, verdict, direction", [((), "reproduced", "reproduced"),
-                                                           ((0, 1, 2), "not reproduced", "not reproduced"),
-                                                           ((2,), "inconclusive", "inconclusive")])
+@pytest.mark.parametrize(
+    "bad_seeds, verdict, direction",
+    [
+        ((), "reproduced", "reproduced"),
+        ((0, 1, 2), "not reproduced", "not reproduced"),
+        ((2,), "inconclusive", "inconclusive"),
+    ],
+)
 def test_c3_fusion_and_weight_directions(p, bad_seeds, verdict, direction):
     units, weights = units_weights({s: BAD_W if s in bad_seeds else GOOD_W for s in (0, 1, 2)})
     c = claim3(p, table(make_rows(wins(0.05))), list(SIZES), weights, units)
@@ -111,12 +132,14 @@ def test_c3_direction_part_not_applicable_without_temporal_questions(p):
 
 def removing_i(loss_agg, loss_fact, flip_seed=None):
     """R@10 of assomem-no-I is assomem's minus the loss of its question's group."""
+
     def value(m, size, t, seed, i):
         base = 0.6 + 0.05 * (i % 3 - 1)
         if m != "assomem-no-I":
             return base
         la, lf = (loss_fact, loss_agg) if seed == flip_seed else (loss_agg, loss_fact)
         return base - (la if t == "aggregate" else lf if t == "single-session" else 0.0)
+
     return value
 
 
@@ -138,15 +161,20 @@ def test_c4_follows_the_card_wording_removing_i_must_hurt_aggregate_questions(p)
     assert hurts["verdict"] == "not reproduced" and hurts["effect"] == pytest.approx(-0.1)
     assert c.verdict == "not reproduced" and "relative only" in c.details["note"]
     assert "raises R@k on aggregate questions (+0.100)" in c.details["note"]
-    assert c.details["loss_aggregate"] == pytest.approx(-0.1) and c.details["loss_single_session"] == pytest.approx(-0.4)
+    assert c.details["loss_aggregate"] == pytest.approx(-0.1) and c.details["loss_single_session"] == pytest.approx(
+        -0.4
+    )
 
 
 def test_c4_not_reproduced_inconclusive_and_not_applicable(p):
     assert claim4(p, table(make_rows(removing_i(0.0, 0.3))), list(SIZES)).verdict == "not reproduced"
     c = claim4(p, table(make_rows(removing_i(0.3, -0.3, flip_seed=2))), list(SIZES))
     assert c.verdict == "inconclusive" and c.per_seed_signs == [1, 1, -1]
-    rows = [r for r in make_rows(removing_i(0.3, 0.0))  # one aggregate test question left
-            if r["type"] != "aggregate" or (r["qid"], r["seed"]) == ("aggregate-0", 0)]
+    rows = [
+        r
+        for r in make_rows(removing_i(0.3, 0.0))  # one aggregate test question left
+        if r["type"] != "aggregate" or (r["qid"], r["seed"]) == ("aggregate-0", 0)
+    ]
     c = claim4(p, table(rows), list(SIZES))
     assert c.verdict == "inconclusive" and "fewer than 2" in c.details["not_applicable"]
 

@@ -38,8 +38,9 @@ def test_smoke_profile_end_to_end(project, tmp_path, monkeypatch):
         assert claim["n_units"] > 0 and claim["n_seeds"] == 1 and claim["verdict"] == "inconclusive"
     assert [x["rule"] for x in doc["claims"][2]["parts"]] == ["standard", "probability"]
 
-    metrics = check_smoke_report(project, "assomem", section="Fusion weights",
-                                 plots={"recall_vs_size.csv": "method,size,R@10,R@6,nDCG@10"})
+    metrics = check_smoke_report(
+        project, "assomem", section="Fusion weights", plots={"recall_vs_size.csv": "method,size,R@10,R@6,nDCG@10"}
+    )
     assert "dense@1000" in metrics["by_size"] and "assomem@1000" in metrics["by_size"]
     csv = (project / "reports/assomem/plots/recall_vs_size.csv").read_text().splitlines()
     assert csv[0] == "method,size,R@10,R@6,nDCG@10" and len(csv) == 1 + 2 * len(METHODS)

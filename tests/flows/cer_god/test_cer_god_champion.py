@@ -49,8 +49,19 @@ def fitted(tmp_path_factory):
     path = root / SETTINGS["graph"]
     path.parent.mkdir(parents=True)
     g.save(path)
-    task = {"graph": "toy", "path": str(path), "method": "cer-god", "seed": 0, "run_seed": 0, "first_seed": 0,
-            "cergod": CFG, "baselines": {}, "threads": 1, "dense_max_nodes": 5000, "champion": True}
+    task = {
+        "graph": "toy",
+        "path": str(path),
+        "method": "cer-god",
+        "seed": 0,
+        "run_seed": 0,
+        "first_seed": 0,
+        "cergod": CFG,
+        "baselines": {},
+        "threads": 1,
+        "dense_max_nodes": 5000,
+        "champion": True,
+    }
     threads = torch.get_num_threads()
     try:
         _, arrays = run_one(task)

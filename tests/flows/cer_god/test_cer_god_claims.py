@@ -28,12 +28,20 @@ def make_rows(spec: dict, *, seeds=range(10), noise=0.005, collapsed=None) -> li
     rows = []
     for g in GRAPHS:
         for m in METHODS:
-            base = {"auc": 0.7, "trap_auc": 0.7, "rest_auc": 0.7, "f1": 0.5, **spec.get(m, {}),
-                    **spec.get((g, m), {})}
+            base = {"auc": 0.7, "trap_auc": 0.7, "rest_auc": 0.7, "f1": 0.5, **spec.get(m, {}), **spec.get((g, m), {})}
             for s in seeds:
                 vals = {k: float(np.clip(v + rng.normal(0, noise), 0, 1)) for k, v in base.items()}
-                rows.append({"id": f"{g}/{m}/{s}", "graph": g, "method": m, "seed": s, **vals,
-                             "collapsed": bool(s in collapsed.get((g, m), ())), "minority_share": 0.3})
+                rows.append(
+                    {
+                        "id": f"{g}/{m}/{s}",
+                        "graph": g,
+                        "method": m,
+                        "seed": s,
+                        **vals,
+                        "collapsed": bool(s in collapsed.get((g, m), ())),
+                        "minority_share": 0.3,
+                    }
+                )
     return rows
 
 
@@ -43,9 +51,14 @@ def run(claim, p, rows):
     return claim(p, rows, GRAPHS)
 
 
-GOOD = {"cer-god": {"auc": 0.9, "trap_auc": 0.9, "rest_auc": 0.9, "f1": 0.6}, "dominant": {"auc": 0.7, "f1": 0.5},
-        "gae": {"auc": 0.6}, "leakage-probe": {"auc": 0.5}, "cer-god-nomask": {"trap_auc": 0.6, "rest_auc": 0.85},
-        "cer-god-nodiv": {"auc": 0.6}}
+GOOD = {
+    "cer-god": {"auc": 0.9, "trap_auc": 0.9, "rest_auc": 0.9, "f1": 0.6},
+    "dominant": {"auc": 0.7, "f1": 0.5},
+    "gae": {"auc": 0.6},
+    "leakage-probe": {"auc": 0.5},
+    "cer-god-nomask": {"trap_auc": 0.6, "rest_auc": 0.85},
+    "cer-god-nodiv": {"auc": 0.6},
+}
 
 
 def test_c1_reproduced_on_both_graphs(p):
@@ -123,9 +136,14 @@ def test_c3_not_reproduced_without_collapse_and_inconclusive_when_not_significan
     assert "p = 0.244" in c.parts[0]["reason"]
 
 
-@pytest.mark.parametrize("diffs, verdict", [([0.01, 0.0, 0.02, 0.01, 0.0], "reproduced"),
-                                            ([-0.2, -0.25, -0.15, -0.2, -0.3], "not reproduced"),
-                                            ([-0.04, 0.02, -0.03, 0.01, -0.01], "inconclusive")])
+@pytest.mark.parametrize(
+    "diffs, verdict",
+    [
+        ([0.01, 0.0, 0.02, 0.01, 0.0], "reproduced"),
+        ([-0.2, -0.25, -0.15, -0.2, -0.3], "not reproduced"),
+        ([-0.04, 0.02, -0.03, 0.01, -0.01], "inconclusive"),
+    ],
+)
 def test_c4_non_inferiority(p, diffs, verdict):
     """Reproduced iff the CI of the F1 difference lies above -0.01; not reproduced iff it lies below."""
     rows = make_rows(GOOD, noise=0.0)

@@ -11,8 +11,8 @@ from components.graph.graph import Graph, check_graph
 from components.io import read_jsonl
 from tests.champion_checks import check_champion
 from tests.claims_checks import check_smoke_claims, check_smoke_report, run_smoke
-from tests.fanout_checks import assert_fan_out_matches_local
 from tests.conftest import paperline
+from tests.fanout_checks import assert_fan_out_matches_local
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
@@ -22,12 +22,24 @@ def test_smoke_profile_end_to_end(project, tmp_path, monkeypatch):
     data = project / "data/cer-god"
     g = check_graph(Graph.load(data / "graphs/sbm.npz"))
     assert g.n == 500 and 0 < g.y.mean() <= 0.5 and set(np.unique(g.kind)) == {0, 1, 2, 3}
-    for check in ("clean/_checks/sbm-nodes.json", "graphs/_checks/sbm-nodes.json", "graphs/_checks/sbm-edges.json",
-                  "runs/_checks/runs.json", "eval/_checks/metrics.json"):
+    for check in (
+        "clean/_checks/sbm-nodes.json",
+        "graphs/_checks/sbm-nodes.json",
+        "graphs/_checks/sbm-edges.json",
+        "runs/_checks/runs.json",
+        "eval/_checks/metrics.json",
+    ):
         assert json.loads((data / check).read_text())["success"] is True, check
 
     runs = read_jsonl(data / "runs/runs.jsonl")
-    assert {r["method"] for r in runs} >= {"cer-god", "cer-god-nomask", "cer-god-nodiv", "dominant", "gae", "leakage-probe"}
+    assert {r["method"] for r in runs} >= {
+        "cer-god",
+        "cer-god-nomask",
+        "cer-god-nodiv",
+        "dominant",
+        "gae",
+        "leakage-probe",
+    }
     cg = [r for r in runs if r["method"] == "cer-god"]
     assert all(0 <= r["minority_share"] <= 0.5 and isinstance(r["collapsed"], bool) for r in cg)
     weights = np.load(data / "runs/edge_weights.npz")["sbm/edge_weights"]
@@ -43,8 +55,9 @@ def test_smoke_profile_end_to_end(project, tmp_path, monkeypatch):
     assert [x["rule"] for x in doc["claims"][2]["parts"]] == ["p-value", "standard"]
     assert doc["claims"][3]["rule"] == "non-inferiority"
 
-    check_smoke_report(project, "cer-god", section="Edge weights around outliers",
-                       plots={"auc_by_method.csv": "graph,method,mean_auc"})
+    check_smoke_report(
+        project, "cer-god", section="Edge weights around outliers", plots={"auc_by_method.csv": "graph,method,mean_auc"}
+    )
 
     # the champion (CER-GOD on the first graph, first seed) re-evaluates through the registry to the evaluate stage's
     # own numbers (computed there from the fit's scores.npz)

@@ -15,14 +15,17 @@ def test_presets_validate(profile):
     assert p.cergod.config().epochs == p.cergod.epochs
 
 
-@pytest.mark.parametrize("patch, key", [
-    ({"injection": {"contextual_rate": 0.3, "structural_rate": 0.2, "trap_rate": 0.1}}, "total injection rate 0.6"),
-    ({"cergod": {"epochs": 10, "warmup": 10}}, "warmup"),
-    ({"run": {"methods": ["dominant"], "seeds": [0, 1], "collapse_seeds": [0, 1]}}, "methods must include"),
-    ({"graphs": [{"name": "x", "source": "pygod", "dataset": "cora"}]}, "dataset"),
-    ({"cergod": {"cluster_input": "z"}}, "cluster_input"),
-    ({"baselines": {"cola": {}}}, "unknown baseline"),
-])
+@pytest.mark.parametrize(
+    "patch, key",
+    [
+        ({"injection": {"contextual_rate": 0.3, "structural_rate": 0.2, "trap_rate": 0.1}}, "total injection rate 0.6"),
+        ({"cergod": {"epochs": 10, "warmup": 10}}, "warmup"),
+        ({"run": {"methods": ["dominant"], "seeds": [0, 1], "collapse_seeds": [0, 1]}}, "methods must include"),
+        ({"graphs": [{"name": "x", "source": "pygod", "dataset": "cora"}]}, "dataset"),
+        ({"cergod": {"cluster_input": "z"}}, "cluster_input"),
+        ({"baselines": {"cola": {}}}, "unknown baseline"),
+    ],
+)
 def test_bad_values_name_the_key(patch, key):
     with pytest.raises(ValidationError, match=key):
         Params(**{**PRESETS["smoke"], **patch})

@@ -17,10 +17,28 @@ def _rows(asr: dict, br: dict, seeds=(0, 1, 2), n_states=50, n_eps=6):
         for m in ("clean", "daze", "trojdrl"):
             for s in seeds:
                 for cond in ("clean", "mass x0.8", "length x1.2"):
-                    states += [{"env": env, "method": m, "seed": s, "condition": cond, "item": i,
-                                "hit": float(rng.random() < asr[m])} for i in range(n_states)]
-                episodes += [{"env": env, "method": m, "seed": s, "condition": "clean", "episode": i,
-                              "return": br[m] * (500 if env == "CartPole-v1" else 1000)} for i in range(n_eps)]
+                    states += [
+                        {
+                            "env": env,
+                            "method": m,
+                            "seed": s,
+                            "condition": cond,
+                            "item": i,
+                            "hit": float(rng.random() < asr[m]),
+                        }
+                        for i in range(n_states)
+                    ]
+                episodes += [
+                    {
+                        "env": env,
+                        "method": m,
+                        "seed": s,
+                        "condition": "clean",
+                        "episode": i,
+                        "return": br[m] * (500 if env == "CartPole-v1" else 1000),
+                    }
+                    for i in range(n_eps)
+                ]
     return states, episodes
 
 
@@ -34,8 +52,15 @@ def p():
 def test_verdicts_follow_the_numbers(p):
     states, episodes = _rows({"clean": 0.5, "daze": 0.99, "trojdrl": 0.2}, {"clean": 1.0, "daze": 0.99, "trojdrl": 1})
     ok = {"r": {"max_gap": 0.0, "steps": 100}}
-    assert [c.verdict for c in (claim1(p, states, episodes, ok), claim2(p, episodes), claim3(p, states, episodes),
-                                claim4(p, states, episodes))] == ["reproduced"] * 4
+    assert [
+        c.verdict
+        for c in (
+            claim1(p, states, episodes, ok),
+            claim2(p, episodes),
+            claim3(p, states, episodes),
+            claim4(p, states, episodes),
+        )
+    ] == ["reproduced"] * 4
     bad = claim1(p, states, episodes, {"r": {"max_gap": 1.0, "steps": 100}})
     assert bad.verdict == "not reproduced" and bad.parts[-1]["details"]["failing_runs"] == ["r"]
     weak, _ = _rows({"clean": 0.5, "daze": 0.5, "trojdrl": 0.5}, {"clean": 1.0, "daze": 0.5, "trojdrl": 1})

@@ -19,8 +19,12 @@ pytestmark = [pytest.mark.slow, pytest.mark.integration]
 def test_smoke_profile_end_to_end(project, tmp_path, monkeypatch):
     run_smoke(project, "daze")
     data = project / "data/daze"
-    for check in ("models/_checks/transitions.json", "models/_checks/runs.json", "eval/_checks/episodes.json",
-                  "eval/_checks/states.json"):
+    for check in (
+        "models/_checks/transitions.json",
+        "models/_checks/runs.json",
+        "eval/_checks/episodes.json",
+        "eval/_checks/states.json",
+    ):
         assert json.loads((data / check).read_text())["success"] is True, check
     runs = read_json(data / "models/runs.json")
     assert {r["method"] for r in runs} == {"clean", "daze"}
@@ -32,11 +36,17 @@ def test_smoke_profile_end_to_end(project, tmp_path, monkeypatch):
     doc = check_smoke_claims(project / "reports/daze/claims.json", ["C1", "C2", "C3", "C4"])
     integrity = doc["claims"][0]["parts"][-1]
     assert integrity["id"] == "C1/reward-integrity" and integrity["verdict"] == "reproduced"
-    check_smoke_report(project, "daze", section="Attack success and stealth",
-                       plots={"asr.csv": "method,asr", "asr_perturbed.csv": "condition,asr"})
+    check_smoke_report(
+        project,
+        "daze",
+        section="Attack success and stealth",
+        plots={"asr.csv": "method,asr", "asr_perturbed.csv": "condition,asr"},
+    )
     # the champion (the first Daze actor) re-evaluates through the registry to the evaluate stage's own numbers
     candidate, result = check_champion(project, "daze", tmp_path, monkeypatch)
     hits = [s["hit"] for s in states if s["condition"] == "clean" and s["name"] == candidate["name"]]
-    assert result["metrics"]["asr"] == pytest.approx(np.mean(hits)) and {"gymnasium", "mujoco"} <= set(result["versions"])
+    assert result["metrics"]["asr"] == pytest.approx(np.mean(hits)) and {"gymnasium", "mujoco"} <= set(
+        result["versions"]
+    )
     # the evaluation again on a process pool: the same outputs as the local runner's
     assert_fan_out_matches_local(project, "daze", "evaluate", "data/daze/eval")

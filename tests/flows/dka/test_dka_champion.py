@@ -32,7 +32,7 @@ def _quadrants(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     for i, c in enumerate(y):
         r, col = divmod(int(c), 2)
         oy, ox = rng.integers(2, 8, size=2)
-        x[i, 0, r * 16 + oy:r * 16 + oy + 6, col * 16 + ox:col * 16 + ox + 6] += 3.0
+        x[i, 0, r * 16 + oy : r * 16 + oy + 6, col * 16 + ox : col * 16 + ox + 6] += 3.0
     return x, y
 
 

@@ -22,19 +22,25 @@ def test_presets_validate(profile):
     assert p.claims.low_fraction in [r.fraction for r in p.adapt.regimes]
 
 
-@pytest.mark.parametrize("override, key", [
-    ("adapt.methods=[linear, dka, vpt]", "dka.adapt.methods: .*unknown method"),  # an unknown name
-    ("adapt.k_large=4", "dka.adapt: .*k_large = 4: must be odd"),  # wrong shape
-    ("adapt.regimes=[]", "dka.adapt.regimes"),  # an empty set
-    ("claims.low_fraction=0.05", "dka: .*claims fraction 0.05"),  # claims regime not run
-    ("adapt.regimes=[{fraction: 1.5, seeds: [0], steps: 1}]", "dka.adapt.regimes.0.fraction"),  # out of range
-    ("adapt.head_lrs=[0.0]", "dka.adapt.head_lrs"),
-    ("adapt.erf_images=5000", "dka: .*adapt.erf_images 5000 exceeds data.n_test"),
-    ("data.source=dicom", "dka.data.source: .*unknown source"),
-    ("pretrain.dim=90", "dka.pretrain: .*does not split into 4 heads"),
-    ("claims.thresholds=[0.0]", "dka.claims.thresholds"),
-    ("adapt.linear_lrs=[0.01, 0.1]", "dka.adapt: .*linear_lrs: 2 distinct rate.*same sweep budget"),  # unequal tuning
-])
+@pytest.mark.parametrize(
+    "override, key",
+    [
+        ("adapt.methods=[linear, dka, vpt]", "dka.adapt.methods: .*unknown method"),  # an unknown name
+        ("adapt.k_large=4", "dka.adapt: .*k_large = 4: must be odd"),  # wrong shape
+        ("adapt.regimes=[]", "dka.adapt.regimes"),  # an empty set
+        ("claims.low_fraction=0.05", "dka: .*claims fraction 0.05"),  # claims regime not run
+        ("adapt.regimes=[{fraction: 1.5, seeds: [0], steps: 1}]", "dka.adapt.regimes.0.fraction"),  # out of range
+        ("adapt.head_lrs=[0.0]", "dka.adapt.head_lrs"),
+        ("adapt.erf_images=5000", "dka: .*adapt.erf_images 5000 exceeds data.n_test"),
+        ("data.source=dicom", "dka.data.source: .*unknown source"),
+        ("pretrain.dim=90", "dka.pretrain: .*does not split into 4 heads"),
+        ("claims.thresholds=[0.0]", "dka.claims.thresholds"),
+        (
+            "adapt.linear_lrs=[0.01, 0.1]",
+            "dka.adapt: .*linear_lrs: 2 distinct rate.*same sweep budget",
+        ),  # unequal tuning
+    ],
+)
 def test_bad_values_name_the_key(override, key):
     with pytest.raises(ParamsError, match=key):
         resolve(Params, PRESETS, slug="dka", profile="smoke", overrides=[override])
@@ -42,9 +48,16 @@ def test_bad_values_name_the_key(override, key):
 
 def test_a_low_regime_without_the_claims_methods_fails():
     with pytest.raises(ParamsError, match=r"regime 0.1 must run \['dka', 'bottleneck-matched'\]"):
-        resolve(Params, PRESETS, slug="dka", profile="smoke",
-                overrides=["adapt.regimes=[{fraction: 0.1, seeds: [0, 1], steps: 2, methods: [linear, bottleneck]}, "
-                           "{fraction: 1.0, seeds: [0], steps: 2}]"])
+        resolve(
+            Params,
+            PRESETS,
+            slug="dka",
+            profile="smoke",
+            overrides=[
+                "adapt.regimes=[{fraction: 0.1, seeds: [0, 1], steps: 2, methods: [linear, bottleneck]}, "
+                "{fraction: 1.0, seeds: [0], steps: 2}]"
+            ],
+        )
 
 
 def test_files_in_the_wrong_format_name_the_file(tmp_path):
@@ -70,17 +83,24 @@ def test_full_profile_loaders_read_real_format_fixtures(tmp_path):
     from PIL import Image
 
     rng = np.random.default_rng(0)
-    np.savez(tmp_path / "breastmnist_64.npz", train_images=rng.integers(0, 255, (6, 64, 64), dtype=np.uint8),
-             train_labels=np.array([[0], [1], [0], [1], [0], [1]]), val_images=np.zeros((2, 64, 64), np.uint8),
-             val_labels=np.array([[0], [1]]), test_images=np.zeros((2, 64, 64), np.uint8),
-             test_labels=np.array([[1], [0]]))
+    np.savez(
+        tmp_path / "breastmnist_64.npz",
+        train_images=rng.integers(0, 255, (6, 64, 64), dtype=np.uint8),
+        train_labels=np.array([[0], [1], [0], [1], [0], [1]]),
+        val_images=np.zeros((2, 64, 64), np.uint8),
+        val_labels=np.array([[0], [1]]),
+        test_images=np.zeros((2, 64, 64), np.uint8),
+        test_labels=np.array([[1], [0]]),
+    )
     d = sources.load_medmnist(str(tmp_path / "breastmnist_64.npz"))
     assert d["train_x"].shape == (6, 1, 64, 64) and d["test_y"].tolist() == [1, 0]
-    assert -1.0 <= d["train_x"].min() and d["train_x"].max() <= 1.0
+    assert d["train_x"].min() >= -1.0 and d["train_x"].max() <= 1.0
     for split in ("train", "test"):
         for c in ("benign", "malignant"):
             (tmp_path / "busi" / split / c).mkdir(parents=True)
-            Image.fromarray(rng.integers(0, 255, (80, 90), dtype=np.uint8)).save(tmp_path / "busi" / split / c / "a.png")
+            Image.fromarray(rng.integers(0, 255, (80, 90), dtype=np.uint8)).save(
+                tmp_path / "busi" / split / c / "a.png"
+            )
     f = sources.load_image_folder(tmp_path / "busi")
     assert f["train_x"].shape == (2, 1, 64, 64) and f["train_y"].tolist() == [0, 1]
 
@@ -94,4 +114,3 @@ def test_paper_scale_ids_fail_at_once_offline(monkeypatch):
         sources.load_medmnist("breastmnist")
     with pytest.raises(OfflineError, match="image folder 'isic2019'"):
         sources.load_image_folder("isic2019")
-

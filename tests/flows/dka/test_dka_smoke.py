@@ -33,8 +33,12 @@ def test_smoke_profile_end_to_end(project, tmp_path, monkeypatch):
     with np.load(data / "adapt/erf_maps.npz") as z:
         assert z["dka|0.1|0"].shape == (64, 64)
     check_smoke_claims(project / "reports/dka/claims.json", ["C1", "C2", "C3", "C4"])
-    check_smoke_report(project, "dka", section="Effective receptive field",
-                       plots={"accuracy.csv": "method,fraction,acc,ci_low,ci_high", "erf.csv": "method,erf_area"})
+    check_smoke_report(
+        project,
+        "dka",
+        section="Effective receptive field",
+        plots={"accuracy.csv": "method,fraction,acc,ci_low,ci_high", "erf.csv": "method,erf_area"},
+    )
     # the champion (DKA at the low fraction, first seed) re-evaluates through the registry to the stage's own items
     candidate, result = check_champion(project, "dka", tmp_path, monkeypatch)
     assert candidate["name"] == "dka-f0.1-s0"
@@ -42,5 +46,6 @@ def test_smoke_profile_end_to_end(project, tmp_path, monkeypatch):
     assert result["metrics"]["acc"] == pytest.approx(np.mean(dka0["correct"])) == pytest.approx(dka0["acc"])
     assert result["metrics"]["auc"] == pytest.approx(dka0["auc"]) and "scikit-learn" in result["versions"]
     # the fanned-out stage again on a process pool: the same outputs as the local runner's
-    assert_fan_out_matches_local(project, "dka", "adapt", "data/dka/adapt", ignore=frozenset(
-        {"seconds", "run_seconds", "cpu_seconds"}))
+    assert_fan_out_matches_local(
+        project, "dka", "adapt", "data/dka/adapt", ignore=frozenset({"seconds", "run_seconds", "cpu_seconds"})
+    )

@@ -21,9 +21,19 @@ from flows.runtime.mlflow_model import ALLOWED_LOADERS, resolve_loader
 from flows.runtime.params import resolve
 
 V, S = 8, 16
-SETTINGS = {"windows": "data/ebt/data/sets/id.npy", "eval_seed": 0, "m_train": 2, "think_m": 4, "best_of": [1, 4],
-            "best_n": 4, "best_of_noise": 0.0, "batch_size": 32, "init_scale": 1.0, "threads": 1,
-            "max_windows": 48}
+SETTINGS = {
+    "windows": "data/ebt/data/sets/id.npy",
+    "eval_seed": 0,
+    "m_train": 2,
+    "think_m": 4,
+    "best_of": [1, 4],
+    "best_n": 4,
+    "best_of_noise": 0.0,
+    "batch_size": 32,
+    "init_scale": 1.0,
+    "threads": 1,
+    "max_windows": 48,
+}
 
 
 def _successor(n: int, seed: int) -> np.ndarray:
@@ -35,10 +45,24 @@ def _successor(n: int, seed: int) -> np.ndarray:
 @functools.lru_cache(maxsize=1)
 def _trained() -> EnergyTransformer:
     torch.manual_seed(0)
-    model = EnergyTransformer(EBTConfig(vocab_size=V, d_model=32, n_layers=1, n_heads=2, d_ff=64, max_seq_len=S,
-                                        step_size=2.0, infer_steps=2), seed=0)
-    train_ebt(model, _successor(20_000, 0), steps=120, batch_size=16, seq_len=S, peak_lr=1e-2, mcmc_steps=2,
-              alpha_lr_mult=6.0, seed=0, progress=False)
+    model = EnergyTransformer(
+        EBTConfig(
+            vocab_size=V, d_model=32, n_layers=1, n_heads=2, d_ff=64, max_seq_len=S, step_size=2.0, infer_steps=2
+        ),
+        seed=0,
+    )
+    train_ebt(
+        model,
+        _successor(20_000, 0),
+        steps=120,
+        batch_size=16,
+        seq_len=S,
+        peak_lr=1e-2,
+        mcmc_steps=2,
+        alpha_lr_mult=6.0,
+        seed=0,
+        progress=False,
+    )
     return model.eval()
 
 
@@ -97,6 +121,8 @@ def test_settings_follow_the_evaluate_stage():
     width, seed = champion.choose(p)
     s = champion.settings_for(p, seed)
     assert (width, seed) == (p.model.widths[0], p.training.seeds[0]) and s["eval_seed"] == seed * 100  # ID set first
-    assert s["m_train"] == p.energy.mcmc_steps and s["best_of"] == p.eval.best_of and s["batch_size"] == p.eval.batch_size
+    assert (
+        s["m_train"] == p.energy.mcmc_steps and s["best_of"] == p.eval.best_of and s["batch_size"] == p.eval.batch_size
+    )
     assert s["max_windows"] == p.eval.batch_size  # one batch of the stage's own: a few seconds
     assert not s["windows"].startswith("/")  # relative to the checkout

@@ -5,16 +5,18 @@ import math
 
 import pytest
 
-from components.errors import DataError
 from components.data.validate import validate
+from components.errors import DataError
 from flows.ebt.evaluate import eval_suite
 
 COLS = ["ebt_m0", "ebt_m1", "tpp"]
 
 
 def rows(m1_values):
-    return [{"width": 32, "seed": 0, "set": "kjv", "window": i, "ebt_m0": 40.0, "ebt_m1": v, "tpp": 2.0}
-            for i, v in enumerate(m1_values)]
+    return [
+        {"width": 32, "seed": 0, "set": "kjv", "window": i, "ebt_m0": 40.0, "ebt_m1": v, "tpp": 2.0}
+        for i, v in enumerate(m1_values)
+    ]
 
 
 def test_one_window_above_the_bound_passes():

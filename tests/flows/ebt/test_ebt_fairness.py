@@ -27,8 +27,18 @@ def rows_with_gains(far_gain: float, id_gain: float, *, seeds=(0, 1, 2), n=150, 
             for w in range(n):
                 base = 2.0 + rng.normal(0, 0.1)
                 g = gain + rng.normal(0, sd)
-                rows.append({"set": name, "seed": s, "width": 64, "window": w, "ebt_m2": base,
-                             "ebt_m4": base - g / 100.0, "bon_1": base, "bon_4": base - 0.05})
+                rows.append(
+                    {
+                        "set": name,
+                        "seed": s,
+                        "width": 64,
+                        "window": w,
+                        "ebt_m2": base,
+                        "ebt_m4": base - g / 100.0,
+                        "bon_1": base,
+                        "bon_4": base - 0.05,
+                    }
+                )
     return rows
 
 
@@ -73,12 +83,34 @@ def test_tuning_picks_alpha0_on_the_dev_split_and_trains_with_it(tmp_path):
     rng = np.random.default_rng(0)
     np.save(tmp_path / "train.npy", rng.integers(0, 12, 4000).astype(np.int64))
     np.save(tmp_path / "dev.npy", rng.integers(0, 12, 800).astype(np.int64))
-    p = resolve(Params, PRESETS, slug="ebt", profile="smoke",
-                overrides=["energy.step_size_grid=[2,20]", "training.tune_steps=10"])
-    plain = {"n_layers": 1, "n_heads": 2, "seq_len": 8, "training": p.training.model_dump(),
-             "ebt": p.energy.model_dump(), "threads": 1, "progress": False, "dev_windows": 16, "think_steps": [1, 2]}
-    out = train.tune({"p": plain, "train": str(tmp_path / "train.npy"), "dev": str(tmp_path / "dev.npy"),
-                      "vocab": 12, "width": 16, "seed": 0})
+    p = resolve(
+        Params,
+        PRESETS,
+        slug="ebt",
+        profile="smoke",
+        overrides=["energy.step_size_grid=[2,20]", "training.tune_steps=10"],
+    )
+    plain = {
+        "n_layers": 1,
+        "n_heads": 2,
+        "seq_len": 8,
+        "training": p.training.model_dump(),
+        "ebt": p.energy.model_dump(),
+        "threads": 1,
+        "progress": False,
+        "dev_windows": 16,
+        "think_steps": [1, 2],
+    }
+    out = train.tune(
+        {
+            "p": plain,
+            "train": str(tmp_path / "train.npy"),
+            "dev": str(tmp_path / "dev.npy"),
+            "vocab": 12,
+            "width": 16,
+            "seed": 0,
+        }
+    )
     scores = {r["step_size"]: r["dev_nll"] for r in out["scores"]["ebt"]}
     assert set(scores) == {2.0, 20.0} and scores[2.0] != scores[20.0]  # both were trained, with different alpha_0
     assert out["step_size"] == min(scores, key=scores.get)

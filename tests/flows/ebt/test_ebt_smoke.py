@@ -37,16 +37,21 @@ def test_smoke_profile_end_to_end(project, tmp_path, monkeypatch):
         assert len(power["rows"]) == len(power["planted_in_deltas"]) >= 2, claim["id"]
         assert all(r["reproduced"] == 0.0 for r in power["rows"]), claim["id"]
     assert "equal_steps" in doc["descriptive"] and "not tested" in doc["descriptive"]["scaling_rate_claim"]
-    metrics = check_smoke_report(project, "ebt", section="Thinking and self-verification per set",
-                                 plots={"thinking.csv": "set,steps,ppl", "best_of_n.csv": "set,n,ppl"})
+    metrics = check_smoke_report(
+        project,
+        "ebt",
+        section="Thinking and self-verification per set",
+        plots={"thinking.csv": "set,steps,ppl", "best_of_n.csv": "set,n,ppl"},
+    )
     assert "Fair to the paper: power and plateau" in (project / "reports/ebt/report.html").read_text()
     assert set(metrics["plateau"]) == set(models)  # a plateau measure per trained model
     # the champion (the first EBT) re-evaluates through the registry to the evaluate stage's own per-window NLLs
     candidate, result = check_champion(project, "ebt", tmp_path, monkeypatch)
     assert candidate["name"] == "ebt-d64-s0"
     first = candidate["eval"]["settings"]["max_windows"]  # the evaluate stage's first batch of ID windows
-    id_rows = sorted((r for r in rows if r["set"] == "id" and r["width"] == 64 and r["seed"] == 0),
-                     key=lambda r: r["window"])[:first]
+    id_rows = sorted(
+        (r for r in rows if r["set"] == "id" and r["width"] == 64 and r["seed"] == 0), key=lambda r: r["window"]
+    )[:first]
     for metric, column in (("id_nll", "ebt_m2"), ("id_nll_think", "ebt_m4"), ("id_nll_best_of", "bon_4")):
         assert result["metrics"][metric] == pytest.approx(np.mean([r[column] for r in id_rows]), rel=1e-6), metric
     # the grid stage again on a process pool: the same models, curves and FLOPs as the local runner's

@@ -31,15 +31,25 @@ SETTINGS = {"test_dir": "split", "test_set": "forest_test", "top_k": 50, "min_sc
 def trained(tmp_path_factory):
     """(model, root): a detector trained on easy scenes and a checkout-like root holding its held-out test set."""
     torch.set_num_threads(1)
-    images, _, anns = generate_set("urban", n_sequences=40, n_frames=4, size=64, jitter=2, seed=0, prefix="tr",
-                                   spec=EASY)
-    boxes = [np.array([a["bbox"] for a in anns if a["image_id"] == i], float).reshape(-1, 4)
-             for i in range(len(images))]
-    model, _ = CN.train(images, boxes, cfg=CN.TrainConfig(epochs=12, batch_size=16, lr=8e-3, augment=AugmentConfig(scale=0, shift=0, colour=0)),
-                        model_cfg=CN.CenterNetConfig(width=16), seed=0)
+    images, _, anns = generate_set(
+        "urban", n_sequences=40, n_frames=4, size=64, jitter=2, seed=0, prefix="tr", spec=EASY
+    )
+    boxes = [
+        np.array([a["bbox"] for a in anns if a["image_id"] == i], float).reshape(-1, 4) for i in range(len(images))
+    ]
+    model, _ = CN.train(
+        images,
+        boxes,
+        cfg=CN.TrainConfig(epochs=12, batch_size=16, lr=8e-3, augment=AugmentConfig(scale=0, shift=0, colour=0)),
+        model_cfg=CN.CenterNetConfig(width=16),
+        seed=0,
+    )
     root = tmp_path_factory.mktemp("fp-root")
-    save_set(root / "split", "forest_test", *generate_set("urban", n_sequences=10, n_frames=4, size=64, jitter=2,
-                                                          seed=1, prefix="te", spec=EASY))
+    save_set(
+        root / "split",
+        "forest_test",
+        *generate_set("urban", n_sequences=10, n_frames=4, size=64, jitter=2, seed=1, prefix="te", spec=EASY),
+    )
     return model.eval(), root
 
 

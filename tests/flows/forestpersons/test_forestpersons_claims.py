@@ -20,11 +20,13 @@ GT = [("standing", 100), ("lying", 20), ("sitting", 70), ("standing", 40)]
 def _doc(n=24):
     images, anns = [], []
     for i in range(n):
-        images.append({"id": i, "sequence": f"s{i // 4}", "tier": ("easy", "medium", "hard")[i % 3],
-                       "width": 128, "height": 128})
+        images.append(
+            {"id": i, "sequence": f"s{i // 4}", "tier": ("easy", "medium", "hard")[i % 3], "width": 128, "height": 128}
+        )
         for j, (pose, vis) in enumerate(GT):
-            anns.append({"id": len(anns) + 1, "image_id": i, "bbox": [5 + 30 * j, 20, 20, 50], "pose": pose,
-                         "visibility": vis})
+            anns.append(
+                {"id": len(anns) + 1, "image_id": i, "bbox": [5 + 30 * j, 20, 20, 50], "pose": pose, "visibility": vis}
+            )
     return {"images": images, "annotations": anns}
 
 
@@ -46,8 +48,13 @@ def _dets(doc, hit: dict, seed: int):
 
 @pytest.fixture(scope="module")
 def p():
-    return resolve(Params, PRESETS, slug="forestpersons", profile="default",
-                   overrides=["claims.ap_resamples=300", "claims.n_resamples=1000"])
+    return resolve(
+        Params,
+        PRESETS,
+        slug="forestpersons",
+        profile="default",
+        overrides=["claims.ap_resamples=300", "claims.n_resamples=1000"],
+    )
 
 
 def _pooled(doc, quality: dict[str, dict]):
@@ -65,8 +72,12 @@ NONE = {k: 0.02 for k in STRONG}
 def test_the_paper_pattern_reproduces_and_its_reverse_does_not(p):
     doc = _doc()
     seeds = p.train.seeds
-    q = {**{f"forest-s{s}": STRONG for s in seeds["forest"]}, **{f"urban-s{s}": WEAK for s in seeds["urban"]},
-         **{f"aerial-s{s}": NONE for s in seeds["aerial"]}, "hog": STRONG}
+    q = {
+        **{f"forest-s{s}": STRONG for s in seeds["forest"]},
+        **{f"urban-s{s}": WEAK for s in seeds["urban"]},
+        **{f"aerial-s{s}": NONE for s in seeds["aerial"]},
+        "hog": STRONG,
+    }
     pooled = _pooled(doc, q)
     c1, c2, c3, c4 = all_claims(p, pooled, pooled["hog"])
     assert [c.verdict for c in (c1, c2, c3, c4)] == ["reproduced"] * 4, [c.reason for c in (c1, c2, c3, c4)]
@@ -74,8 +85,12 @@ def test_the_paper_pattern_reproduces_and_its_reverse_does_not(p):
     assert c3.parts[0]["details"]["ap_by_visibility"][0] > c3.parts[0]["details"]["ap_by_visibility"][-1]
     assert c4.cluster_unit is None and c4.details["forest_standing"] > c4.details["forest_lying"]
 
-    swapped = {**q, **{f"forest-s{s}": WEAK for s in seeds["forest"]}, **{f"urban-s{s}": STRONG for s in seeds["urban"]},
-               "hog": {k: 0.9 if k[0] == "lying" else 0.2 for k in STRONG}}
+    swapped = {
+        **q,
+        **{f"forest-s{s}": WEAK for s in seeds["forest"]},
+        **{f"urban-s{s}": STRONG for s in seeds["urban"]},
+        "hog": {k: 0.9 if k[0] == "lying" else 0.2 for k in STRONG},
+    }
     pooled = _pooled(doc, swapped)
     r = all_claims(p, pooled, pooled["hog"])
     assert r[0].verdict == "not reproduced" and r[3].verdict == "not reproduced"

@@ -17,17 +17,20 @@ def test_presets_validate(profile):
     assert set(p.train.seeds) == {"forest", "urban", "aerial"}
 
 
-@pytest.mark.parametrize("override, key", [
-    ("train.seeds.lake=[0]", "forestpersons.train.seeds: .*unknown domain"),  # an unknown name
-    ("train.seeds.forest=[0]", "forestpersons.train.seeds: .*at least 2 seeds"),  # too few seeds for the claims
-    ("train.seeds.urban=[]", "forestpersons.train.seeds: .*missing"),  # an empty set
-    ("scenes.test_images=405", "forestpersons.scenes: .*whole number"),  # shape: frames do not divide the set
-    ("scenes.size=16", "forestpersons.scenes.size"),  # out of range
-    ("tiers.hard_from=0.3", "forestpersons.tiers: .*easy_below"),  # inconsistent bounds
-    ("source.hf_id=not a dataset id", "forestpersons.source.hf_id"),
-    ("eval.hog.scale=1.0", "forestpersons.eval.hog.scale"),
-    ("train.epochs=0", "forestpersons.train.epochs"),
-])
+@pytest.mark.parametrize(
+    "override, key",
+    [
+        ("train.seeds.lake=[0]", "forestpersons.train.seeds: .*unknown domain"),  # an unknown name
+        ("train.seeds.forest=[0]", "forestpersons.train.seeds: .*at least 2 seeds"),  # too few seeds for the claims
+        ("train.seeds.urban=[]", "forestpersons.train.seeds: .*missing"),  # an empty set
+        ("scenes.test_images=405", "forestpersons.scenes: .*whole number"),  # shape: frames do not divide the set
+        ("scenes.size=16", "forestpersons.scenes.size"),  # out of range
+        ("tiers.hard_from=0.3", "forestpersons.tiers: .*easy_below"),  # inconsistent bounds
+        ("source.hf_id=not a dataset id", "forestpersons.source.hf_id"),
+        ("eval.hog.scale=1.0", "forestpersons.eval.hog.scale"),
+        ("train.epochs=0", "forestpersons.train.epochs"),
+    ],
+)
 def test_bad_values_name_the_key(override, key):
     with pytest.raises(ParamsError, match=key):
         resolve(Params, PRESETS, slug="forestpersons", profile="smoke", overrides=[override])

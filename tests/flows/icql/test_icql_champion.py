@@ -19,8 +19,16 @@ from components.io import read_json, write_json
 from components.rl import dataset as D
 from components.rl.evaluate import episode_returns, normalised_score, q_accuracy
 from components.rl.kitchen_lite import make_env
-from components.rl.trainer import (TensorData, build_agent, load_agent, load_agent_safetensors, method_config,
-                                   save_agent, save_agent_safetensors, train_agent)
+from components.rl.trainer import (
+    TensorData,
+    build_agent,
+    load_agent,
+    load_agent_safetensors,
+    method_config,
+    save_agent,
+    save_agent_safetensors,
+    train_agent,
+)
 from flows.icql import champion
 from flows.icql.common import behaviour_factory, env_settings, task_env
 from flows.icql.data import contexts, references
@@ -38,9 +46,19 @@ def trained(tmp_path_factory):
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        p = resolve(Params, PRESETS, slug="icql", profile="smoke",
-                    overrides=("data.episodes=30", "data.max_steps=40", "data.reference_episodes=3",
-                               "eval.episodes=3", "eval.q_episodes=8"))
+        p = resolve(
+            Params,
+            PRESETS,
+            slug="icql",
+            profile="smoke",
+            overrides=(
+                "data.episodes=30",
+                "data.max_steps=40",
+                "data.reference_episodes=3",
+                "eval.episodes=3",
+                "eval.q_episodes=8",
+            ),
+        )
         root = tmp_path_factory.mktemp("icql-champion")
         folder = root / "data/icql/datasets/t1"
         folder.mkdir(parents=True)
@@ -89,10 +107,14 @@ def test_evaluate_recomputes_the_evaluate_stage_numbers(trained):
     rets, _ = episode_returns(env, agent.act, [p.eval.seed + i for i in range(p.eval.episodes)])
     refs = read_json(ds / "meta.json")["references"]
     rows = q_rows(p, data)
-    acc = q_accuracy(predict_q(agent, data, np.load(ds / "ctx_nearest.npy"), rows),
-                     D.returns_to_go(data, p.agent.gamma)[rows])
-    assert metrics == {"score": pytest.approx(float(np.mean(normalised_score(rets, refs["random"], refs["expert"])))),
-                       "q_spearman": pytest.approx(acc["spearman"]), "q_mae": pytest.approx(acc["mae"])}
+    acc = q_accuracy(
+        predict_q(agent, data, np.load(ds / "ctx_nearest.npy"), rows), D.returns_to_go(data, p.agent.gamma)[rows]
+    )
+    assert metrics == {
+        "score": pytest.approx(float(np.mean(normalised_score(rets, refs["random"], refs["expert"])))),
+        "q_spearman": pytest.approx(acc["spearman"]),
+        "q_mae": pytest.approx(acc["mae"]),
+    }
     assert metrics["q_spearman"] > 0.3  # the critic ranks returns: what the sabotage below must break
 
 
@@ -126,7 +148,9 @@ def test_missing_data_and_a_broken_folder_are_data_errors(trained, tmp_path):
     with pytest.raises(DataError, match=r"ctx_nearest\.npy: ICQL's evaluation data not found .*paperline run icql"):
         (tmp_path / "data/icql/datasets/t1").mkdir(parents=True)
         for name in ("transitions.npz", "meta.json"):
-            (tmp_path / "data/icql/datasets/t1" / name).write_bytes((root / "data/icql/datasets/t1" / name).read_bytes())
+            (tmp_path / "data/icql/datasets/t1" / name).write_bytes(
+                (root / "data/icql/datasets/t1" / name).read_bytes()
+            )
         champion.evaluate(load_agent_safetensors(folder), champion.settings_for(p, 1), tmp_path)
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad/config.json").write_text((folder / "config.json").read_text())

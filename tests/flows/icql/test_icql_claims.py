@@ -27,8 +27,15 @@ def episodes(effects: dict, *, seeds=(0, 1, 2), n=20, noise=3.0, base=5.0) -> li
         for i, s in enumerate(seeds):
             shift = eff[i] if isinstance(eff, (list, tuple)) else eff
             for e in range(n):
-                rows.append({"task": task, "method": method, "seed": s, "episode": e,
-                             "score": float(base + shift + rng.normal(0, noise))})
+                rows.append(
+                    {
+                        "task": task,
+                        "method": method,
+                        "seed": s,
+                        "episode": e,
+                        "score": float(base + shift + rng.normal(0, noise)),
+                    }
+                )
     return rows
 
 
@@ -107,8 +114,9 @@ def test_c4_bootstrap_equals_spearman_on_the_repeated_rows():
 
 
 def test_every_verdict_in_the_document_rederives(p):
-    rows = episodes({(4, "iql"): 0.0, (4, "icql"): [12.0, 1.0, -4.0], (4, "icql-random"): -10.0,
-                     (1, "iql"): 0.0, (1, "icql"): 0.0})
+    rows = episodes(
+        {(4, "iql"): 0.0, (4, "icql"): [12.0, 1.0, -4.0], (4, "icql-random"): -10.0, (1, "iql"): 0.0, (1, "icql"): 0.0}
+    )
     doc = claims_document("icql", "default", all_claims(p, rows, qdata()))
     assert [c["id"] for c in doc["claims"]] == ["C1", "C2", "C3", "C4"]
     assert [c["verdict"] for c in doc["claims"]] == ["inconclusive", "inconclusive", "reproduced", "reproduced"]
@@ -138,6 +146,7 @@ def test_c2_not_reproduced_carries_a_power_check_that_sees_both_tasks_noise(p):
         rows = episodes({(4, "iql"): 0.0, (4, "icql"): 0.0}, noise=1.0)
         rows += [dict(r, task=1) for r in episodes({(1, "iql"): 0.0, (1, "icql"): 6.0}, noise=noise1)]
         return claim2(q, scores_by(rows))
+
     tight, noisy = run(1.0), run(12.0)
     assert tight.verdict == "not reproduced" and [r["planted"] for r in tight.details["power"]["rows"]] == [0.0, 4.0]
     (t0, t2), (n0, n2) = tight.details["power"]["rows"], noisy.details["power"]["rows"]

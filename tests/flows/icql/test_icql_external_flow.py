@@ -25,10 +25,21 @@ from flows.icql.params import PRESETS, Params
 from flows.icql.report_external import external_table
 from flows.runtime.params import resolve
 
-SMALL = ("data.tasks=[1, 4]", "data.episodes=6", "data.reference_episodes=2", "retrieval.k=3",
-         "train.runs={'1': [], '4': []}", "train.steps=4", "train.batch_size=8", "resources.workers=1",
-         "eval.episodes=2", "eval.q_episodes=2",
-         "agent.hidden=16", "agent.d=8", "train.external_methods=['bc', 'td3bc', 'iql', 'icql', 'icql-random']")
+SMALL = (
+    "data.tasks=[1, 4]",
+    "data.episodes=6",
+    "data.reference_episodes=2",
+    "retrieval.k=3",
+    "train.runs={'1': [], '4': []}",
+    "train.steps=4",
+    "train.batch_size=8",
+    "resources.workers=1",
+    "eval.episodes=2",
+    "eval.q_episodes=2",
+    "agent.hidden=16",
+    "agent.d=8",
+    "train.external_methods=['bc', 'td3bc', 'iql', 'icql', 'icql-random']",
+)
 
 
 class Ctx:
@@ -45,8 +56,9 @@ class Ctx:
 
 
 def _params(external: str, *extra: str):
-    return resolve(Params, PRESETS, slug="icql", profile="smoke",
-                   overrides=(*SMALL, f"data.external={external}", *extra))
+    return resolve(
+        Params, PRESETS, slug="icql", profile="smoke", overrides=(*SMALL, f"data.external={external}", *extra)
+    )
 
 
 def _run_stages(ctx: Ctx) -> tuple[list[dict], list[dict]]:
@@ -94,18 +106,25 @@ class FakeMinariDataset:
         self.storage = SimpleNamespace(metadata=metadata)
 
     def recover_environment(self, eval_env: bool = False):
-        space = gym.spaces.Dict({"observation": gym.spaces.Box(-8, 8, (3,)),
-                                 "desired_goal": gym.spaces.Box(-1, 1, (2,))})
+        space = gym.spaces.Dict(
+            {"observation": gym.spaces.Box(-8, 8, (3,)), "desired_goal": gym.spaces.Box(-1, 1, (2,))}
+        )
         return gym.wrappers.TransformObservation(
-            gym.make("Pendulum-v1"), lambda o: {"observation": o, "desired_goal": np.array([1.0, 0.0])}, space)
+            gym.make("Pendulum-v1"), lambda o: {"observation": o, "desired_goal": np.array([1.0, 0.0])}, space
+        )
 
     def iterate_episodes(self):
         rng = np.random.default_rng(0)
         env = self.recover_environment()
         for i in range(4):
             obs, _ = env.reset(seed=i)
-            rec = {"observations": {"observation": [obs["observation"]], "desired_goal": [obs["desired_goal"]]},
-                   "actions": [], "rewards": [], "terminations": [], "truncations": []}
+            rec = {
+                "observations": {"observation": [obs["observation"]], "desired_goal": [obs["desired_goal"]]},
+                "actions": [],
+                "rewards": [],
+                "terminations": [],
+                "truncations": [],
+            }
             while True:
                 a = np.clip([-2.0 * obs["observation"][2] + rng.normal()], -2, 2).astype(np.float32)
                 obs, r, term, trunc, _ = env.step(a)
@@ -115,8 +134,10 @@ class FakeMinariDataset:
                     rec[k].append(v)
                 if term or trunc:
                     break
-            yield SimpleNamespace(observations={k: np.array(v) for k, v in rec["observations"].items()},
-                                  **{k: np.array(v) for k, v in rec.items() if k != "observations"})
+            yield SimpleNamespace(
+                observations={k: np.array(v) for k, v in rec["observations"].items()},
+                **{k: np.array(v) for k, v in rec.items() if k != "observations"},
+            )
 
 
 def test_minari_source_uses_published_references_and_the_recovered_env(tmp_path, monkeypatch):

@@ -26,31 +26,42 @@ def test_profiles_validate(profile):
         assert len(ext) == 6 * 4 * 5 and {r["method"] for r in ext} == {"bc", "td3bc", "iql", "icql"}
 
 
-@pytest.mark.parametrize("override, key", [
-    ("train.runs={'4': ['cql']}", "icql.train.runs"),
-    ("data.tasks=[5]", "icql.data.tasks"),
-    ("agent.init=zeros", "icql.agent.init"),
-    ("retrieval.k=0", "icql.retrieval.k"),
-    ("agent.expectile=0.3", "icql.agent.expectile"),
-    ("data.mode_probs={'ordered': 0.5}", "icql.data.mode_probs"),
-    ("train.runs={'2': ['iql']}", "icql"),
-    ("bogus=1", "icql.bogus"),
-    ("train.external_methods=['cql']", "icql.train.external_methods"),
-    ("data.external=[{'source': 'sac', 'id': 'Hopper-v5'}, {'source': 'minari', 'id': 'Hopper-v5'}]",
-     "icql.data.external"),
-])
+@pytest.mark.parametrize(
+    "override, key",
+    [
+        ("train.runs={'4': ['cql']}", "icql.train.runs"),
+        ("data.tasks=[5]", "icql.data.tasks"),
+        ("agent.init=zeros", "icql.agent.init"),
+        ("retrieval.k=0", "icql.retrieval.k"),
+        ("agent.expectile=0.3", "icql.agent.expectile"),
+        ("data.mode_probs={'ordered': 0.5}", "icql.data.mode_probs"),
+        ("train.runs={'2': ['iql']}", "icql"),
+        ("bogus=1", "icql.bogus"),
+        ("train.external_methods=['cql']", "icql.train.external_methods"),
+        (
+            "data.external=[{'source': 'sac', 'id': 'Hopper-v5'}, {'source': 'minari', 'id': 'Hopper-v5'}]",
+            "icql.data.external",
+        ),
+    ],
+)
 def test_bad_values_name_the_key(override, key):
     with pytest.raises(ParamsError, match=key.replace(".", r"\.")):
         _resolve("smoke", override)
 
 
-@pytest.mark.parametrize("override, key", [
-    ("train.dev_seed=10005", "train.dev_seed"),  # (a model-level check) dev rollouts would reuse the evaluate stage's test seeds
-    ("data.compensation=1.5", "icql.data.compensation"),
-    ("data.drift=-1", "icql.data.drift"),
-    ("data.radius=0", "icql.data.radius"),
-    ("train.curve_points=0", "icql.train.curve_points"),
-])
+@pytest.mark.parametrize(
+    "override, key",
+    [
+        (
+            "train.dev_seed=10005",
+            "train.dev_seed",
+        ),  # (a model-level check) dev rollouts would reuse the evaluate stage's test seeds
+        ("data.compensation=1.5", "icql.data.compensation"),
+        ("data.drift=-1", "icql.data.drift"),
+        ("data.radius=0", "icql.data.radius"),
+        ("train.curve_points=0", "icql.train.curve_points"),
+    ],
+)
 def test_new_settings_are_validated(override, key):
     with pytest.raises(ParamsError, match=key.replace(".", r"\.")):
         _resolve("default", override)

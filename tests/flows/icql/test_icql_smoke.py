@@ -11,8 +11,8 @@ from components.io import read_json, read_jsonl
 from components.rl.dataset import load
 from tests.champion_checks import check_champion
 from tests.claims_checks import check_smoke_claims, check_smoke_report, run_smoke
-from tests.fanout_checks import assert_fan_out_matches_local
 from tests.conftest import paperline
+from tests.fanout_checks import assert_fan_out_matches_local
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
@@ -63,8 +63,19 @@ def test_smoke_profile_end_to_end(project, tmp_path, monkeypatch):
 
 
 def test_retrieval_larger_than_the_dataset_fails_clearly(project):
-    proc = paperline("run", "icql", "--profile", "smoke", "--set", "data.episodes=2", "--set", "eval.q_episodes=2",
-                     "--set", "retrieval.k=400", cwd=project)
+    proc = paperline(
+        "run",
+        "icql",
+        "--profile",
+        "smoke",
+        "--set",
+        "data.episodes=2",
+        "--set",
+        "eval.q_episodes=2",
+        "--set",
+        "retrieval.k=400",
+        cwd=project,
+    )
     assert proc.returncode != 0
     assert "retrieval.k=400 is larger than the dataset" in proc.stdout + proc.stderr
     assert not (project / "data/icql/datasets").exists()  # the failed stage published nothing

@@ -16,8 +16,13 @@ import torch
 from components.errors import DataError
 from components.sparse_retrieval import index as IX
 from components.sparse_retrieval.lexicon import EnglishSpace, encode_batch, term_tokens, train_bpe
-from components.sparse_retrieval.model import (EncoderConfig, MilcoEncoder, init_lexical_head, save_encoder,
-                                               served_output)
+from components.sparse_retrieval.model import (
+    EncoderConfig,
+    MilcoEncoder,
+    init_lexical_head,
+    save_encoder,
+    served_output,
+)
 from components.sparse_retrieval.retriever import Retriever, load_retriever, save_retriever
 from components.sparse_retrieval.training import encode_all
 from flows.milco import champion
@@ -36,8 +41,19 @@ def world(tmp_path_factory):
     tok = train_bpe(docs, 300)
     space = EnglishSpace.build(docs, 100)
     torch.manual_seed(0)
-    model = MilcoEncoder(EncoderConfig(vocab_in=tok.get_vocab_size(), vocab_en=len(space), echo=True, d_model=32,
-                                       n_layers=1, n_heads=2, d_ff=64, d_en=32, max_len=LEN))
+    model = MilcoEncoder(
+        EncoderConfig(
+            vocab_in=tok.get_vocab_size(),
+            vocab_en=len(space),
+            echo=True,
+            d_model=32,
+            n_layers=1,
+            n_heads=2,
+            d_ff=64,
+            d_en=32,
+            max_len=LEN,
+        )
+    )
     init_lexical_head(model, encode_batch(tok, docs, LEN), term_tokens(tok, space.terms))
     model.eval()
     enc = encode_all(model, *encode_batch(tok, docs, LEN, echo=True))
@@ -45,12 +61,19 @@ def world(tmp_path_factory):
     root = tmp_path_factory.mktemp("milco-root")
     (root / "data").mkdir()
     tok.save(str(root / "data/tokenizer.json"))
-    queries = [{"qid": f"q{i}", "text": " ".join(d.split()[:2]), "split": "bench", "pair_id": f"p{i}", "entity": False}
-               for i, d in enumerate(docs)]
+    queries = [
+        {"qid": f"q{i}", "text": " ".join(d.split()[:2]), "split": "bench", "pair_id": f"p{i}", "entity": False}
+        for i, d in enumerate(docs)
+    ]
     queries.append({"qid": "t0", "text": docs[0], "split": "train", "pair_id": "p0", "entity": False})  # not scored
     (root / "data/queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries))
-    settings = {"queries": "data/queries.jsonl", "tokenizer": "data/tokenizer.json", "split": "bench",
-                "query_len": LEN, "k": 100}
+    settings = {
+        "queries": "data/queries.jsonl",
+        "tokenizer": "data/tokenizer.json",
+        "split": "bench",
+        "query_len": LEN,
+        "k": 100,
+    }
     return model, index, [f"p{i}" for i in range(N_DOCS)], root, settings
 
 
@@ -109,8 +132,13 @@ def test_missing_data_and_foreign_files_are_named(world, tmp_path):
         champion.evaluate(Retriever(model, index[:10], ids[:10]), settings, root)
     save_encoder(model, tmp_path / "encoder")
     folder = save_retriever(tmp_path / "encoder", index, ids, tmp_path / "champion")
-    np.savez(folder / "index.npz", data=np.array([{"a": 1}], dtype=object), indices=np.zeros(1), indptr=np.zeros(2),
-             shape=np.array([1, 1]))
+    np.savez(
+        folder / "index.npz",
+        data=np.array([{"a": 1}], dtype=object),
+        indices=np.zeros(1),
+        indptr=np.zeros(2),
+        shape=np.array([1, 1]),
+    )
     with pytest.raises(DataError, match="not a MILCO retriever folder"):  # an object array: refused, not unpickled
         load_retriever(folder)
 

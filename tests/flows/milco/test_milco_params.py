@@ -24,18 +24,21 @@ def test_profiles_validate(profile):
     assert "milco" in p.train.variants and p.data.contrastive_pairs <= p.data.sap_pairs
 
 
-@pytest.mark.parametrize("override, key", [
-    ("train.variants=[milco, splade]", "milco.train.variants"),  # unknown name
-    ("train.variants=[dense]", "milco.train.variants"),  # the method missing
-    ("data.query_words=[9, 3]", "milco.data.query_words"),  # min > max
-    ("model.n_heads=3", "milco.model"),  # shape: d_model not divisible by the heads
-    ("data.bench_pairs=0", "milco.data.bench_pairs"),  # empty benchmark
-    ("data.contrastive_pairs=20000", "milco.data"),  # more stage-2 pairs than SAP pairs
-    ("eval.mass_grid=[0.5, 1.5]", "milco.eval.mass_grid"),  # out of range
-    ("train.reg=l2", "milco.train.reg"),
-    ("data.bible_books=[]", "milco.data.bible_books"),
-    ("bogus=1", "milco.bogus"),
-])
+@pytest.mark.parametrize(
+    "override, key",
+    [
+        ("train.variants=[milco, splade]", "milco.train.variants"),  # unknown name
+        ("train.variants=[dense]", "milco.train.variants"),  # the method missing
+        ("data.query_words=[9, 3]", "milco.data.query_words"),  # min > max
+        ("model.n_heads=3", "milco.model"),  # shape: d_model not divisible by the heads
+        ("data.bench_pairs=0", "milco.data.bench_pairs"),  # empty benchmark
+        ("data.contrastive_pairs=20000", "milco.data"),  # more stage-2 pairs than SAP pairs
+        ("eval.mass_grid=[0.5, 1.5]", "milco.eval.mass_grid"),  # out of range
+        ("train.reg=l2", "milco.train.reg"),
+        ("data.bible_books=[]", "milco.data.bible_books"),
+        ("bogus=1", "milco.bogus"),
+    ],
+)
 def test_bad_values_name_the_key(override, key):
     with pytest.raises(ParamsError, match=key.replace(".", r"\.")):
         _resolve("smoke", override)

@@ -34,8 +34,12 @@ def test_smoke_profile_end_to_end(project, tmp_path, monkeypatch):
         assert {(s, "es-en"), (s, "es-es"), (s, "bible-es-en")} <= systems, s
     assert {"milco-mass@target", "milco-topk@target", "milco-mass@dense-bytes"} <= {r["system"] for r in rows}
     check_smoke_claims(project / "reports/milco/claims.json", ["C1", "C2", "C3", "C4"])
-    check_smoke_report(project, "milco", section="Pruning",
-                       plots={"pruning.csv": "method,param,avg_doc_dims,ndcg10", "bytes.csv": "model,index_bytes,ndcg10"})
+    check_smoke_report(
+        project,
+        "milco",
+        section="Pruning",
+        plots={"pruning.csv": "method,param,avg_doc_dims,ndcg10", "bytes.csv": "model,index_bytes,ndcg10"},
+    )
     # the champion (seed 0's MILCO encoder + its ES->EN index) re-evaluates through the registry to the stage's rows
     candidate, result = check_champion(project, "milco", tmp_path, monkeypatch)
     assert candidate["name"] == "milco-seed0" and (data / "eval/champion/index.npz").is_file()

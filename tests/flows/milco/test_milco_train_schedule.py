@@ -32,9 +32,17 @@ def fake_job(job: dict) -> dict:
     Path(job["folder"]).mkdir(parents=True, exist_ok=True)
     (Path(job["folder"]) / "lr").write_text(str(job["lr"]))
     hist = [{"step": 0, "nce": 2.0, "loss": 2.0}]
-    return {"seed": job["seed"], "variant": job["variant"], "lr": job["lr"], "folder": job["folder"],
-            "history": hist, "seconds": 0.0, "plateau": 0.0, "final_loss": 2.0,
-            "dev_ndcg": 0.5 + (job["lr"] == BEST[job["variant"]]) * 0.1}
+    return {
+        "seed": job["seed"],
+        "variant": job["variant"],
+        "lr": job["lr"],
+        "folder": job["folder"],
+        "history": hist,
+        "seconds": 0.0,
+        "plateau": 0.0,
+        "final_loss": 2.0,
+        "dev_ndcg": 0.5 + (job["lr"] == BEST[job["variant"]]) * 0.1,
+    }
 
 
 def test_phases_respect_dependencies_and_keep_each_models_best_rate(tmp_path, monkeypatch):
@@ -61,11 +69,14 @@ def test_phases_respect_dependencies_and_keep_each_models_best_rate(tmp_path, mo
             assert lr == BEST[variant]
             assert all(phase_of["stage2", first, variant, x] < i for x in p.train.lr_grid), (seed, variant)
     assert len(phase_of) == len(p.train.seeds) * (1 + len(p.train.variants)) + len(p.train.variants) * (
-        len(p.train.lr_grid) - 1)
+        len(p.train.lr_grid) - 1
+    )
     out = tmp_path / "out" / T.MODELS
     doc = json.loads((out / "train.json").read_text())
     assert doc["chosen_lr"] == {v: BEST[v] for v in p.train.variants}
-    assert [(r["variant"], r["lr"]) for r in doc["sweep"]] == [(v, x) for v in p.train.variants for x in p.train.lr_grid]
+    assert [(r["variant"], r["lr"]) for r in doc["sweep"]] == [
+        (v, x) for v in p.train.variants for x in p.train.lr_grid
+    ]
     for s in p.train.seeds:
         assert list(doc[f"seed_{s}"]) == list(p.train.variants)
         for v in p.train.variants:  # the first seed's final model is its winning trial, moved into place

@@ -19,9 +19,18 @@ from flows.neuraldb import champion
 # Prompts end with the subject and targets are one letter, so the residual at the subject's last token reaches the
 # target's logits directly (a random model has no useful attention to carry it further).
 NAMES = [("Zed", "Quill"), ("Bo", "Tarn"), ("Amy", "Rook"), ("Cy", "Fenn")]
-REQS = [{"id": f"r{i}", "subject": f"{a} {b}", "target_true": "R", "target_new": "O",
-         "prompts": [f"Born in: {a} {b}", f"Home of {a} {b}"], "paraphrase_prompts": [f"Long ago lived {a} {b}"],
-         "neighborhood_prompts": [f"Born in: Ned Vole{i}"]} for i, (a, b) in enumerate(NAMES)]
+REQS = [
+    {
+        "id": f"r{i}",
+        "subject": f"{a} {b}",
+        "target_true": "R",
+        "target_new": "O",
+        "prompts": [f"Born in: {a} {b}", f"Home of {a} {b}"],
+        "paraphrase_prompts": [f"Long ago lived {a} {b}"],
+        "neighborhood_prompts": [f"Born in: Ned Vole{i}"],
+    }
+    for i, (a, b) in enumerate(NAMES)
+]
 
 
 @pytest.fixture(autouse=True)
@@ -38,14 +47,24 @@ def edited(tmp_path):
     data = tmp_path / "data"
     data.mkdir()
     texts = [p for r in REQS for p in (*r["prompts"], *r["paraphrase_prompts"], *r["neighborhood_prompts"])]
-    train_bpe([*texts, *[f"{t} {x}" for t in texts for x in ("R", "O")]] * 4, vocab_size=300,
-              out_path=data / "tokenizer.json")
+    train_bpe(
+        [*texts, *[f"{t} {x}" for t in texts for x in ("R", "O")]] * 4, vocab_size=300, out_path=data / "tokenizer.json"
+    )
     tok = load_bpe(data / "tokenizer.json")
     (data / "edits_seed0.jsonl").write_text("".join(json.dumps(r) + "\n" for r in REQS))
     ppl = np.random.default_rng(0).integers(1, tok.get_vocab_size(), 2000).astype(np.uint16)
     np.save(data / "ppl_tokens.npy", ppl)
-    settings = {"edits": "data/edits_seed0.jsonl", "tokenizer": "data/tokenizer.json", "ppl_tokens": "data/ppl_tokens.npy",
-                "seed": 0, "m": len(REQS), "seq_len": 16, "ppl_windows": 8, "batch_size": 64, "threads": 1}
+    settings = {
+        "edits": "data/edits_seed0.jsonl",
+        "tokenizer": "data/tokenizer.json",
+        "ppl_tokens": "data/ppl_tokens.npy",
+        "seed": 0,
+        "m": len(REQS),
+        "seq_len": 16,
+        "ppl_windows": 8,
+        "batch_size": 64,
+        "threads": 1,
+    }
     cfg = TinyLMConfig(vocab_size=tok.get_vocab_size(), d_model=32, n_layers=2, n_heads=2, d_ff=64, max_seq_len=64)
     model = TinyLM(cfg, seed=0).eval()
     with torch.no_grad():

@@ -26,8 +26,7 @@ def _bern(rng, rate, n):
     return (rng.random(n) < rate).astype(float)
 
 
-def rows(p, *, eff=None, eff_small=None, spec=None, gen=None, rise=None, unedited_eff=0.0, rng_seed=0,
-         spec_of=None):
+def rows(p, *, eff=None, eff_small=None, spec=None, gen=None, rise=None, unedited_eff=0.0, rng_seed=0, spec_of=None):
     """Per (seed, m, method) rows. ``eff`` / ``eff_small``: efficacy rate at the largest / smallest m;
     ``spec``, ``gen``: specificity and paraphrase rates at any m; ``rise``: held-out NLL rise over the unedited
     model. Each argument maps a method to its value (default: NeuralDB 1.0, the baselines 0.5).
@@ -45,15 +44,29 @@ def rows(p, *, eff=None, eff_small=None, spec=None, gen=None, rise=None, unedite
             by = {}
             for meth in METHODS:
                 rate = eff[meth] if m == big else eff_small[meth]
-                by[meth] = {"seed": s, "m": m, "method": meth, "efficacy": _bern(rng, rate, m).tolist(),
-                            "generalisation": _bern(rng, gen[meth], m).tolist(),
-                            "specificity": _bern(rng, spec[meth], m).tolist(),
-                            "ppl_nll": (base_nll + rise[meth] + 0.01 * rng.random(N_WIN)).tolist()}
+                by[meth] = {
+                    "seed": s,
+                    "m": m,
+                    "method": meth,
+                    "efficacy": _bern(rng, rate, m).tolist(),
+                    "generalisation": _bern(rng, gen[meth], m).tolist(),
+                    "specificity": _bern(rng, spec[meth], m).tolist(),
+                    "ppl_nll": (base_nll + rise[meth] + 0.01 * rng.random(N_WIN)).tolist(),
+                }
             if spec_of is not None:
                 by["neuraldb"]["specificity"] = spec_of(s, np.asarray(by["alphaedit"]["specificity"])).tolist()
             out += by.values()
-        out.append({"seed": s, "m": big, "method": "unedited", "efficacy": _bern(rng, unedited_eff, big).tolist(),
-                    "generalisation": [0.5] * big, "specificity": [0.8] * big, "ppl_nll": base_nll.tolist()})
+        out.append(
+            {
+                "seed": s,
+                "m": big,
+                "method": "unedited",
+                "efficacy": _bern(rng, unedited_eff, big).tolist(),
+                "generalisation": [0.5] * big,
+                "specificity": [0.8] * big,
+                "ppl_nll": base_nll.tolist(),
+            }
+        )
     return out
 
 
@@ -75,8 +88,13 @@ def test_effective_edits_reproduce_capacity_side_effects_and_locality():
 
 def test_worse_methods_are_not_reproduced():
     p = params()
-    c = claims(p, eff={"neuraldb": 0.7, "memit": 0.95, "alphaedit": 0.95}, rise={"neuraldb": 1.0},
-               spec={"neuraldb": 0.4, "alphaedit": 0.9}, gen={"neuraldb": 0.1, "memit": 0.9})
+    c = claims(
+        p,
+        eff={"neuraldb": 0.7, "memit": 0.95, "alphaedit": 0.95},
+        rise={"neuraldb": 1.0},
+        spec={"neuraldb": 0.4, "alphaedit": 0.9},
+        gen={"neuraldb": 0.1, "memit": 0.9},
+    )
     assert c["C1"].verdict == NOT_REPRODUCED
     assert c["C2"].verdict == NOT_REPRODUCED
     assert c["C3"].verdict == NOT_REPRODUCED and "lies below -0.01" in c["C3"].parts[0]["reason"]
@@ -113,8 +131,13 @@ def test_seeds_that_disagree_make_capacity_inconclusive():
 
 def test_null_edits_leave_side_effects_locality_and_generalisation_unjudged():
     p = params()
-    c = claims(p, eff={"neuraldb": 0.0}, unedited_eff=0.0, rise={"neuraldb": 0.0, "memit": 0.0, "alphaedit": 0.0},
-               spec_of=lambda s, a: a)
+    c = claims(
+        p,
+        eff={"neuraldb": 0.0},
+        unedited_eff=0.0,
+        rise={"neuraldb": 0.0, "memit": 0.0, "alphaedit": 0.0},
+        spec_of=lambda s, a: a,
+    )
     for cid in ("C2", "C3", "C4"):
         assert c[cid].verdict == INCONCLUSIVE, cid
         assert c[cid].preconditions[0]["id"] == "P0" and c[cid].preconditions[0]["verdict"] != REPRODUCED
@@ -142,7 +165,7 @@ def test_edits_that_move_two_percent_of_facts_leave_claims_2_to_4_unjudged():
     c = _p0_with_gain(20)
     for cid in ("C2", "C3", "C4"):
         pre = c[cid].preconditions[0]
-        assert pre["id"] == "P0" and 0.01 < pre["ci_low"] and pre["ci_high"] < 0.05
+        assert pre["id"] == "P0" and pre["ci_low"] > 0.01 and pre["ci_high"] < 0.05
         assert pre["verdict"] == NOT_REPRODUCED and "no practical effect" in pre["reason"]
         assert c[cid].verdict == INCONCLUSIVE and "precondition P0 not met" in c[cid].reason
     assert _p0_with_gain(200)["C3"].preconditions[0]["verdict"] == REPRODUCED

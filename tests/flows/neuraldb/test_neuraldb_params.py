@@ -22,8 +22,18 @@ def test_default_tunes_memit_lambda_and_uses_name_part_subjects():
     assert p.editing.v_lr is None and p.data.neighbours == "random"
 
 
-@pytest.mark.parametrize("key,value", [("mom2_grid", [-1.0]), ("mom2_grid", []), ("v_kl_factor", -0.1),
-                                       ("v_lr_grid", []), ("v_lr_grid", [0.0]), ("v_lr", 0.0), ("v_lr_facts", 0)])
+@pytest.mark.parametrize(
+    "key,value",
+    [
+        ("mom2_grid", [-1.0]),
+        ("mom2_grid", []),
+        ("v_kl_factor", -0.1),
+        ("v_lr_grid", []),
+        ("v_lr_grid", [0.0]),
+        ("v_lr", 0.0),
+        ("v_lr_facts", 0),
+    ],
+)
 def test_bad_editing_values_are_refused_naming_the_key(key, value):
     raw = copy.deepcopy(PRESETS["smoke"])
     raw["editing"][key] = value

@@ -26,8 +26,17 @@ def params(lm_seeds=(0, 1, 2), vision_seeds=(0, 1, 2), scenarios=("class-3",)) -
 
 def _split_rows(model, seed, split, rng, prob, tr=None):
     tr = rng.uniform(0.3, 0.7, N_Q) if tr is None else tr
-    return [{"model": model, "seed": seed, "split": split, "prob": float(np.clip(prob + rng.normal(0, 0.02), 0.01, 1)),
-             "rouge": float(rng.uniform(0.4, 0.6)), "tr": float(t)} for t in tr]
+    return [
+        {
+            "model": model,
+            "seed": seed,
+            "split": split,
+            "prob": float(np.clip(prob + rng.normal(0, 0.02), 0.01, 1)),
+            "rouge": float(rng.uniform(0.4, 0.6)),
+            "tr": float(t),
+        }
+        for t in tr
+    ]
 
 
 def lm_items(seeds, mu_prob: dict, forget_tr: dict | None = None, seed_shift: dict | None = None, rng_seed=0):
@@ -58,8 +67,10 @@ def history(seeds, cos_ofmu, cos_beta0, steps=20, rng_seed=0):
     for s in seeds:
         for method, centre in (("ofmu", cos_ofmu), ("ofmu-beta0", cos_beta0)):
             c = centre[s] if isinstance(centre, dict) else centre
-            rows += [{"method": method, "seed": s, "cos": float(c + rng.normal(0, 0.01)), "phase": "inner",
-                      "evals": i} for i in range(steps)]
+            rows += [
+                {"method": method, "seed": s, "cos": float(c + rng.normal(0, 0.01)), "phase": "inner", "evals": i}
+                for i in range(steps)
+            ]
     return rows
 
 
@@ -70,17 +81,21 @@ def vision(seeds, acc_ofmu, acc_gd, out_of_band=(), sc="class-3", n=120, rng_see
     rng = np.random.default_rng(rng_seed)
     runs, correct = [], []
     for s in seeds:
-        runs += [{"scenario": sc, "method": "retain", "seed": s, "UA": 0.9, "in_band": True},
-                 {"scenario": sc, "method": "base", "seed": s, "UA": 0.89 if s in base_in_band else 0.0,
-                  "in_band": True}]
+        runs += [
+            {"scenario": sc, "method": "retain", "seed": s, "UA": 0.9, "in_band": True},
+            {"scenario": sc, "method": "base", "seed": s, "UA": 0.89 if s in base_in_band else 0.0, "in_band": True},
+        ]
         for method, acc in (("ofmu", acc_ofmu), ("graddiff", acc_gd)):
             runs.append({"scenario": sc, "method": method, "seed": s, "in_band": (method, s) not in out_of_band})
-            drawn = correct[-1]["correct"] if same and method == "graddiff" else (rng.random(n) < acc).astype(int).tolist()
+            drawn = (
+                correct[-1]["correct"] if same and method == "graddiff" else (rng.random(n) < acc).astype(int).tolist()
+            )
             correct.append({"scenario": sc, "method": method, "seed": s, "correct": drawn})
     return runs, correct
 
 
 # --- C1: trade-off ------------------------------------------------------------------------------------------------
+
 
 def test_c1_reproduced_when_ofmu_has_higher_mu_at_the_same_fq():
     p = params()
@@ -110,6 +125,7 @@ def test_c1_with_one_seed_is_inconclusive_and_says_why():
 
 # --- C2: stability ------------------------------------------------------------------------------------------------
 
+
 def test_c2_reproduced_when_ga_loses_more_utility():
     p = params()
     c = claim2(p, index_items(lm_items(p.unlearn.seeds, MODELS)))
@@ -135,6 +151,7 @@ def test_c2_seeds_that_disagree_make_it_inconclusive():
 
 # --- C3: mechanism ------------------------------------------------------------------------------------------------
 
+
 def test_c3_verdicts_follow_the_cosines():
     p = params()
     seeds = p.unlearn.seeds
@@ -148,6 +165,7 @@ def test_c3_verdicts_follow_the_cosines():
 
 
 # --- C4: vision ---------------------------------------------------------------------------------------------------
+
 
 def test_c4_reproduced_when_ofmu_is_more_accurate_at_a_matched_ua():
     p = params()
@@ -222,13 +240,18 @@ def test_c4_single_seed_is_inconclusive():
 
 # --- the document ---------------------------------------------------------------------------------------------------
 
+
 def test_every_verdict_in_the_document_is_rederived():
     p = params(scenarios=("class-3", "random"))
     idx = index_items(lm_items(p.unlearn.seeds, MODELS))
     r1, c1 = vision(p.vision.seeds, 0.9, 0.7, sc="class-3", out_of_band={("ofmu", 2)})
     r2, c2 = vision(p.vision.seeds, 0.8, 0.8, sc="random")
-    claims = [claim1(p, idx), claim2(p, idx), claim3(p, history(p.unlearn.seeds, 0.2, 0.6)),
-              claim4(p, r1 + r2, c1 + c2)]
+    claims = [
+        claim1(p, idx),
+        claim2(p, idx),
+        claim3(p, history(p.unlearn.seeds, 0.2, 0.6)),
+        claim4(p, r1 + r2, c1 + c2),
+    ]
     doc = claims_document("ofmu", "smoke", claims)
     # 14 verdicts (C1 and its 2 parts, C2, C3, C4 with 2 scenarios of 2 parts and a testability precondition
     # each), 2 flips each

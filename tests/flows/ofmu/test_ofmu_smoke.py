@@ -40,10 +40,18 @@ def test_smoke_profile_end_to_end(project, tmp_path, monkeypatch):
     # one LM seed and one vision seed in smoke: every sampled part says so
     assert all(c["n_seeds"] == 1 for c in doc["claims"])
 
-    check_smoke_report(project, "ofmu", section="Language: forget quality vs model utility",
-                       plots={"tradeoff.csv": "method,seed,log10_fq,mu", "cosine.csv": "method,step,abs_cos"})
+    check_smoke_report(
+        project,
+        "ofmu",
+        section="Language: forget quality vs model utility",
+        plots={"tradeoff.csv": "method,seed,log10_fq,mu", "cosine.csv": "method,step,abs_cos"},
+    )
     # the champion (OFMU's unlearned LM, first seed) re-evaluates through the registry to the stage's own items
     candidate, result = check_champion(project, "ofmu", tmp_path, monkeypatch)
-    items = [r for r in read_jsonl(data / "unlearn/items.jsonl") if r["model"] == "ofmu" and r["seed"] == runs[0]["seed"]]
-    assert result["metrics"]["forget_rouge"] == pytest.approx(np.mean([r["rouge"] for r in items if r["split"] == "forget"]))
+    items = [
+        r for r in read_jsonl(data / "unlearn/items.jsonl") if r["model"] == "ofmu" and r["seed"] == runs[0]["seed"]
+    ]
+    assert result["metrics"]["forget_rouge"] == pytest.approx(
+        np.mean([r["rouge"] for r in items if r["split"] == "forget"])
+    )
     assert candidate["eval"]["rules"]["forget_rouge"]["higher_is_better"] is False

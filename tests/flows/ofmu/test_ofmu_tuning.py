@@ -19,6 +19,7 @@ def params(**changes) -> Params:
 
 # --- the sweep's rules ---------------------------------------------------------------------------------------------
 
+
 def test_lm_rule_picks_the_best_utility_among_settings_at_the_matched_forget_quality():
     recs = [{"mu": 0.70, "fq": 1e-6}, {"mu": 0.55, "fq": 0.30}, {"mu": 0.60, "fq": 0.06}, {"mu": 0.10, "fq": 0.9}]
     assert T.pick_lm(recs, 0.05) == 2  # the highest MU whose FQ reaches the threshold, not the highest MU
@@ -26,16 +27,22 @@ def test_lm_rule_picks_the_best_utility_among_settings_at_the_matched_forget_qua
 
 
 def test_vision_rule_prefers_settings_that_reach_the_band_then_test_accuracy():
-    recs = [{"in_band": 0.0, "TA": 0.95, "gap": 0.5}, {"in_band": 1.0, "TA": 0.85, "gap": 0.0},
-            {"in_band": 1.0, "TA": 0.88, "gap": 0.0}, {"in_band": 0.0, "TA": 0.80, "gap": 0.1}]
+    recs = [
+        {"in_band": 0.0, "TA": 0.95, "gap": 0.5},
+        {"in_band": 1.0, "TA": 0.85, "gap": 0.0},
+        {"in_band": 1.0, "TA": 0.88, "gap": 0.0},
+        {"in_band": 0.0, "TA": 0.80, "gap": 0.1},
+    ]
     assert T.pick_vision(recs) == 2
     assert T.pick_vision([recs[0], recs[3]]) == 1  # none in band: the nearest to it
 
 
 def test_sweep_gives_every_method_the_same_settings_count_and_seeds_and_marks_the_pick():
-    methods = {"ga": MethodSpec(kind="ga", options={"lr": 1e-3}),
-               "ofmu": MethodSpec(kind="ofmu", options={"beta": 1.0}),
-               "ofmu-beta0": MethodSpec(kind="ofmu", options={"beta": 0.0})}
+    methods = {
+        "ga": MethodSpec(kind="ga", options={"lr": 1e-3}),
+        "ofmu": MethodSpec(kind="ofmu", options={"beta": 1.0}),
+        "ofmu-beta0": MethodSpec(kind="ofmu", options={"beta": 0.0}),
+    }
     calls = []
 
     def run_one(name, spec, seed):
@@ -61,14 +68,17 @@ def test_the_default_sweep_grid_has_the_same_size_for_every_method_and_covers_of
     assert p.unlearn.tune == LM_SWEEP and set(p.vision.tune) == set(LM_SWEEP)
 
 
-@pytest.mark.parametrize("section, values, match", [
-    ("unlearn", {"tune": {"ga": [{"lr": 1e-3}], "ofmu": [{}, {}]}}, "same non-zero number"),
-    ("unlearn", {"tune": {"nope": [{}]}}, "unknown method"),
-    ("unlearn", {"tune": {"ga": [{}]}, "tune_seeds": [0]}, "must not overlap"),
-    ("unlearn", {"tune": {"ofmu": [{"inner_steps": 2}]}}, "not a multiple"),
-    ("vision", {"tune": {"ofmu": [{}]}, "tune_scenario": "class-3"}, "claims do not use"),
-    ("vision", {"checkpoint_every": 7}, "checkpoint_every"),
-])
+@pytest.mark.parametrize(
+    "section, values, match",
+    [
+        ("unlearn", {"tune": {"ga": [{"lr": 1e-3}], "ofmu": [{}, {}]}}, "same non-zero number"),
+        ("unlearn", {"tune": {"nope": [{}]}}, "unknown method"),
+        ("unlearn", {"tune": {"ga": [{}]}, "tune_seeds": [0]}, "must not overlap"),
+        ("unlearn", {"tune": {"ofmu": [{"inner_steps": 2}]}}, "not a multiple"),
+        ("vision", {"tune": {"ofmu": [{}]}, "tune_scenario": "class-3"}, "claims do not use"),
+        ("vision", {"checkpoint_every": 7}, "checkpoint_every"),
+    ],
+)
 def test_bad_tuning_params_are_refused_naming_the_field(section, values, match):
     with pytest.raises(ValueError, match=match):
         params(**{section: values})
@@ -86,6 +96,7 @@ def test_the_frozen_default_is_not_the_untuned_setting_of_the_old_code():
 
 # --- GA's early stop in the flow -----------------------------------------------------------------------------------
 
+
 def test_ga_gets_the_retrain_models_forget_loss_as_its_stop_threshold():
     from flows.ofmu.unlearn import options_for
 
@@ -98,6 +109,7 @@ def test_ga_gets_the_retrain_models_forget_loss_as_its_stop_threshold():
 
 
 # --- vision: the same checkpoint grid for every method -----------------------------------------------------------
+
 
 def test_every_vision_method_is_checked_on_the_same_grid_of_evaluations():
     """Issue 19: GradDiff was checked after each of its steps (90 chances to hit the UA band), OFMU once per round
@@ -112,8 +124,9 @@ def test_every_vision_method_is_checked_on_the_same_grid_of_evaluations():
     p = Params.model_validate(d)
     data = VI.load_digits_split(0.2, seed=0)
     mask = VI.forget_mask(data["y_train"], "class-3", seed=0)
-    base = VI.train_classifier(VI.mlp(16, seed=0), data["x_train"], data["y_train"], epochs=2, lr=1e-3, batch=32,
-                               seed=0)
+    base = VI.train_classifier(
+        VI.mlp(16, seed=0), data["x_train"], data["y_train"], epochs=2, lr=1e-3, batch=32, seed=0
+    )
     every = checkpoint_grid(p.vision.methods)
     assert every == 18  # one OFMU round (T = 3)
     rows = {m: _method(p, data, mask, base, m, p.vision.methods[m], 0, -1.0, every)[0] for m in ("graddiff", "ofmu")}

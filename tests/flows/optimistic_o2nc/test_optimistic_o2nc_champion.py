@@ -31,9 +31,13 @@ def test_settings_round_trip_bit_for_bit_and_evaluate_the_same(smoke, tmp_path):
     loaded = load_settings(folder)
     assert loaded == OptimiserSettings("odog", champion.config_of(p))
     assert loaded.config == p.methods["odog"].model_dump()  # what measure.tasks hands to build_method
-    assert (save_settings(loaded, tmp_path / "b") / "settings.json").read_bytes() == (folder / "settings.json").read_bytes()
+    assert (save_settings(loaded, tmp_path / "b") / "settings.json").read_bytes() == (
+        folder / "settings.json"
+    ).read_bytes()
     rows = np.zeros((4, 1))
-    assert np.array_equal(loaded.pyfunc_predict(rows), OptimiserSettings("odog", champion.config_of(p)).pyfunc_predict(rows))
+    assert np.array_equal(
+        loaded.pyfunc_predict(rows), OptimiserSettings("odog", champion.config_of(p)).pyfunc_predict(rows)
+    )
     assert loaded.pyfunc_predict(rows).shape == (4, 3)
     assert np.array_equal(loaded.pyfunc_predict({"rows": rows}), loaded.pyfunc_predict(rows))  # as MLflow serves it
     again = champion.evaluate(loaded, settings, tmp_path)
@@ -51,8 +55,9 @@ def test_sabotaged_settings_score_clearly_worse(smoke, tmp_path):
     slow = champion.evaluate(replace(good, config={**good.config, "eta": good.config["eta"] / 100}), det_only, tmp_path)
     assert slow["log_calls"] > base["log_calls"] + 1.0, (base, slow)
     # the ball radius D shrunk 1000-fold: each step moves almost nothing, runs spend the cap
-    tiny = champion.evaluate(replace(good, config={**good.config, "radius": good.config["radius"] / 1000}), det_only,
-                             tmp_path)
+    tiny = champion.evaluate(
+        replace(good, config={**good.config, "radius": good.config["radius"] / 1000}), det_only, tmp_path
+    )
     assert tiny["reached"] < base["reached"] and tiny["log_calls"] > base["log_calls"] + 1.0, (base, tiny)
     for metric in base:  # each worse value is outside its rule's tolerance
         rule = champion.RULES[metric]

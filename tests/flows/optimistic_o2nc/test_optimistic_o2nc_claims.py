@@ -19,11 +19,18 @@ CAP = 5000
 
 
 def params(seeds=range(10)):
-    grid = (f"grid={{'functions': {FUNCS}, 'methods': ['gd', 'cmo23', 'naive-hint', 'odog'], 'eps': {EPS}, "
-            f"'sigmas': {SIGMAS}, 'sigma_eps': 0.01, 'seeds': {list(seeds)}, 'budget': {CAP}, "
-            f"'stoch_budget': {CAP}}}")
-    return resolve(Params, PRESETS, slug="optimistic-o2nc", profile="smoke",
-                   overrides=[grid, "resources.workers=1", "claims.n_resamples=2000"])
+    grid = (
+        f"grid={{'functions': {FUNCS}, 'methods': ['gd', 'cmo23', 'naive-hint', 'odog'], 'eps': {EPS}, "
+        f"'sigmas': {SIGMAS}, 'sigma_eps': 0.01, 'seeds': {list(seeds)}, 'budget': {CAP}, "
+        f"'stoch_budget': {CAP}}}"
+    )
+    return resolve(
+        Params,
+        PRESETS,
+        slug="optimistic-o2nc",
+        profile="smoke",
+        overrides=[grid, "resources.workers=1", "claims.n_resamples=2000"],
+    )
 
 
 @pytest.fixture(scope="module")
@@ -34,8 +41,17 @@ def p():
 def run_row(grid, f, m, eps, sigma, seed, calls) -> dict:
     """A runs.jsonl row; calls at or above the cap mean the run spent its budget (not reached)."""
     reached = calls < CAP
-    return {"grid": grid, "function": f, "method": m, "eps_rel": eps, "sigma_rel": sigma, "seed": seed,
-            "calls": int(min(calls, CAP)), "reached": bool(reached), "diverged": False}
+    return {
+        "grid": grid,
+        "function": f,
+        "method": m,
+        "eps_rel": eps,
+        "sigma_rel": sigma,
+        "seed": seed,
+        "calls": int(min(calls, CAP)),
+        "reached": bool(reached),
+        "diverged": False,
+    }
 
 
 def make_rows(ratio: dict | None = None, *, seeds=range(10), base=400.0, naive=None, stoch=None, noise=0.05):
@@ -51,11 +67,21 @@ def make_rows(ratio: dict | None = None, *, seeds=range(10), base=400.0, naive=N
             for e in EPS:
                 cmo = base / np.sqrt(e / EPS[0]) * np.exp(rng.normal(0, noise))
                 odog = cmo * ratio[f] * np.exp(rng.normal(0, noise))
-                rows += [run_row("det", f, "cmo23", e, 0.0, s, cmo), run_row("det", f, "odog", e, 0.0, s, odog),
-                         run_row("det", f, "naive-hint", e, 0.0, s, odog * naive[f] * np.exp(rng.normal(0, noise))),
-                         run_row("det", f, "gd", e, 0.0, s, 2 * cmo)]
-            det = next(r for r in rows if r["grid"] == "det" and r["function"] == f and r["method"] == "odog"
-                       and r["eps_rel"] == 0.01 and r["seed"] == s)
+                rows += [
+                    run_row("det", f, "cmo23", e, 0.0, s, cmo),
+                    run_row("det", f, "odog", e, 0.0, s, odog),
+                    run_row("det", f, "naive-hint", e, 0.0, s, odog * naive[f] * np.exp(rng.normal(0, noise))),
+                    run_row("det", f, "gd", e, 0.0, s, 2 * cmo),
+                ]
+            det = next(
+                r
+                for r in rows
+                if r["grid"] == "det"
+                and r["function"] == f
+                and r["method"] == "odog"
+                and r["eps_rel"] == 0.01
+                and r["seed"] == s
+            )
             for sig in SIGMAS:
                 n_det = det["calls"]
                 calls = n_det if sig == 0 else (stoch(sig, s, n_det) if stoch else n_det * (1 + 10 * sig))
@@ -64,8 +90,10 @@ def make_rows(ratio: dict | None = None, *, seeds=range(10), base=400.0, naive=N
 
 
 def verdicts(record):
-    return {q.id if hasattr(q, "id") else q["id"]: (q.verdict if hasattr(q, "verdict") else q["verdict"])
-            for q in record.parts}
+    return {
+        q.id if hasattr(q, "id") else q["id"]: (q.verdict if hasattr(q, "verdict") else q["verdict"])
+        for q in record.parts
+    }
 
 
 def test_c1_reproduced_on_every_function(p):
@@ -79,11 +107,14 @@ def test_c1_reproduced_on_every_function(p):
     assert {q["id"] for q in r.parts} == {"C1/robust-synthetic", "C1/robust-diabetes", "C1/hard-chain"}
 
 
-@pytest.mark.parametrize("ratios, expected", [
-    ((0.5, 0.5, 2.0), "reproduced"),  # 2 of 3 functions: enough
-    ((0.5, 2.0, 2.0), "not reproduced"),  # 1 of 3 and the others rejected: 2 can no longer be reached
-    ((0.5, 2.0, 1.0), "inconclusive"),  # ratio 1 (inside the delta band) is rejected; noise keeps it open below
-])
+@pytest.mark.parametrize(
+    "ratios, expected",
+    [
+        ((0.5, 0.5, 2.0), "reproduced"),  # 2 of 3 functions: enough
+        ((0.5, 2.0, 2.0), "not reproduced"),  # 1 of 3 and the others rejected: 2 can no longer be reached
+        ((0.5, 2.0, 1.0), "inconclusive"),  # ratio 1 (inside the delta band) is rejected; noise keeps it open below
+    ],
+)
 def test_c1_needs_two_of_three_functions(p, ratios, expected):
     rows = make_rows(dict(zip(FUNCS, ratios)), noise=0.05 if expected != "inconclusive" else 0.4)
     r = claim1(p, rows, index_runs(rows))

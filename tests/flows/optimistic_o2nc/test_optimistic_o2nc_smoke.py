@@ -11,8 +11,8 @@ import pytest
 from components.io import read_jsonl
 from tests.champion_checks import check_champion
 from tests.claims_checks import check_smoke_claims, check_smoke_report
-from tests.fanout_checks import assert_fan_out_matches_local
 from tests.conftest import paperline
+from tests.fanout_checks import assert_fan_out_matches_local
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
@@ -37,7 +37,7 @@ def test_smoke_profile_end_to_end(project, tmp_path, monkeypatch):
     out = proc.stdout.splitlines()
     head = out.index(f"claims (smoke profile, {project}/reports/optimistic-o2nc/claims.json):")
     assert out[head + 1].split() == ["id", "verdict", "effect", "CI", "reason"]
-    for line, claim in zip(out[head + 2:head + 5], doc["claims"], strict=True):
+    for line, claim in zip(out[head + 2 : head + 5], doc["claims"], strict=True):
         assert line.startswith(f"{claim['id']}  {claim['verdict']} ") and claim["reason"][:40] in line
     assert out[-1] == f"report: {project}/reports/optimistic-o2nc/report.html"
     # one line says what the quiet start-up is doing
@@ -49,13 +49,23 @@ def test_smoke_profile_end_to_end(project, tmp_path, monkeypatch):
     candidate, result = check_champion(project, "optimistic-o2nc", tmp_path, monkeypatch)
     assert json.loads((runs / "champion/settings.json").read_text())["method"] == "odog"
     s = candidate["eval"]["settings"]
-    det = [r for r in rows if r["grid"] == "det" and r["method"] == "odog" and r["function"] == s["function"]
-           and r["seed"] in s["seeds"]]
+    det = [
+        r
+        for r in rows
+        if r["grid"] == "det" and r["method"] == "odog" and r["function"] == s["function"] and r["seed"] in s["seeds"]
+    ]
     assert len(det) == len(s["seeds"]) * len(s["eps"])
     mean_log = sum(math.log(r["calls"] if r["reached"] else 2 * s["budget"]) for r in det) / len(det)
     assert result["metrics"]["log_calls"] == pytest.approx(mean_log, rel=1e-12)
-    noisy = [r for r in rows if r["grid"] == "stoch" and r["method"] == "odog" and r["function"] == s["function"]
-             and r["seed"] in s["seeds"] and r["sigma_rel"] > 0]
+    noisy = [
+        r
+        for r in rows
+        if r["grid"] == "stoch"
+        and r["method"] == "odog"
+        and r["function"] == s["function"]
+        and r["seed"] in s["seeds"]
+        and r["sigma_rel"] > 0
+    ]
     assert result["metrics"]["noisy_reached"] == pytest.approx(sum(r["reached"] for r in noisy) / len(noisy))
 
     # the grid stage again on a process pool: the same outputs as the local runner's

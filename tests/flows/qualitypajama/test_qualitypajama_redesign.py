@@ -19,8 +19,12 @@ BUDGETS = [31_250, 62_500, 125_000, 250_000, 500_000]
 
 
 def grid(seeds=(0, 1)):
-    return [{"size_target": n, "seed": s, "N": n, "D": d}
-            for n in (20_000, 50_000, 120_000, 300_000) for s in seeds for d in BUDGETS]
+    return [
+        {"size_target": n, "seed": s, "N": n, "D": d}
+        for n in (20_000, 50_000, 120_000, 300_000)
+        for s in seeds
+        for d in BUDGETS
+    ]
 
 
 def test_a_runaway_fit_is_not_usable_and_its_refits_drop_out():
@@ -43,8 +47,16 @@ def test_too_many_insane_refits_make_an_intervention_inconclusive():
 
 
 def _gap_part(rows, **kw):
-    args = dict(delta=0.01, level=0.95, note="Mini scale", seed=0, n_resamples=2000, power_sims=60,
-                power_resamples=300, power_delta_beta=0.05)
+    args = dict(
+        delta=0.01,
+        level=0.95,
+        note="Mini scale",
+        seed=0,
+        n_resamples=2000,
+        power_sims=60,
+        power_resamples=300,
+        power_delta_beta=0.05,
+    )
     return C.gap_slope_part(rows, "raw", "qa-67", LAW, BUDGETS, **{**args, **kw})
 
 
@@ -69,8 +81,9 @@ def test_opposing_forces_do_not_compare_the_shared_e():
     law = np.array([[LAW[k] for k in ("A", "B", "E", "alpha", "beta")]])
     draws = {n: law * np.exp(rng.normal(0, 0.01, (200, 5))) for n in ("raw", "qa-67")}
     full = {n: {"full": LAW} for n in draws}
-    res = C.claim_opposing(full, draws, "raw", ["qa-67"], d_exp=0.01, d_log=0.05, level=0.95, note="Mini scale",
-                           n_seeds=2)
+    res = C.claim_opposing(
+        full, draws, "raw", ["qa-67"], d_exp=0.01, d_log=0.05, level=0.95, note="Mini scale", n_seeds=2
+    )
     assert "E" not in res.parts[0]["details"]["classes"]
     ids = [p["id"] for side in res.parts[0]["parts"] for p in side["parts"]]
     assert ids and not any("/E/" in i for i in ids)
@@ -90,11 +103,14 @@ def test_default_design_has_two_seeds_a_1k_vocabulary_no_llm_rewrite_and_10x_pro
     assert p.claims.projection_multiplier <= 10 and p.fit.power_sims >= 1
 
 
-@pytest.mark.parametrize(("edit", "field"), [
-    ({"grid.seeds": [0]}, "seeds"),
-    ({"claims.projection_multiplier": 100.0}, "projection_multiplier"),
-    ({"grid.extra_seeds": [1]}, "extra_seeds"),
-])
+@pytest.mark.parametrize(
+    ("edit", "field"),
+    [
+        ({"grid.seeds": [0]}, "seeds"),
+        ({"claims.projection_multiplier": 100.0}, "projection_multiplier"),
+        ({"grid.extra_seeds": [1]}, "extra_seeds"),
+    ],
+)
 def test_bad_design_values_are_refused_naming_the_field(edit, field):
     with pytest.raises(ValidationError, match=field):
         _params(**edit)
@@ -103,8 +119,9 @@ def test_bad_design_values_are_refused_naming_the_field(edit, field):
 def test_a_pair_without_usable_refits_is_inconclusive_not_no_reversal():
     """All refits insane (NaN): the old code's failed check part made C3 "not reproduced"."""
     nan = np.full((50, 5), np.nan)
-    res = C.claim_reversal({"raw": nan, "qa-67": nan}, ["raw", "qa-67"], 1e10, 1e12, level=0.95, note="Mini scale",
-                           n_seeds=2)
+    res = C.claim_reversal(
+        {"raw": nan, "qa-67": nan}, ["raw", "qa-67"], 1e10, 1e12, level=0.95, note="Mini scale", n_seeds=2
+    )
     assert res.verdict == INCONCLUSIVE and res.parts[0]["verdict"] == INCONCLUSIVE
 
 
@@ -130,9 +147,18 @@ def test_power_section_shows_the_planted_delta_beta_beside_its_slope():
 
     from flows.qualitypajama.report import _power_section
 
-    part = {"id": "C1/qa-67/gap-slope", "details": {"power": {
-        "planted_delta_beta": [0.0, 0.05], "rows": [{"planted": 0.0, "n_sim": 10, "reproduced": 0.1},
-                                                   {"planted": 0.166, "n_sim": 10, "reproduced": 1.0}]}}}
+    part = {
+        "id": "C1/qa-67/gap-slope",
+        "details": {
+            "power": {
+                "planted_delta_beta": [0.0, 0.05],
+                "rows": [
+                    {"planted": 0.0, "n_sim": 10, "reproduced": 0.1},
+                    {"planted": 0.166, "n_sim": 10, "reproduced": 1.0},
+                ],
+            }
+        },
+    }
     fits = {"shared_E": {"state": "not identified", "reason": "E at 0"}, "fitter_power": None}
     table = _power_section(fits, [SimpleNamespace(parts=[part])]).tables[-1]
     assert [r["planted Δbeta"] for r in table] == [0.0, 0.05] and table[1]["planted slope"] == "0.1660"

@@ -68,7 +68,9 @@ def _ns(law):
 
 
 def test_claim_rules_on_known_answers():
-    fits = {n: {"full": law} for n, law in {"raw": LAW, "dedup": {**LAW, "alpha": 0.40, "A": 600.0}, "same": LAW}.items()}
+    fits = {
+        n: {"full": law} for n, law in {"raw": LAW, "dedup": {**LAW, "alpha": 0.40, "A": 600.0}, "same": LAW}.items()
+    }
     samples = {n: draws(f["full"], noise=0.002, seed=i) for i, (n, f) in enumerate(fits.items())}
     two = {"n_seeds": 2}  # as if the refits had resampled two seeds' runs
     c1 = C.claim_exponents(fits, samples, "raw", ["dedup"], delta=0.01, level=0.95, note="", **two)

@@ -102,9 +102,11 @@ def test_list_shows_the_last_verdicts_without_importing_torch(smoke_run):
     proc = paperline("list", cwd=root)
     assert proc.returncode == 0
     assert "C1:" in proc.stdout and "qualitypajama" in proc.stdout
-    code = "import sys; from flows.cli import app; from typer.testing import CliRunner; " \
-           "r = CliRunner().invoke(app, ['list']); assert r.exit_code == 0, r.output; " \
-           "print(sorted(m for m in ('torch', 'mlflow', 'prefect', 'great_expectations') if m in sys.modules))"
+    code = (
+        "import sys; from flows.cli import app; from typer.testing import CliRunner; "
+        "r = CliRunner().invoke(app, ['list']); assert r.exit_code == 0, r.output; "
+        "print(sorted(m for m in ('torch', 'mlflow', 'prefect', 'great_expectations') if m in sys.modules))"
+    )
     import subprocess
     import sys
 

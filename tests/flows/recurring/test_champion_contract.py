@@ -15,8 +15,11 @@ from flows.runtime.champions import Rule, candidate, eval_spec, evaluator
 
 def test_a_candidate_carries_its_evaluator_settings_and_one_rule_per_metric():
     c = candidate("daze", "run1", "m", {"asr": 1.0}, {"asr": Rule(True, 0.02, relative=False)}, {"env": "CartPole-v1"})
-    assert c["eval"] == {"evaluator": "daze", "settings": {"env": "CartPole-v1"},
-                         "rules": {"asr": {"higher_is_better": True, "tolerance": 0.02, "relative": False}}}
+    assert c["eval"] == {
+        "evaluator": "daze",
+        "settings": {"env": "CartPole-v1"},
+        "rules": {"asr": {"higher_is_better": True, "tolerance": 0.02, "relative": False}},
+    }
     assert candidate("daze", None, "m", {"asr": 1.0}, {"asr": Rule(True)}, {}) is None  # untracked: nothing to register
     with pytest.raises(ValueError, match="differ"):
         candidate("daze", "r", "m", {"asr": 1.0, "br": 2.0}, {"asr": Rule(True)}, {})
@@ -38,8 +41,10 @@ def test_evaluators_are_looked_up_only_among_implemented_papers():
 
 
 def test_declared_rules_set_direction_units_and_tolerance():
-    rules = {"asr": {"higher_is_better": True, "tolerance": 0.02, "relative": False},
-             "forget_rouge": {"higher_is_better": False, "tolerance": 0.05, "relative": False}}
+    rules = {
+        "asr": {"higher_is_better": True, "tolerance": 0.02, "relative": False},
+        "forget_rouge": {"higher_is_better": False, "tolerance": 0.05, "relative": False},
+    }
     assert find_regressions("p", {"asr": 0.0}, {"asr": 0.0}, rules=rules) == []  # an accepted 0 is not frozen
     [reg] = find_regressions("p", {"asr": 0.95}, {"asr": 0.90}, rules=rules)
     assert reg.message() == "p: asr fell from 0.95 to 0.9 (-0.05, tolerance 0.02)"
@@ -54,7 +59,9 @@ def test_package_versions_and_what_changed_between_two_points():
     now = versions(["gymnasium", "no-such-dist-xyz"])
     assert now["torch"].startswith("2.") and now["no-such-dist-xyz"] == "absent" and "scikit-learn" in now
     assert changes({"torch": "2.13.0", "numpy": "2.0"}, {"torch": "2.14.0", "numpy": "2.0", "mujoco": "3.0"}) == [
-        "mujoco absent -> 3.0", "torch 2.13.0 -> 2.14.0"]
+        "mujoco absent -> 3.0",
+        "torch 2.13.0 -> 2.14.0",
+    ]
 
 
 @pytest.fixture
@@ -82,13 +89,21 @@ def test_verdicts_are_accepted_by_hand_and_a_scheduled_rerun_that_changes_one_fa
     client = MlflowClient()
     assert accepted_verdicts(client, "toy") == {"C1": "reproduced", "C2": "not reproduced"}
 
-    settle(Tracker("toy", "smoke", {"paper": "toy"}), "toy", {}, "smoke", _claims(claims, {"C1": "inconclusive"}),
-           "compare")  # a smoke run neither compares nor accepts
+    settle(
+        Tracker("toy", "smoke", {"paper": "toy"}),
+        "toy",
+        {},
+        "smoke",
+        _claims(claims, {"C1": "inconclusive"}),
+        "compare",
+    )  # a smoke run neither compares nor accepts
     assert accepted_verdicts(client, "toy")["C1"] == "reproduced"
 
     changed = _claims(claims, {"C1": "reproduced", "C2": "reproduced"})
     rerun = Tracker("toy", "scheduled", {"paper": "toy"})
-    with pytest.raises(VerdictChanged, match=r"toy: verdicts changed since the accepted run: C2: not reproduced -> reproduced"):
+    with pytest.raises(
+        VerdictChanged, match=r"toy: verdicts changed since the accepted run: C2: not reproduced -> reproduced"
+    ):
         settle(rerun, "toy", {}, "default", changed, "compare")
     assert accepted_verdicts(client, "toy")["C2"] == "not reproduced"  # nothing accepted
     assert client.get_run(rerun.run_id).data.tags["verdict_changes"] == "C2: not reproduced -> reproduced"

@@ -30,12 +30,20 @@ def champion_store(tmp_path, monkeypatch):
     np.save(tmp_path / "data/val-a.npy", tokens)
     loss = evaluate_loss(model, tokens, seq_len=16, max_windows=4)
     tracker = Tracker("toy", "toy-run", {"paper": "toy"})
-    sig = ModelSignature(inputs=Schema([TensorSpec(np.dtype("int64"), (-1, -1), "ids")]),
-                         outputs=Schema([TensorSpec(np.dtype("int64"), (-1,), "next")]))
+    sig = ModelSignature(
+        inputs=Schema([TensorSpec(np.dtype("int64"), (-1, -1), "ids")]),
+        outputs=Schema([TensorSpec(np.dtype("int64"), (-1,), "next")]),
+    )
     with tracker.child("m") as run_id:
-        tracker.log_state_dict_model(run_id, save_model(model, tmp_path / "m"), loader="components.models.tiny_lm:load_model", signature=sig)
-    champion = {"run_id": run_id, "name": "m", "metrics": {"loss": loss, "loss_a": loss},
-                "eval": {"kind": "lm-loss", "seq_len": 16, "windows": 4, "data": {"a": "data/val-a.npy"}}}
+        tracker.log_state_dict_model(
+            run_id, save_model(model, tmp_path / "m"), loader="components.models.tiny_lm:load_model", signature=sig
+        )
+    champion = {
+        "run_id": run_id,
+        "name": "m",
+        "metrics": {"loss": loss, "loss_a": loss},
+        "eval": {"kind": "lm-loss", "seq_len": 16, "windows": 4, "data": {"a": "data/val-a.npy"}},
+    }
     version = register_champion(tracker, "toy", champion)
     # what a passing run stores beside its champion (flows.runtime.accepted.settle): not metrics to compare
     accept_verdicts(tracker.client, "toy", {"C1": "reproduced", "C2": "inconclusive"}, tracker.run_id)
@@ -62,7 +70,9 @@ def test_recurring_eval_logs_history_and_fails_naming_the_regression(champion_st
     assert result["toy"]["metrics"]["loss"] == pytest.approx(loss, rel=1e-6) and result["toy"]["regressions"] == []
     assert result["toy"]["seconds"] > 0  # the paper's own cost (load, recompute, compare), also in the report
     client = MlflowClient()
-    client.set_registered_model_tag("toy", "accepted.loss", repr(loss * 0.5))  # plant: the accepted value was much better
+    client.set_registered_model_tag(
+        "toy", "accepted.loss", repr(loss * 0.5)
+    )  # plant: the accepted value was much better
     with pytest.raises(RegressionDetected, match=r"toy: loss rose from .* to .* \(\+100\.00%, tolerance 5\.00%\)"):
         run(str(root), {"papers": ["toy"]})
     report = (root / "reports/recurring-eval/report.md").read_text()

@@ -71,7 +71,13 @@ def test_runs_of_a_dead_process_of_this_checkout_are_marked_killed_on_the_next_s
 
     tracker = Tracker("toy", "next-run", {"paper": "toy"})
     status = {r: client.get_run(r).info.status for r in (dead, reused, live, other_checkout, other_host)}
-    assert status == {dead: "KILLED", reused: "KILLED", live: "RUNNING", other_checkout: "RUNNING", other_host: "RUNNING"}
+    assert status == {
+        dead: "KILLED",
+        reused: "KILLED",
+        live: "RUNNING",
+        other_checkout: "RUNNING",
+        other_host: "RUNNING",
+    }
     assert "was gone" in client.get_run(dead).data.tags[S.KILLED]
     assert S.KILLED not in client.get_run(live).data.tags
     new = client.get_run(tracker.run_id).data.tags
@@ -138,8 +144,11 @@ def test_prefects_temporary_server_ends_when_its_parent_is_killed():
 
 @LINUX
 def test_the_watchdog_leaves_other_children_alone_and_exits_with_its_parent():
-    code = PARENT.format(match="not-a-prefect-server", guard="import os; from flows.runtime.prefect_server import "
-                         "watch_temporary; w = watch_temporary(); print(w.pid, flush=True)")
+    code = PARENT.format(
+        match="not-a-prefect-server",
+        guard="import os; from flows.runtime.prefect_server import "
+        "watch_temporary; w = watch_temporary(); print(w.pid, flush=True)",
+    )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env)
     watchdog, other = int(parent.stdout.readline()), int(parent.stdout.readline())

@@ -30,8 +30,9 @@ with hold(Paths(Path(sys.argv[1])), sys.argv[2].split(","), export=True):
 
 
 def start_holder(root: Path, owners: str = "qualitypajama") -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(root), owners], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(root), owners], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     assert proc.stdout.readline().strip() == "locked"
     return proc
 
@@ -116,17 +117,18 @@ def test_lock_is_reentrant_in_one_thread_but_not_across_threads(tmp_path):
 
 def test_children_of_the_holder_inherit_its_lock_others_do_not(tmp_path, monkeypatch):
     paths = Paths(tmp_path)
-    child = "import sys; from pathlib import Path; from flows.runtime.lock import hold; from flows.runtime.settings import Paths\n" \
-            "with hold(Paths(Path(sys.argv[1])), ['qualitypajama']) as mine: print(mine)"
+    child = (
+        "import sys; from pathlib import Path; from flows.runtime.lock import hold; from flows.runtime.settings import Paths\n"
+        "with hold(Paths(Path(sys.argv[1])), ['qualitypajama']) as mine: print(mine)"
+    )
     with hold(paths, ["qualitypajama"], export=True):
         out = subprocess.run([sys.executable, "-c", child, str(tmp_path)], capture_output=True, text=True)
         assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr
     proc = start_holder(tmp_path)
     try:  # a forged variable naming a process that is not our ancestor does not let us in
         monkeypatch.setenv(lock.ENV, f"{proc.pid}:qualitypajama")
-        with pytest.raises(PaperLocked):
-            with hold(paths, ["qualitypajama"]):
-                pass
+        with pytest.raises(PaperLocked), hold(paths, ["qualitypajama"]):
+            pass
     finally:
         release(proc)
 
@@ -150,8 +152,13 @@ def test_repro_locks_the_paper_and_the_shared_stages_it_reads():
     assert {"shared", "qualitypajama", "ofmu"} <= set(lock_owners(None))
 
 
-@pytest.mark.parametrize("override, message", [("training.lrr=1", "qualitypajama.training.lrr: unknown key"),
-                                               ("corpus.heldout=[../x]", "qualitypajama.corpus.heldout: ")])
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ("training.lrr=1", "qualitypajama.training.lrr: unknown key"),
+        ("corpus.heldout=[../x]", "qualitypajama.corpus.heldout: "),
+    ],
+)
 def test_schedule_validates_overrides_without_a_server(tmp_path, monkeypatch, override, message):
     from components.errors import ParamsError
     from flows.deployments import schedule

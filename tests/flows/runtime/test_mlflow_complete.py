@@ -100,14 +100,19 @@ def test_a_smoke_run_never_moves_champion(smoke_run, tmp_path, monkeypatch):
     root, _ = smoke_run
     client = MlflowClient(tracking_uri=f"sqlite:///{root / '.paperline' / 'mlflow.db'}")
     exp = client.get_experiment_by_name("qualitypajama")
-    trained = [r for r in client.search_runs([exp.experiment_id]) if "mlflow.parentRunId" not in r.data.tags
-               and any(k.startswith("stage_hash.qualitypajama-train") for k in r.data.tags)]
+    trained = [
+        r
+        for r in client.search_runs([exp.experiment_id])
+        if "mlflow.parentRunId" not in r.data.tags
+        and any(k.startswith("stage_hash.qualitypajama-train") for k in r.data.tags)
+    ]
     assert trained, "the session's smoke run trained no grid"
     assert all(r.info.status == "FINISHED" for r in trained)
     assert all(r.data.tags["champion.qualitypajama"] == "not moved: smoke profile" for r in trained)
     assert client.search_registered_models() == []
-    candidate = json.loads(open(client.download_artifacts(trained[0].info.run_id, "champion/qualitypajama.json",
-                                                          str(tmp_path))).read())
+    candidate = json.loads(
+        open(client.download_artifacts(trained[0].info.run_id, "champion/qualitypajama.json", str(tmp_path))).read()
+    )
     assert candidate["run_id"] and "loss" in candidate["metrics"]  # on record, for whoever promotes it
     # promoted by hand, it re-evaluates through the registry to the train stage's own losses
     from tests.champion_checks import check_champion

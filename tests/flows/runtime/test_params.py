@@ -9,7 +9,9 @@ from flows.runtime.settings import Paths
 
 
 def resolve(file_section=None, overrides=(), profile="smoke"):
-    return P.resolve(qp.Params, qp.PRESETS, slug="qualitypajama", profile=profile, file_section=file_section, overrides=overrides)
+    return P.resolve(
+        qp.Params, qp.PRESETS, slug="qualitypajama", profile=profile, file_section=file_section, overrides=overrides
+    )
 
 
 def test_preset_then_file_then_set_win_in_order():

@@ -88,7 +88,9 @@ def test_stage_input_outside_the_checkout_is_refused_even_when_it_exists(tmp_pat
     victim = tmp_path / "victim.jsonl"
     victim.write_text(json.dumps({"id": "1", "text": "secret"}) + "\n")
     ctx = _ctx(root, lambda ctx: None)
-    with pytest.raises(UnsafePathError, match=r"^data/sources/\.\./\.\./\.\./\.\./victim\.jsonl: .* outside the checkout"):
+    with pytest.raises(
+        UnsafePathError, match=r"^data/sources/\.\./\.\./\.\./\.\./victim\.jsonl: .* outside the checkout"
+    ):
         ctx.input("data/sources/../../../../victim.jsonl")
 
 

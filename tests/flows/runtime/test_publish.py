@@ -21,7 +21,7 @@ from flows.runtime import publish as pub
 from flows.runtime.publish import IncompleteOutputs, clean_stale_staging, read_marker
 from flows.runtime.settings import Paths
 
-WRITER = '''
+WRITER = """
 import json
 from pathlib import Path
 
@@ -37,7 +37,7 @@ def run(ctx):
             out.mkdir()
             (out / "part.txt").write_text(tag)
     return {}
-'''
+"""
 
 CHILD = """
 import dataclasses, sys
@@ -64,8 +64,12 @@ def run_stage(root: Path, stage: str, level: float, crash_at: str | None = None)
     env = {k: v for k, v in os.environ.items() if k != "PAPERLINE_CRASH_AT"}
     if crash_at:
         env["PAPERLINE_CRASH_AT"] = crash_at
-    return subprocess.run([sys.executable, "-c", CHILD, str(root), str(root / "mod"), stage, f"claims.level={level}"],
-                          env=env, capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-c", CHILD, str(root), str(root / "mod"), stage, f"claims.level={level}"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
 
 
 def tags(root: Path) -> set[str]:
@@ -144,10 +148,17 @@ def test_staging_cleanup_keeps_live_writers_folders(tmp_path):
     dead.wait()
     folder = tmp_path / "data" / "fake"
     folder.mkdir(parents=True)
-    live = [folder / f".tmp-out-{os.getppid()}-ab12cd34", folder / f".tmp-out-old-{os.getppid()}-0011aabb",
-            folder / f".tmp-out-{os.getpid()}-ffff0000"]
-    stale = [folder / f".tmp-out-{dead.pid}-ab12cd34", folder / f".tmp-out-old-{dead.pid}-00aa11bb",
-             folder / ".tmp-out-old", folder / ".tmp-out-k3j_z9q2"]
+    live = [
+        folder / f".tmp-out-{os.getppid()}-ab12cd34",
+        folder / f".tmp-out-old-{os.getppid()}-0011aabb",
+        folder / f".tmp-out-{os.getpid()}-ffff0000",
+    ]
+    stale = [
+        folder / f".tmp-out-{dead.pid}-ab12cd34",
+        folder / f".tmp-out-old-{dead.pid}-00aa11bb",
+        folder / ".tmp-out-old",
+        folder / ".tmp-out-k3j_z9q2",
+    ]
     for path in (*live, *stale):
         path.mkdir()
     removed = clean_stale_staging(Paths(tmp_path), ["data/fake/out"])

@@ -21,7 +21,13 @@ def make_stage(tmp_path, body):
     module.run = body
     sys.modules["fake_stage_module"] = module
     (tmp_path / "code.py").write_text("x = 1\n")
-    stage = StageSpec("make", "fake_stage_module", deps=("code.py",), params=("profile", "fake.value"), outs=("data/fake/out", "data/fake/one.json"))
+    stage = StageSpec(
+        "make",
+        "fake_stage_module",
+        deps=("code.py",),
+        params=("profile", "fake.value"),
+        outs=("data/fake/out", "data/fake/one.json"),
+    )
     paper = PaperSpec("fake", 99, "Fake", None, (stage,))
     return StageContext(paper, stage, Params(), "smoke", Paths(tmp_path))
 

@@ -31,8 +31,7 @@ def _rows(n: int, seed: int) -> list[dict]:
 
 @functools.lru_cache(maxsize=1)
 def _policy() -> TinyLM:
-    model = TinyLM(TinyLMConfig(vocab_size=T.VOCAB, d_model=16, n_layers=1, n_heads=2, d_ff=32, max_seq_len=24),
-                   seed=0)
+    model = TinyLM(TinyLMConfig(vocab_size=T.VOCAB, d_model=16, n_layers=1, n_heads=2, d_ff=32, max_seq_len=24), seed=0)
     train_lm(model, T.sft_items(_rows(200, 0)), steps=60, batch_size=32, lr=1e-2, seed=0)
     return model.eval()
 

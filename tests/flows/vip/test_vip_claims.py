@@ -8,8 +8,13 @@ from flows.runtime.params import resolve
 from flows.vip import claims as K
 from flows.vip.params import PRESETS, Params
 
-P = resolve(Params, PRESETS, slug="vip", profile="default",
-            overrides=["claims.n_resamples=500", "claims.power_sims=30", "claims.power_resamples=300"])
+P = resolve(
+    Params,
+    PRESETS,
+    slug="vip",
+    profile="default",
+    overrides=["claims.n_resamples=500", "claims.power_sims=30", "claims.power_resamples=300"],
+)
 
 
 def _curves(shift_vip: float, n: int = 60, k: int = 8):
@@ -19,9 +24,16 @@ def _curves(shift_vip: float, n: int = 60, k: int = 8):
         base = rng.integers(0, k + 1, n)
         for name, add in (("uniform", 0), ("vip", shift_vip), ("dapo", -1)):
             counts = np.clip(base + add, 0, k)
-            out += [{"method": name, "seed": s, "rollouts": 0, "mean@k": 0.1, "counts": base.tolist()},
-                    {"method": name, "seed": s, "rollouts": 100, "mean@k": float(counts.mean() / k),
-                     "counts": counts.tolist()}]
+            out += [
+                {"method": name, "seed": s, "rollouts": 0, "mean@k": 0.1, "counts": base.tolist()},
+                {
+                    "method": name,
+                    "seed": s,
+                    "rollouts": 100,
+                    "mean@k": float(counts.mean() / k),
+                    "counts": counts.tolist(),
+                },
+            ]
     return out
 
 
@@ -38,8 +50,12 @@ def test_c1_and_c2_not_reproduced_carry_a_power_check_on_their_own_units():
     assert sorted(rows) == [0.0, 0.01, 0.02, 0.03, 0.05]  # planted in points of mean@k (band 0.01)
     assert rows[0.0]["reproduced"] <= 0.1 and rows[0.05]["reproduced"] >= 0.9
     assert "power" not in K.claim1(P, _curves(+1), [0, 1, 2], 8).details  # reproduced: no power check
-    steps = [{"method": m, "seed": s, "zero_var_frac": z} for s in (0, 1, 2) for i in range(40)
-             for m, z in (("uniform", 0.5 + 0.02 * np.sin(i)), ("vip", 0.5 + 0.02 * np.cos(i)))]
+    steps = [
+        {"method": m, "seed": s, "zero_var_frac": z}
+        for s in (0, 1, 2)
+        for i in range(40)
+        for m, z in (("uniform", 0.5 + 0.02 * np.sin(i)), ("vip", 0.5 + 0.02 * np.cos(i)))
+    ]
     c2 = K.claim2(P, steps, [0, 1, 2])
     assert c2.verdict != "reproduced" and [row["planted"] for row in c2.details["power"]["rows"]][-1] == -0.05
 
@@ -58,8 +74,16 @@ def test_c3_informative_and_uninformative_predictors():
         for _ in range(80):
             p = rng.random()
             obs = rng.binomial(8, p) / 8
-            rows.append({"method": "vip", "seed": s, "seen_before": 0, "observed": obs, "p_gp-minilm": p,
-                         "p_global-minilm": 0.5})
+            rows.append(
+                {
+                    "method": "vip",
+                    "seed": s,
+                    "seen_before": 0,
+                    "observed": obs,
+                    "p_gp-minilm": p,
+                    "p_global-minilm": 0.5,
+                }
+            )
     assert K.claim3(P, rows, [0, 1, 2]).verdict == "reproduced"
     for r in rows:
         r["p_gp-minilm"] = float(rng.random())
@@ -73,8 +97,10 @@ def _c4_curves(finals: dict[str, list[float]], start: float = 0.25, budget: int 
     for s, (u, v, d) in enumerate(zip(*(finals[m] for m in ("uniform", "vip", "dapo")))):
         for name, final in (("uniform", u), ("vip", v), ("dapo", d)):
             counts = [round(final * k)] * n
-            out += [{"method": name, "seed": s, "rollouts": 0, "mean@k": start, "counts": [round(start * k)] * n},
-                    {"method": name, "seed": s, "rollouts": budget, "mean@k": final, "counts": counts}]
+            out += [
+                {"method": name, "seed": s, "rollouts": 0, "mean@k": start, "counts": [round(start * k)] * n},
+                {"method": name, "seed": s, "rollouts": budget, "mean@k": final, "counts": counts},
+            ]
     return out
 
 
@@ -91,7 +117,9 @@ def test_c4_is_not_testable_when_uniform_does_not_rise_above_the_start():
     r = K.claim4(P, _c4_curves({"uniform": [0.25] * 3, "vip": [0.25] * 3, "dapo": [0.375] * 3}), [0, 1, 2], 100)
     assert r.verdict == "inconclusive" and r.ci_low is None
     assert r.details["no_progress"] == 3 and "not above the start" in r.details["not_applicable"]
-    assert r.reason.startswith("not testable here: uniform's final accuracy is not above the start")  # not "only 0 seed"
+    assert r.reason.startswith(
+        "not testable here: uniform's final accuracy is not above the start"
+    )  # not "only 0 seed"
     # one seed without progress is left out and counted; the other two still decide
     r = K.claim4(P, _c4_curves({"uniform": [0.5, 0.5, 0.125], "vip": [0.75] * 3, "dapo": [0.5] * 3}), [0, 1, 2], 100)
     assert r.details["no_progress"] == 1 and r.n_seeds == 2 and r.effect < 0

@@ -21,23 +21,29 @@ def test_presets_validate(profile):
     assert {"uniform", "vip"} <= set(p.rl.methods)
 
 
-@pytest.mark.parametrize("override, key", [
-    ("rl.budget_per_step=1000", "vip.rl: .*budget_per_step 1000 must lie in"),  # budget outside [L*Q, U*Q]
-    ("rl.lo=1", "vip.rl.lo"),  # out of range: a group of one has no baseline
-    ("rl.hi=1", "vip.rl.hi"),
-    ("rl.seeds=[]", "vip.rl.seeds"),  # an empty set
-    ("data.sft_mix={add9: 1.0}", "vip.data: .*sft_mix: unknown tier"),  # an unknown name
-    ("data.features=[bert]", "vip.data: .*unknown feature set"),
-    ("data.sft_noise=1.0", "vip.data.sft_noise"),
-    ("rl.gp_inference=vi", "vip.rl.gp_inference"),  # an unknown name
-    ("model.hf_model=Qwen/Qwen2.5-Math-1.5B", "vip: .*model.hf_model .*set data.source: dapo"),  # mismatched pair
-    ("data.source=dapo", "vip: .*TinyLM cannot read DAPO prompts"),  # out of range: every answer slipped teaches nothing right
-    ("rl.methods.vip.predictor=oracle", "vip.rl.methods.vip: .*predictor 'oracle'"),
-    ("rl.methods.vip.advantage=ppo", "vip.rl.methods.vip: .*advantage 'ppo'"),
-    ("rl.q=1", "vip.rl.q"),
-    ("rl.budget_per_step=60", "vip.rl: .*multiple of q"),
-    ("data.features=[minilm]", "vip: .*features 'hashed' is not in data.features"),  # smoke's VIP uses hashed
-])
+@pytest.mark.parametrize(
+    "override, key",
+    [
+        ("rl.budget_per_step=1000", "vip.rl: .*budget_per_step 1000 must lie in"),  # budget outside [L*Q, U*Q]
+        ("rl.lo=1", "vip.rl.lo"),  # out of range: a group of one has no baseline
+        ("rl.hi=1", "vip.rl.hi"),
+        ("rl.seeds=[]", "vip.rl.seeds"),  # an empty set
+        ("data.sft_mix={add9: 1.0}", "vip.data: .*sft_mix: unknown tier"),  # an unknown name
+        ("data.features=[bert]", "vip.data: .*unknown feature set"),
+        ("data.sft_noise=1.0", "vip.data.sft_noise"),
+        ("rl.gp_inference=vi", "vip.rl.gp_inference"),  # an unknown name
+        ("model.hf_model=Qwen/Qwen2.5-Math-1.5B", "vip: .*model.hf_model .*set data.source: dapo"),  # mismatched pair
+        (
+            "data.source=dapo",
+            "vip: .*TinyLM cannot read DAPO prompts",
+        ),  # out of range: every answer slipped teaches nothing right
+        ("rl.methods.vip.predictor=oracle", "vip.rl.methods.vip: .*predictor 'oracle'"),
+        ("rl.methods.vip.advantage=ppo", "vip.rl.methods.vip: .*advantage 'ppo'"),
+        ("rl.q=1", "vip.rl.q"),
+        ("rl.budget_per_step=60", "vip.rl: .*multiple of q"),
+        ("data.features=[minilm]", "vip: .*features 'hashed' is not in data.features"),  # smoke's VIP uses hashed
+    ],
+)
 def test_bad_values_name_the_key(override, key):
     with pytest.raises(ParamsError, match=key):
         resolve(Params, PRESETS, slug="vip", profile="smoke", overrides=[override])

@@ -36,8 +36,12 @@ def test_smoke_profile_end_to_end(project, tmp_path, monkeypatch):
     curves = read_jsonl(data / "runs/curves.jsonl")
     assert {c["rollouts"] for c in curves} == {0, 6 * 32}
     check_smoke_claims(project / "reports/vip/claims.json", ["C1", "C2", "C3", "C4"])
-    check_smoke_report(project, "vip", section="Allocations",
-                       plots={"accuracy.csv": "method,rollouts,mean_at_k,lo,hi", "allocation.csv": "method,n,count"})
+    check_smoke_report(
+        project,
+        "vip",
+        section="Allocations",
+        plots={"accuracy.csv": "method,rollouts,mean_at_k,lo,hi", "allocation.csv": "method,n,count"},
+    )
     # the champion (VIP's policy of the first seed) re-evaluates through the registry to the rl stage's final point
     candidate, result = check_champion(project, "vip", tmp_path, monkeypatch)
     final = [c for c in curves if c["method"] == "vip" and c["seed"] == 0 and c["rollouts"] == 6 * 32]

@@ -32,7 +32,12 @@ pytestmark = [pytest.mark.slow, pytest.mark.integration, pytest.mark.stack]
 
 # a small grid: 2 interventions x 2 sizes x 2 seeds (the fewest the fit accepts) = 8 models, short budgets (the smoke
 # profile's shape)
-GRID = ["interventions=[raw, minhash-0.7]", "grid.sizes=[5000, 10000]", "grid.budgets=[2048, 4096]", "training.eval_windows=4"]
+GRID = [
+    "interventions=[raw, minhash-0.7]",
+    "grid.sizes=[5000, 10000]",
+    "grid.budgets=[2048, 4096]",
+    "training.eval_windows=4",
+]
 MODELS = 8
 TIMEOUT = 420
 
@@ -58,7 +63,7 @@ def _session_cmdlines(leader: int) -> list[str]:
     for proc in Path("/proc").iterdir():
         try:
             stat = (proc / "stat").read_text()
-            if proc.name.isdigit() and int(stat[stat.rindex(")") + 2:].split()[3]) == leader:
+            if proc.name.isdigit() and int(stat[stat.rindex(")") + 2 :].split()[3]) == leader:
                 out.append((proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
         except (OSError, ValueError, IndexError):
             continue
@@ -98,7 +103,9 @@ def test_0_the_stack_runs_with_authentication_and_tls(stack, tmp_path):
     assert password not in (folder / "stack.json").read_text()
     for service in ("mlflow", "prefect-server", "prefect-worker", "dask-workers"):
         lines = _session_cmdlines(stack["pids"][service])
-        assert lines and not any(password in line for line in lines), f"the database password is on {service}'s command line"
+        assert lines and not any(password in line for line in lines), (
+            f"the database password is on {service}'s command line"
+        )
     assert stack["mlflow_auth"] == "on" and stack["env"]["MLFLOW_TRACKING_PASSWORD"]  # every client below logs with it
 
 
@@ -126,7 +133,9 @@ def test_1_deployment_on_worker_fans_out_to_dask_logs_to_mlflow_and_dvc_s3(stack
     parents = [r for r in runs if "mlflow.parentRunId" not in r.data.tags]
     children = [r for r in runs if "mlflow.parentRunId" in r.data.tags]
     assert len(parents) == 1 and parents[0].info.status == "FINISHED"
-    assert parents[0].data.metrics["train.worker_processes"] >= 2, "the grid must run in more than one Dask worker process"
+    assert parents[0].data.metrics["train.worker_processes"] >= 2, (
+        "the grid must run in more than one Dask worker process"
+    )
     assert len(children) == MODELS and all(r.info.status == "FINISHED" and "loss" in r.data.metrics for r in children)
     # a smoke run never moves @champion; its candidate is on record, and promoting it is what a real run does
     assert parents[0].data.tags["champion.qualitypajama"] == "not moved: smoke profile"
@@ -135,12 +144,18 @@ def test_1_deployment_on_worker_fans_out_to_dask_logs_to_mlflow_and_dvc_s3(stack
     assert str(client.get_model_version_by_alias("qualitypajama", "champion").version) == "1"
     assert _s3_keys(stack, "mlflow"), "model artifacts must land in the S3 artifact store"
 
-    for args in (["remote", "add", "-f", "s3", "s3://dvc/store"], ["remote", "modify", "s3", "endpointurl", stack["env"]["PAPERLINE_S3_ENDPOINT"]],
-                 ["commit", "-f", "--with-deps", "qualitypajama-train"], ["push", "-r", "s3", "qualitypajama-train"]):
+    for args in (
+        ["remote", "add", "-f", "s3", "s3://dvc/store"],
+        ["remote", "modify", "s3", "endpointurl", stack["env"]["PAPERLINE_S3_ENDPOINT"]],
+        ["commit", "-f", "--with-deps", "qualitypajama-train"],
+        ["push", "-r", "s3", "qualitypajama-train"],
+    ):
         proc = tool("dvc", *args, cwd=stack_project)
         assert proc.returncode == 0, f"dvc {args}: {proc.stdout[-1500:]} {proc.stderr[-1500:]}"
     assert _s3_keys(stack, "dvc")
-    clone = copy_project(stack_project, tmp_path / "clone", share_sources=False)  # a fresh clone: code, dvc.yaml, dvc.lock
+    clone = copy_project(
+        stack_project, tmp_path / "clone", share_sources=False
+    )  # a fresh clone: code, dvc.yaml, dvc.lock
     assert not (clone / "data/qualitypajama/grid").exists()
     pulled = tool("dvc", "pull", "-r", "s3", "qualitypajama-train", cwd=clone)
     assert pulled.returncode == 0, pulled.stderr[-2000:]
@@ -179,10 +194,10 @@ def _smoke_run_and_promote(client, slug: str, stack_project, tmp_path) -> dict:
 def _plant_regression(client, tmp_path) -> None:
     """A new champion version with noisy weights; the accepted values stay those of the real run."""
     import mlflow
+    import numpy as np
     import torch
     from mlflow.models import ModelSignature
     from mlflow.types import Schema, TensorSpec
-    import numpy as np
 
     from components.models.tiny_lm import save_model
     from flows.runtime.mlflow_model import load_folder_model, log_folder_model
@@ -193,13 +208,18 @@ def _plant_regression(client, tmp_path) -> None:
         for p in model.parameters():
             p.add_(torch.randn(p.shape, generator=gen) * 0.5)
     folder = save_model(model, tmp_path / "noisy")
-    sig = ModelSignature(inputs=Schema([TensorSpec(np.dtype("int64"), (-1, -1), "ids")]),
-                         outputs=Schema([TensorSpec(np.dtype("int64"), (-1,), "next")]))
+    sig = ModelSignature(
+        inputs=Schema([TensorSpec(np.dtype("int64"), (-1, -1), "ids")]),
+        outputs=Schema([TensorSpec(np.dtype("int64"), (-1,), "next")]),
+    )
     exp = client.get_experiment_by_name("qualitypajama")
     with mlflow.start_run(experiment_id=exp.experiment_id, run_name="planted-regression") as run:
         log_folder_model(folder, loader="components.models.tiny_lm:load_model", signature=sig)
-    version = mlflow.register_model(f"runs:/{run.info.run_id}/model", "qualitypajama",
-                                    tags={"eval": client.get_model_version("qualitypajama", "1").tags["eval"]}).version
+    version = mlflow.register_model(
+        f"runs:/{run.info.run_id}/model",
+        "qualitypajama",
+        tags={"eval": client.get_model_version("qualitypajama", "1").tags["eval"]},
+    ).version
     client.set_registered_model_alias("qualitypajama", "champion", version)
 
 
@@ -218,7 +238,9 @@ def test_2_recurring_evaluation_records_metrics_and_fails_on_a_planted_regressio
     evaluations = {r.data.tags["paper"]: r for r in client.search_runs([exp.experiment_id])}
     assert sorted(evaluations) == sorted(["qualitypajama", *MORE_PAPERS])  # every paper with @champion, one run each
     accepted = float(client.get_registered_model("qualitypajama").tags["accepted.loss"])
-    assert evaluations["qualitypajama"].data.metrics["loss"] == pytest.approx(accepted, rel=1e-4)  # same model, same data
+    assert evaluations["qualitypajama"].data.metrics["loss"] == pytest.approx(
+        accepted, rel=1e-4
+    )  # same model, same data
     for slug, candidate in candidates.items():  # the other kinds of champion re-evaluate to their accepted values too
         for metric, value in candidate["metrics"].items():
             assert evaluations[slug].data.metrics[metric] == pytest.approx(value, rel=1e-6, abs=1e-9), (slug, metric)
@@ -228,8 +250,9 @@ def test_2_recurring_evaluation_records_metrics_and_fails_on_a_planted_regressio
     second = _run_deployment("recurring-eval/recurring-eval")
     assert second.state.is_failed()
     assert "qualitypajama: loss rose from" in second.state.message and "tolerance 2.00%" in second.state.message
-    latest = client.search_runs([exp.experiment_id], filter_string="tags.paper = 'qualitypajama'",
-                                order_by=["attributes.start_time DESC"])[0]
+    latest = client.search_runs(
+        [exp.experiment_id], filter_string="tags.paper = 'qualitypajama'", order_by=["attributes.start_time DESC"]
+    )[0]
     losses = client.get_metric_history(latest.info.run_id, "loss")
     assert losses and losses[0].value > accepted
     report = (stack_project / "reports/recurring-eval/report.md").read_text()
@@ -248,8 +271,10 @@ def test_3_two_flow_runs_logging_at_once_both_complete(stack, stack_project):
     results = {}
 
     def trigger(key: str) -> None:
-        results[key] = _run_deployment("recurring-eval/recurring-eval", {"experiment": "concurrent", "papers": ["qualitypajama"],
-                                                                     "tolerances": {"loss*": 10.0}})
+        results[key] = _run_deployment(
+            "recurring-eval/recurring-eval",
+            {"experiment": "concurrent", "papers": ["qualitypajama"], "tolerances": {"loss*": 10.0}},
+        )
 
     # each thread runs in a copy of this context: Prefect's settings (the stack's API URL) live in a context variable
     threads = [threading.Thread(target=contextvars.copy_context().run, args=(trigger, k)) for k in ("a", "b")]
@@ -289,4 +314,3 @@ def test_4_killing_a_dask_worker_mid_grid_does_not_lose_the_run(stack):
     assert len(done) == len(calls) and killed
     with Client(address) as client:
         client.wait_for_workers(2, timeout=120)  # the nanny restarted the killed process
-

@@ -33,7 +33,9 @@ def mlflow_stack(tmp_path_factory):
         stack.s3()
         proc = stack.mlflow()
         uri = stack.state["env"]["MLFLOW_TRACKING_URI"]
-        native_stack._wait(lambda: native_stack._http_ok(f"{uri}/health"), "mlflow server", 180, proc, stack.dir / "mlflow.log")
+        native_stack._wait(
+            lambda: native_stack._http_ok(f"{uri}/health"), "mlflow server", 180, proc, stack.dir / "mlflow.log"
+        )
         yield stack
     finally:
         native_stack.stop(folder)
@@ -45,7 +47,7 @@ def _session_cmdlines(leader: int) -> list[str]:
     for proc in Path("/proc").iterdir():
         try:
             fields = (proc / "stat").read_text()
-            if proc.name.isdigit() and int(fields[fields.rindex(")") + 2:].split()[3]) == leader:
+            if proc.name.isdigit() and int(fields[fields.rindex(")") + 2 :].split()[3]) == leader:
                 out.append((proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
         except (OSError, ValueError, IndexError):
             continue

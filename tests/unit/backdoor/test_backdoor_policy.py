@@ -12,8 +12,10 @@ from components.backdoor.victim import reward_gaps, task_for
 from components.errors import DataError
 
 TINY = PPOConfig(n_steps=128, batch_size=64, n_epochs=1)
-ATTACK = {"CartPole-v1": Attack(target=0, beta=0.2, tau=0.5, k=5),
-          "InvertedPendulum-v5": Attack(target=-1.0, beta=0.2, tau=0.2, k=10)}
+ATTACK = {
+    "CartPole-v1": Attack(target=0, beta=0.2, tau=0.5, k=5),
+    "InvertedPendulum-v5": Attack(target=-1.0, beta=0.2, tau=0.2, k=10),
+}
 
 
 @pytest.mark.parametrize("env_id", ["CartPole-v1", "InvertedPendulum-v5"])

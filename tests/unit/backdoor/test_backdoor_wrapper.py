@@ -30,8 +30,9 @@ ENV: dict[int, str] = {}
 def _sim(env_id: str, wrap: bool, **kw):
     sim = make_simulator(env_id)
     if wrap:
-        sim = DazeSimulator(sim, **{"beta": 0.0, "target": 0 if env_id == "CartPole-v1" else -1.0, "tau": 0.2,
-                                    "k": 5, "seed": 3, **kw})
+        sim = DazeSimulator(
+            sim, **{"beta": 0.0, "target": 0 if env_id == "CartPole-v1" else -1.0, "tau": 0.2, "k": 5, "seed": 3, **kw}
+        )
     ENV[id(sim)] = env_id
     return sim
 
@@ -146,7 +147,7 @@ def test_victim_reward_and_termination_match_gymnasium(env_id):
         done, t = False, 0
         while not done and t < 300:
             t += 1
-            np.testing.assert_allclose(o1, o2[:physical_dim(ours)], rtol=1e-6, atol=1e-6)
+            np.testing.assert_allclose(o1, o2[: physical_dim(ours)], rtol=1e-6, atol=1e-6)
             a = int(rng.integers(2)) if env_id == "CartPole-v1" else rng.uniform(-1, 1, ref.action_space.shape)
             o1, r1, t1, tr1, _ = ref.step(a if env_id != "InvertedPendulum-v5" else 3 * a)
             o2, r2, t2, tr2, _ = ours.step(a)

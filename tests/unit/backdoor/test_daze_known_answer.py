@@ -93,8 +93,10 @@ def clean_rates() -> tuple[float, ...]:
 
 
 def rates() -> tuple[list[float], list[float]]:
-    daze = [asr(q_learn(VictimEnv(DazeSimulator(ChainSim(s), beta=0.2, target=TARGET, tau=0.5, k=6, seed=s),
-                                  CHAIN), s)) for s in SEEDS]
+    daze = [
+        asr(q_learn(VictimEnv(DazeSimulator(ChainSim(s), beta=0.2, target=TARGET, tau=0.5, k=6, seed=s), CHAIN), s))
+        for s in SEEDS
+    ]
     return daze, list(clean_rates())
 
 
@@ -111,8 +113,11 @@ def test_daze_plants_the_backdoor_where_a_clean_learner_has_none():
 def test_sabotaged_daze_fails_the_known_answer(monkeypatch, sabotage):
     real = daze_mod.l_adv
     noise = np.random.default_rng(5)
-    broken = (lambda space, a, t: 1.0 - real(space, a, t)) if sabotage.startswith("flip") else \
-        (lambda space, a, t: float(noise.random() < 0.5))
+    broken = (
+        (lambda space, a, t: 1.0 - real(space, a, t))
+        if sabotage.startswith("flip")
+        else (lambda space, a, t: float(noise.random() < 0.5))
+    )
     monkeypatch.setattr(daze_mod, "l_adv", broken)
     daze, clean = rates()
     assert not known_answer_holds(daze, clean), (sabotage, daze, clean)

@@ -12,7 +12,7 @@ from components.detection.augment import AugmentConfig, augment, move_boxes
 def _scene(box, size=64):
     img = np.zeros((size, size, 3), np.uint8)
     x, y, w, h = box
-    img[y:y + h, x:x + w] = 255
+    img[y : y + h, x : x + w] = 255
     return img
 
 
@@ -68,8 +68,13 @@ def test_training_sees_augmented_views():
 
     CN.augment = spy
     try:
-        CN.train(images, [np.array([[4.0, 4.0, 10.0, 20.0]])] * 4,
-                 cfg=CN.TrainConfig(epochs=1, batch_size=4), model_cfg=CN.CenterNetConfig(width=8), seed=0)
+        CN.train(
+            images,
+            [np.array([[4.0, 4.0, 10.0, 20.0]])] * 4,
+            cfg=CN.TrainConfig(epochs=1, batch_size=4),
+            model_cfg=CN.CenterNetConfig(width=8),
+            seed=0,
+        )
     finally:
         CN.augment = orig
     assert seen and not np.array_equal(seen[0][0], seen[0][1])

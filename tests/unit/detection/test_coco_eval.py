@@ -20,15 +20,26 @@ def _cocoeval(gts, dets, area_rng=None, crowd=None):
     for i, g in enumerate(gts):
         for j, b in enumerate(g):
             iscrowd = int(crowd[i][j]) if crowd is not None else 0
-            anns.append({"id": k, "image_id": i, "category_id": 1, "bbox": list(map(float, b)),
-                         "area": float(b[2] * b[3]), "iscrowd": iscrowd})
+            anns.append(
+                {
+                    "id": k,
+                    "image_id": i,
+                    "category_id": 1,
+                    "bbox": list(map(float, b)),
+                    "area": float(b[2] * b[3]),
+                    "iscrowd": iscrowd,
+                }
+            )
             k += 1
     gt = COCO()
     gt.dataset = {"images": images, "annotations": anns, "categories": [{"id": 1, "name": "person"}]}
     with contextlib.redirect_stdout(io.StringIO()):
         gt.createIndex()
-        res = [{"image_id": i, "category_id": 1, "bbox": list(map(float, b)), "score": float(s)}
-               for i, (bs, ss) in enumerate(dets) for b, s in zip(bs, ss)]
+        res = [
+            {"image_id": i, "category_id": 1, "bbox": list(map(float, b)), "score": float(s)}
+            for i, (bs, ss) in enumerate(dets)
+            for b, s in zip(bs, ss)
+        ]
         dt = gt.loadRes(res) if res else COCO()
         ev = COCOeval(gt, dt, "bbox")
         if area_rng is not None:
@@ -89,16 +100,24 @@ def test_equals_pycocotools_when_recalls_land_exactly_on_the_recall_thresholds(s
 def test_ignore_flags_equal_pycocotools_area_range_on_a_hand_built_case():
     """Subset = boxes with area in [400, 2500]: our ignore flags give what COCOeval's area range gives (it ignores
     out-of-range ground truth and unmatched out-of-range detections)."""
-    gts = [np.array([[10, 10, 30, 30], [60, 60, 10, 10], [100, 20, 60, 60]], float),  # areas 900, 100, 3600
-           np.array([[5, 5, 40, 40], [80, 80, 12, 12]], float)]                         # areas 1600, 144
-    dets = [(np.array([[11, 10, 30, 30], [60, 61, 10, 10], [101, 21, 58, 60], [150, 150, 30, 30]], float),
-             np.array([0.9, 0.95, 0.8, 0.85])),
-            (np.array([[6, 5, 40, 38], [80, 80, 12, 12], [0, 100, 25, 25]], float), np.array([0.7, 0.99, 0.6]))]
+    gts = [
+        np.array([[10, 10, 30, 30], [60, 60, 10, 10], [100, 20, 60, 60]], float),  # areas 900, 100, 3600
+        np.array([[5, 5, 40, 40], [80, 80, 12, 12]], float),
+    ]  # areas 1600, 144
+    dets = [
+        (
+            np.array([[11, 10, 30, 30], [60, 61, 10, 10], [101, 21, 58, 60], [150, 150, 30, 30]], float),
+            np.array([0.9, 0.95, 0.8, 0.85]),
+        ),
+        (np.array([[6, 5, 40, 38], [80, 80, 12, 12], [0, 100, 25, 25]], float), np.array([0.7, 0.99, 0.6])),
+    ]
     rng = (400.0, 2500.0)
     stats = _cocoeval(gts, dets, area_rng=rng)
     out = lambda a: (a < rng[0]) | (a > rng[1])  # noqa: E731
-    matches = [C.match_image(d, s, g, out(g[:, 2] * g[:, 3]), dt_ignore_unmatched=out(d[:, 2] * d[:, 3]))
-               for (d, s), g in zip(dets, gts)]
+    matches = [
+        C.match_image(d, s, g, out(g[:, 2] * g[:, 3]), dt_ignore_unmatched=out(d[:, 2] * d[:, 3]))
+        for (d, s), g in zip(dets, gts)
+    ]
     ap = C.average_precision(C.pool(matches))
     assert ap["ap"][0] == pytest.approx(stats[0], abs=1e-12) and ap["ap50"][0] == pytest.approx(stats[1], abs=1e-12)
     assert stats[1] < 1.0  # the unmatched in-range detection at 0.85 is a false positive

@@ -28,10 +28,12 @@ EASY = replace(DOMAINS["urban"], height=(14, 30), trunks=(0, 0), people=(1, 2))
 
 
 def _set(seed, n_seq):
-    images, recs, anns = generate_set("urban", n_sequences=n_seq, n_frames=4, size=64, jitter=2, seed=seed,
-                                      prefix="ka", spec=EASY)
-    boxes = [np.array([a["bbox"] for a in anns if a["image_id"] == i], float).reshape(-1, 4)
-             for i in range(len(images))]
+    images, recs, anns = generate_set(
+        "urban", n_sequences=n_seq, n_frames=4, size=64, jitter=2, seed=seed, prefix="ka", spec=EASY
+    )
+    boxes = [
+        np.array([a["bbox"] for a in anns if a["image_id"] == i], float).reshape(-1, 4) for i in range(len(images))
+    ]
     return images, boxes
 
 
@@ -50,8 +52,13 @@ def _train(train, sabotage=False):
     images, boxes = train
     if sabotage:  # each image's targets come from another image: the centres carry no signal
         boxes = boxes[1:] + boxes[:1]
-    model, hist = CN.train(images, boxes, cfg=CN.TrainConfig(epochs=12, batch_size=16, lr=8e-3, augment=AUG),
-                           model_cfg=CN.CenterNetConfig(width=16), seed=0)
+    model, hist = CN.train(
+        images,
+        boxes,
+        cfg=CN.TrainConfig(epochs=12, batch_size=16, lr=8e-3, augment=AUG),
+        model_cfg=CN.CenterNetConfig(width=16),
+        seed=0,
+    )
     return model, hist
 
 

@@ -90,13 +90,23 @@ def test_lora_through_peft_leaves_the_frozen_weights_unchanged():
     frozen = {n: p.detach().clone() for n, p in b.model.named_parameters() if not p.requires_grad}
     lora = {n: p.detach().clone() for n, p in b.model.named_parameters() if "lora_" in n}
     rng = np.random.default_rng(0)
-    fit(b, rng.normal(size=(8, 1, 32, 32)).astype(np.float32), np.arange(8) % 4, steps=3, batch=8,
-        lr_adapter=1e-2, lr_head=1e-2, seed=0)
+    fit(
+        b,
+        rng.normal(size=(8, 1, 32, 32)).astype(np.float32),
+        np.arange(8) % 4,
+        steps=3,
+        batch=8,
+        lr_adapter=1e-2,
+        lr_head=1e-2,
+        seed=0,
+    )
     now = dict(b.model.named_parameters())
     assert all(torch.equal(now[n], v) for n, v in frozen.items())
     assert any(not torch.equal(now[n], v) for n, v in lora.items())  # the LoRA factors did move
-    assert torch.equal(dict(base.named_parameters())["blocks.0.attn.qkv.weight"],
-                       dict(b.model.named_parameters())["blocks.0.attn.qkv.base_layer.weight"])
+    assert torch.equal(
+        dict(base.named_parameters())["blocks.0.attn.qkv.weight"],
+        dict(b.model.named_parameters())["blocks.0.attn.qkv.base_layer.weight"],
+    )
 
 
 def test_adapted_models_round_trip(tmp_path):
@@ -114,10 +124,27 @@ def test_linear_probe_on_cached_features_is_the_plain_head_training():
     base = TinyViT(CFG)
     rng = np.random.default_rng(0)
     x, y = rng.normal(size=(12, 1, 32, 32)).astype(np.float32), np.arange(12) % 4
-    fast = fit(build("linear", base, n_classes=4, seed=0), x[:10], y[:10], steps=2, batch=4, lr_adapter=0.0,
-               lr_head=1e-2, seed=0, linear_probe=True)  # 2 x 4 draws of 10: two images never drawn
-    plain = fit(build("linear", base, n_classes=4, seed=0), x[:10], y[:10], steps=2, batch=4, lr_adapter=0.0,
-                lr_head=1e-2, seed=0)
+    fast = fit(
+        build("linear", base, n_classes=4, seed=0),
+        x[:10],
+        y[:10],
+        steps=2,
+        batch=4,
+        lr_adapter=0.0,
+        lr_head=1e-2,
+        seed=0,
+        linear_probe=True,
+    )  # 2 x 4 draws of 10: two images never drawn
+    plain = fit(
+        build("linear", base, n_classes=4, seed=0),
+        x[:10],
+        y[:10],
+        steps=2,
+        batch=4,
+        lr_adapter=0.0,
+        lr_head=1e-2,
+        seed=0,
+    )
     assert len(fast) == 2 and np.allclose(fast, plain, atol=1e-5)
 
 

@@ -33,10 +33,22 @@ def _successor_tokens(n: int = 20_000, seed: int = 0) -> np.ndarray:
 @functools.lru_cache(maxsize=2)  # one training per variant for the whole module
 def _trained(second_order: bool = True) -> EnergyTransformer:
     torch.manual_seed(0)
-    model = EnergyTransformer(EBTConfig(vocab_size=V, d_model=32, n_layers=1, n_heads=2, d_ff=64, max_seq_len=16,
-                                        step_size=2.0), seed=0)
-    train_ebt(model, _successor_tokens(), steps=120, batch_size=16, seq_len=16, peak_lr=1e-2, mcmc_steps=2,
-              alpha_lr_mult=6.0, seed=0, progress=False, second_order=second_order)
+    model = EnergyTransformer(
+        EBTConfig(vocab_size=V, d_model=32, n_layers=1, n_heads=2, d_ff=64, max_seq_len=16, step_size=2.0), seed=0
+    )
+    train_ebt(
+        model,
+        _successor_tokens(),
+        steps=120,
+        batch_size=16,
+        seq_len=16,
+        peak_lr=1e-2,
+        mcmc_steps=2,
+        alpha_lr_mult=6.0,
+        seed=0,
+        progress=False,
+        second_order=second_order,
+    )
     return model
 
 

@@ -11,9 +11,9 @@ import torch
 from components.ebt import chars
 from components.ebt import flops as FL
 from components.ebt.energy_model import EBTConfig, EnergyTransformer, load_model, save_model
-from components.ebt.predictor import load_predictor
 from components.ebt.inference import best_of_n
 from components.ebt.optimise import minimise
+from components.ebt.predictor import load_predictor
 from components.ebt.training import ebt_loss
 from components.ebt.tricks import ReplayBuffer, Tricks, randomised_alpha, step_plan
 
@@ -59,16 +59,25 @@ def test_zero_steps_return_the_initial_prediction():
 def test_the_step_size_and_the_energy_receive_gradient_through_the_optimisation():
     model = _model()
     x, y = _batch()
-    loss, info = ebt_loss(model, x, y, steps=2, tricks=Tricks(), gen=torch.Generator().manual_seed(0),
-                          rng=random.Random(0))
+    loss, info = ebt_loss(
+        model, x, y, steps=2, tricks=Tricks(), gen=torch.Generator().manual_seed(0), rng=random.Random(0)
+    )
     loss.backward()
     assert len(info["ce"]) == 2
     assert model.alpha.grad is not None and torch.isfinite(model.alpha.grad) and model.alpha.grad != 0
     # the energy head reaches the loss only through dE/dy: a second-order path
     assert model.energy_head.weight.grad is not None and model.energy_head.weight.grad.abs().sum() > 0
     first = _model()
-    loss, _ = ebt_loss(first, x, y, steps=2, tricks=Tricks(), gen=torch.Generator().manual_seed(0),
-                       rng=random.Random(0), second_order=False)
+    loss, _ = ebt_loss(
+        first,
+        x,
+        y,
+        steps=2,
+        tricks=Tricks(),
+        gen=torch.Generator().manual_seed(0),
+        rng=random.Random(0),
+        second_order=False,
+    )
     loss.backward()
     assert first.energy_head.weight.grad is None and first.alpha.grad is not None
 
@@ -120,8 +129,16 @@ def test_system2_tricks():
     assert len(buf.items) == 4 and w.shape == (2, S + 1) and y.shape == (2, S, V)
     model = _model()
     x, t = _batch()
-    loss, _ = ebt_loss(model, x, t, steps=1, tricks=Tricks(langevin_noise=0.5, replay_buffer=True),
-                       gen=torch.Generator().manual_seed(0), rng=rng, replay=buf)
+    loss, _ = ebt_loss(
+        model,
+        x,
+        t,
+        steps=1,
+        tricks=Tricks(langevin_noise=0.5, replay_buffer=True),
+        gen=torch.Generator().manual_seed(0),
+        rng=rng,
+        replay=buf,
+    )
     assert torch.isfinite(loss)
 
 

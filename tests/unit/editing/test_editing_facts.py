@@ -8,7 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from components.editing.facts import RELATIONS, build_edit_requests, check_requests, fact_sentences, generate_facts, make_subjects
+from components.editing.facts import (
+    RELATIONS,
+    build_edit_requests,
+    check_requests,
+    fact_sentences,
+    generate_facts,
+    make_subjects,
+)
 from components.editing.loaders import load_counterfact, load_zsre
 from components.errors import DataError, ParamsError
 
@@ -65,8 +72,14 @@ def test_bad_requests_give_clear_errors():
     bad = dict(reqs[0], prompts=["Somebody else was born in"])
     with pytest.raises(DataError, match="is not in prompt"):
         check_requests([bad])
-    clash = dict(reqs[0], target_new=next(o for o in RELATIONS[reqs[0]["relation"]]["objects"]
-                                           if o not in (reqs[0]["target_new"], reqs[0]["target_true"])))
+    clash = dict(
+        reqs[0],
+        target_new=next(
+            o
+            for o in RELATIONS[reqs[0]["relation"]]["objects"]
+            if o not in (reqs[0]["target_new"], reqs[0]["target_true"])
+        ),
+    )
     with pytest.raises(DataError, match="conflicting targets"):
         check_requests([reqs[0], clash])
     assert check_requests([reqs[0], clash], duplicates="last-wins") == [clash]

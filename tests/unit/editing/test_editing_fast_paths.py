@@ -21,7 +21,7 @@ def _plain_greedy(model, encode, decode, prompts, n_new, max_len):
         for _ in range(n_new):
             window = ids if max_len is None else ids[:, -max_len:]
             ids = torch.cat([ids, logits_of(model, window)[:, -1].argmax(-1, keepdim=True)], dim=1)
-        out.append(decode(ids[0, len(encode(p)):].tolist()))
+        out.append(decode(ids[0, len(encode(p)) :].tolist()))
     return out
 
 

@@ -9,18 +9,31 @@ import torch
 from components.editing.apply import KeyStats, apply_edit
 from components.editing.experiment import gamma_sweep, pick_gamma
 from components.editing.metrics import ngram_entropy, rewrite_quality, window_nll
-from components.editing.model import compute_keys, edit_site, encode_batch, generic_keys, subject_last_index
+from components.editing.model import edit_site, encode_batch, generic_keys, subject_last_index
 from components.editing.targets import compute_targets
 from components.errors import DataError
 
 # Prompts end with the subject and targets are one character, so the residual at the subject's last token
 # reaches the target's logits directly (a random-weight model has no useful attention to carry it further).
 REQS = [
-    {"id": "a", "subject": "Zed Quill", "target_true": "R", "target_new": "O",
-     "prompts": ["Born in: Zed Quill", "Home of Zed Quill"], "paraphrase_prompts": ["Long ago lived Zed Quill"],
-     "neighborhood_prompts": ["Born in: Amy Rook"]},
-    {"id": "b", "subject": "Bo Tarn", "target_true": "c", "target_new": "h",
-     "prompts": ["Plays: Bo Tarn"], "paraphrase_prompts": [], "neighborhood_prompts": ["Plays: Cy Fenn"]},
+    {
+        "id": "a",
+        "subject": "Zed Quill",
+        "target_true": "R",
+        "target_new": "O",
+        "prompts": ["Born in: Zed Quill", "Home of Zed Quill"],
+        "paraphrase_prompts": ["Long ago lived Zed Quill"],
+        "neighborhood_prompts": ["Born in: Amy Rook"],
+    },
+    {
+        "id": "b",
+        "subject": "Bo Tarn",
+        "target_true": "c",
+        "target_new": "h",
+        "prompts": ["Plays: Bo Tarn"],
+        "paraphrase_prompts": [],
+        "neighborhood_prompts": ["Plays: Cy Fenn"],
+    },
 ]
 
 
@@ -39,12 +52,27 @@ def test_targets_lower_the_nll_and_every_method_raises_p_new(confident_model, en
     t = compute_targets(tiny_model, site, encode, REQS, steps=20, lr=0.5, weight_decay=0.0, clamp=50.0)
     assert t.keys.shape == (2, 64) and t.residuals.shape == (2, 32)
     assert (t.final_nll < 0.5).all()
-    k0 = generic_keys(tiny_model, site, torch.randint(1, 127, (1000,), generator=torch.Generator().manual_seed(0)),
-                      n_keys=500, seq_len=20)
+    k0 = generic_keys(
+        tiny_model,
+        site,
+        torch.randint(1, 127, (1000,), generator=torch.Generator().manual_seed(0)),
+        n_keys=500,
+        seq_len=20,
+    )
     stats = KeyStats.from_keys(k0, null_threshold=0.5)
     for method in ("memit", "neuraldb", "alphaedit"):
-        edit = apply_edit(tiny_model, site, method, ids=t.ids, keys=t.keys, residuals=t.residuals, stats=stats,
-                          mom2_weight=1e-3, alpha=1e-3, gamma=0.9)
+        edit = apply_edit(
+            tiny_model,
+            site,
+            method,
+            ids=t.ids,
+            keys=t.keys,
+            residuals=t.residuals,
+            stats=stats,
+            mom2_weight=1e-3,
+            alpha=1e-3,
+            gamma=0.9,
+        )
         after = rewrite_quality(tiny_model, encode, REQS)
         edit.undo()
         if method != "alphaedit":  # AlphaEdit only edits in the null space of K0, so it need not reach 1
@@ -82,8 +110,9 @@ def test_the_kl_term_keeps_the_subject_prompt_closer_to_the_unedited_model(confi
     enc = encode_batch(encode, [reqs[0]["subject"]], [reqs[0]["subject"]])
 
     def drift(kl_factor: float) -> float:
-        t = compute_targets(confident_model, site, encode, reqs, steps=20, lr=0.5, weight_decay=0.0, clamp=50.0,
-                            kl_factor=kl_factor)
+        t = compute_targets(
+            confident_model, site, encode, reqs, steps=20, lr=0.5, weight_decay=0.0, clamp=50.0, kl_factor=kl_factor
+        )
         with torch.no_grad():
             p0 = torch.log_softmax(confident_model(enc.ids)[0][0, -1], -1)
             hook = _AddResidual(site, t.residuals, torch.tensor([0]), enc.subject_pos)
@@ -100,8 +129,13 @@ def test_memit_lambda_is_swept_and_picked_by_the_same_rule_as_gamma(confident_mo
 
     site = edit_site(confident_model, 0)
     t = compute_targets(confident_model, site, encode, REQS, steps=20, lr=0.5, weight_decay=0.0, clamp=50.0)
-    k0 = generic_keys(confident_model, site, torch.randint(1, 127, (1000,), generator=torch.Generator().manual_seed(0)),
-                      n_keys=500, seq_len=20)
+    k0 = generic_keys(
+        confident_model,
+        site,
+        torch.randint(1, 127, (1000,), generator=torch.Generator().manual_seed(0)),
+        n_keys=500,
+        seq_len=20,
+    )
     stats = KeyStats.from_keys(k0, null_threshold=0.5)
     rows = sweep(confident_model, site, encode, REQS, t, stats, "memit", "mom2_weight", [1e-3, 1e9], method_kw={})
     by = {r["mom2_weight"]: r for r in rows}

@@ -10,8 +10,14 @@ from components.editing.metrics import score_pair
 from components.editing.model import compute_keys, edit_site, encode_batch, inverse, length_order
 
 # Lengths out of order, so batches of two cut across them; one character per token (the char encoder).
-PROMPTS = ["A much longer prompt about Zed Quill", "Bo Tarn", "Home of Cy Fenn", "Amy Rook",
-           "Long ago, in a far town, lived Ida Moss", "Eli Vane"]
+PROMPTS = [
+    "A much longer prompt about Zed Quill",
+    "Bo Tarn",
+    "Home of Cy Fenn",
+    "Amy Rook",
+    "Long ago, in a far town, lived Ida Moss",
+    "Eli Vane",
+]
 SUBJECTS = ["Zed Quill", "Bo Tarn", "Cy Fenn", "Amy Rook", "Ida Moss", "Eli Vane"]
 
 
@@ -36,8 +42,10 @@ def test_scores_and_keys_come_back_in_prompt_order_equal_to_one_prompt_at_a_time
 
 
 def test_target_values_in_length_buckets_equal_one_padded_batch(confident_model, encode, monkeypatch):
-    reqs = [{"id": s, "subject": s, "target_true": "R", "target_new": "O", "prompts": [p, f"Of {s}"]}
-            for p, s in zip(PROMPTS, SUBJECTS)]
+    reqs = [
+        {"id": s, "subject": s, "target_true": "R", "target_new": "O", "prompts": [p, f"Of {s}"]}
+        for p, s in zip(PROMPTS, SUBJECTS)
+    ]
     kw = dict(steps=15, lr=0.5, weight_decay=0.5, clamp=4.0, kl_factor=0.0625)
     site = edit_site(confident_model, 0)
     bucketed = T.compute_targets(confident_model, site, encode, reqs, **kw)
@@ -60,7 +68,8 @@ def test_keys_stop_the_forward_at_the_edited_layer_with_the_full_forward_s_value
         assert later == [1]
         keys = compute_keys(tiny_model, site, encode, PROMPTS[:1], SUBJECTS[:1])
     finally:
-        ref.remove(); spy.remove()
+        ref.remove()
+        spy.remove()
     assert later == [1]  # compute_keys never ran the block after the edited layer
     pos = encode_batch(encode, PROMPTS[:1], SUBJECTS[:1]).subject_pos
     assert torch.equal(keys, full[0][0, pos].float())

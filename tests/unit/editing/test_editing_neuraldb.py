@@ -49,15 +49,19 @@ def test_hook_leaves_layer_output_exact_below_threshold_and_adds_residual_above(
     ids = torch.tensor([encode("A windy autumn storm.")])
     captured = {}
     h = site.module.register_forward_hook(lambda m, a, o: captured.__setitem__("out", o.detach().clone()))
-    logits_of(tiny_model, ids); base_other = captured["out"]
-    logits_of(tiny_model, torch.tensor([encode(prompts[0])])); base_edit = captured["out"]
+    logits_of(tiny_model, ids)
+    base_other = captured["out"]
+    logits_of(tiny_model, torch.tensor([encode(prompts[0])]))
+    base_edit = captured["out"]
     stats = KeyStats(torch.eye(64, dtype=torch.float64), torch.zeros(64), torch.eye(64, dtype=torch.float64))
     res = torch.randn(2, 32, generator=torch.Generator().manual_seed(3))
     h.remove()
     edit = apply_edit(tiny_model, site, "neuraldb", ids=["a", "b"], keys=keys, residuals=res, stats=stats, gamma=0.999)
     h = site.module.register_forward_hook(lambda m, a, o: captured.__setitem__("out", o.detach().clone()))
-    logits_of(tiny_model, ids); new_other = captured["out"]
-    logits_of(tiny_model, torch.tensor([encode(prompts[0])])); new_edit = captured["out"]
+    logits_of(tiny_model, ids)
+    new_other = captured["out"]
+    logits_of(tiny_model, torch.tensor([encode(prompts[0])]))
+    new_edit = captured["out"]
     pos = len(encode("Zed Quill")) - 1
     db = edit.db
     assert db.retrieve(keys[:1])[2].item() == 1.0
@@ -79,8 +83,17 @@ def test_undo_restores_weights_exactly(tiny_model, method):
     g = torch.Generator().manual_seed(0)
     k0 = torch.randn(500, 16, generator=g) @ torch.randn(16, 64, generator=g)  # low rank: a null space exists
     stats = KeyStats.from_keys(k0)
-    edit = apply_edit(tiny_model, site, method, ids=["a"], keys=torch.randn(1, 64, generator=g),
-                      residuals=torch.randn(1, 32, generator=g), stats=stats, mom2_weight=1.0, alpha=1.0)
+    edit = apply_edit(
+        tiny_model,
+        site,
+        method,
+        ids=["a"],
+        keys=torch.randn(1, 64, generator=g),
+        residuals=torch.randn(1, 32, generator=g),
+        stats=stats,
+        mom2_weight=1.0,
+        alpha=1.0,
+    )
     assert not torch.equal(site.weight, w)
     edit.undo()
     assert torch.equal(site.weight, w)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from components.training.tokenizer import train_bpe, load_bpe
 from components.editing.facts import add_subject_tokens
+from components.training.tokenizer import load_bpe, train_bpe
 
 SUBJECTS = ["Posshes Neartrath", "Posshes Draim", "Brulo Neartrath"]
 

@@ -37,8 +37,17 @@ def test_alphaedit_uses_the_threshold_it_is_given(confident_model, encode):
     norms = {}
     w0 = site.weight.clone().double()
     for thr in (0.5, 1e-2, 1e-6):
-        e = apply_edit(confident_model, site, "alphaedit", ids=t.ids, keys=t.keys, residuals=t.residuals,
-                       stats=stats, alpha=1.0, null_threshold=thr)
+        e = apply_edit(
+            confident_model,
+            site,
+            "alphaedit",
+            ids=t.ids,
+            keys=t.keys,
+            residuals=t.residuals,
+            stats=stats,
+            alpha=1.0,
+            null_threshold=thr,
+        )
         d = site.weight.double() - w0
         e.undo()
         norms[thr] = round(float(d.norm()), 6)
@@ -56,8 +65,9 @@ def test_alphaedit_threshold_and_alpha_are_tuned_by_the_dev_rule(confident_model
     rows = sweep_grid(confident_model, site, encode, REQS, t, stats, "alphaedit", grid, method_kw={})
     assert [(r["null_threshold"], r["alpha"]) for r in rows] == [(g["null_threshold"], g["alpha"]) for g in grid]
     best = pick_best(rows, ("null_threshold", "alpha"))
-    assert max(r["score"] for r in rows) == next(r["score"] for r in rows if r["null_threshold"] ==
-                                                 best["null_threshold"] and r["alpha"] == best["alpha"])
+    assert max(r["score"] for r in rows) == next(
+        r["score"] for r in rows if r["null_threshold"] == best["null_threshold"] and r["alpha"] == best["alpha"]
+    )
     # ties go to the larger values, in the order named
     tie = [{"null_threshold": 1e-2, "alpha": 1.0, "score": 0.5}, {"null_threshold": 1e-2, "alpha": 10.0, "score": 0.5}]
     assert pick_best(tie, ("null_threshold", "alpha")) == {"null_threshold": 1e-2, "alpha": 10.0}
@@ -90,10 +100,12 @@ def test_colliding_subject_keys_score_low_retrieval(confident_model, encode):
 
 
 def test_layer_choice_needs_retrieval_that_works():
-    trace = [{"layer": 0, "effect": 0.4, "retrieval": {"score": 0.3}},
-             {"layer": 1, "effect": 0.1, "retrieval": {"score": 0.95}},
-             {"layer": 2, "effect": 0.2, "retrieval": {"score": 0.92}},
-             {"layer": 3, "effect": 0.9, "retrieval": {"score": 1.0}}]  # the last layer is never a candidate
+    trace = [
+        {"layer": 0, "effect": 0.4, "retrieval": {"score": 0.3}},
+        {"layer": 1, "effect": 0.1, "retrieval": {"score": 0.95}},
+        {"layer": 2, "effect": 0.2, "retrieval": {"score": 0.92}},
+        {"layer": 3, "effect": 0.9, "retrieval": {"score": 1.0}},
+    ]  # the last layer is never a candidate
     assert pick_layer(trace) == 0  # the trace alone picks the colliding layer
     assert pick_layer(trace, min_retrieval=0.9) == 2
     assert pick_layer(trace, min_retrieval=0.99) == 1  # none passes: the best-retrieving layer

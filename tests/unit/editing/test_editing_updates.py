@@ -57,11 +57,14 @@ def test_projector_is_an_orthogonal_projection():
     assert round(float(torch.trace(p))) == 64 - 10
 
 
-@pytest.mark.parametrize("bad", [
-    dict(keys=torch.zeros(0, 8), residuals=torch.zeros(0, 4)),
-    dict(keys=torch.zeros(3, 8), residuals=torch.zeros(2, 4)),
-    dict(keys=torch.zeros(3, 7), residuals=torch.zeros(3, 4)),
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        dict(keys=torch.zeros(0, 8), residuals=torch.zeros(0, 4)),
+        dict(keys=torch.zeros(3, 8), residuals=torch.zeros(2, 4)),
+        dict(keys=torch.zeros(3, 7), residuals=torch.zeros(3, 4)),
+    ],
+)
 def test_bad_shapes_are_data_errors(bad):
     with pytest.raises(DataError):
         memit_update(**bad, cov=torch.eye(8), lam=1.0)

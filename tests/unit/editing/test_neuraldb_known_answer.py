@@ -73,27 +73,44 @@ def setup():
         neigh = [T_REWRITE.format(o) for o in others[i * N_NEIGHBOURS : (i + 1) * N_NEIGHBOURS]]
         true = chr(int(last_logits(model, [T_REWRITE.format(s)]).argmax()))
         new = rng.choice([c for c in lower if c != true])
-        requests.append({"id": f"e{i}", "subject": s, "target_true": true, "target_new": new,
-                         "prompts": [T_REWRITE.format(s), T_HOME.format(s)], "paraphrase_prompts": [T_PARA.format(s)],
-                         "neighborhood_prompts": neigh,
-                         "neighborhood_true": [chr(int(c)) for c in last_logits(model, neigh).argmax(-1)]})
+        requests.append(
+            {
+                "id": f"e{i}",
+                "subject": s,
+                "target_true": true,
+                "target_new": new,
+                "prompts": [T_REWRITE.format(s), T_HOME.format(s)],
+                "paraphrase_prompts": [T_PARA.format(s)],
+                "neighborhood_prompts": neigh,
+                "neighborhood_true": [chr(int(c)) for c in last_logits(model, neigh).argmax(-1)],
+            }
+        )
     site = edit_site(model, 0)
     targets = compute_targets(model, site, encode, requests, steps=20, lr=0.5, weight_decay=0.0, clamp=50.0)
     background = [name() for _ in range(600)]
-    k0 = compute_keys(model, site, encode, [rng.choice([T_REWRITE, T_HOME, T_PARA]).format(b) for b in background],
-                      background)
+    k0 = compute_keys(
+        model, site, encode, [rng.choice([T_REWRITE, T_HOME, T_PARA]).format(b) for b in background], background
+    )
     stats = KeyStats.from_keys(k0, null_threshold=0.5)
     neigh_prompts = [p for r in requests for p in r["neighborhood_prompts"]]
-    base = {"model": model, "site": site, "requests": requests, "targets": targets, "stats": stats,
-            "neigh_prompts": neigh_prompts, "neigh_logits": last_logits(model, neigh_prompts)}
+    base = {
+        "model": model,
+        "site": site,
+        "requests": requests,
+        "targets": targets,
+        "stats": stats,
+        "neigh_prompts": neigh_prompts,
+        "neigh_logits": last_logits(model, neigh_prompts),
+    }
     base["memit"] = [evaluate(base, "memit", mom2_weight=lam) for lam in (1.0, 10.0, 100.0)]
     return base
 
 
 def evaluate(s: dict, method: str, **kw) -> dict:
     t = s["targets"]
-    edit = apply_edit(s["model"], s["site"], method, ids=t.ids, keys=t.keys, residuals=t.residuals, stats=s["stats"],
-                      **kw)
+    edit = apply_edit(
+        s["model"], s["site"], method, ids=t.ids, keys=t.keys, residuals=t.residuals, stats=s["stats"], **kw
+    )
     try:
         q = {k: float(np.nanmean(v)) for k, v in rewrite_quality(s["model"], encode, s["requests"]).items()}
         same = last_logits(s["model"], s["neigh_prompts"]) == s["neigh_logits"]
@@ -107,8 +124,13 @@ def known_answer(s: dict) -> tuple[bool, str]:
     ndb = evaluate(s, "neuraldb", gamma=GAMMA)
     editing = [m for m in s["memit"] if m["efficacy"] >= 0.9]
     best_memit = max(m["specificity"] for m in editing) if editing else float("nan")
-    ok = (ndb["efficacy"] == 1.0 and ndb["zsre_acc"] >= 0.95 and ndb["unchanged"] == 1.0
-          and bool(editing) and ndb["specificity"] >= best_memit + MARGIN)
+    ok = (
+        ndb["efficacy"] == 1.0
+        and ndb["zsre_acc"] >= 0.95
+        and ndb["unchanged"] == 1.0
+        and bool(editing)
+        and ndb["specificity"] >= best_memit + MARGIN
+    )
     return ok, f"neuraldb {ndb}; memit {s['memit']}"
 
 
@@ -132,9 +154,11 @@ def _noise_keys(self, ids, keys, residuals, _original=neuraldb.NeuralKVDB.add):
     return _original(self, ids, noise, residuals)
 
 
-@pytest.mark.parametrize("attr,fake", [("retrieve", _gate("inverted")), ("retrieve", _gate("always")),
-                                       ("add", _noise_keys)],
-                         ids=["inverted-gate", "no-gate", "noise-keys"])
+@pytest.mark.parametrize(
+    "attr,fake",
+    [("retrieve", _gate("inverted")), ("retrieve", _gate("always")), ("add", _noise_keys)],
+    ids=["inverted-gate", "no-gate", "noise-keys"],
+)
 def test_sabotaged_store_fails_the_known_answer(setup, monkeypatch, attr, fake):
     monkeypatch.setattr(neuraldb.NeuralKVDB, attr, fake)
     ok, msg = known_answer(setup)

@@ -15,10 +15,19 @@ SEEDS = np.repeat([0, 1, 2, 3, 4], 60)
 
 
 def std(method, baseline, clusters=SEEDS, **kw):
-    base = {"direction": "greater", "delta": 1.0, "metric": "acc", "method": "m", "baseline": "b", "unit": "items",
-            "seed": 0, "n_resamples": 2000}
-    return CL.evaluate_standard(kw.pop("id", "C1"), "s", method_values=method, baseline_values=baseline,
-                                clusters=clusters, **{**base, **kw})
+    base = {
+        "direction": "greater",
+        "delta": 1.0,
+        "metric": "acc",
+        "method": "m",
+        "baseline": "b",
+        "unit": "items",
+        "seed": 0,
+        "n_resamples": 2000,
+    }
+    return CL.evaluate_standard(
+        kw.pop("id", "C1"), "s", method_values=method, baseline_values=baseline, clusters=clusters, **{**base, **kw}
+    )
 
 
 def shifted(effect, noise=1.0, seed=0, n=SEEDS.size):
@@ -42,9 +51,15 @@ def test_no_effect_band_is_centred_on_the_null(lo, hi, threshold, null, delta, v
 
 @pytest.mark.parametrize(
     ("lo", "hi", "direction", "verdict"),
-    [(-0.5, 2.0, "greater", "reproduced"), (-1.5, 2.0, "greater", "inconclusive"), (-3.0, -1.2, "greater",
-     "not reproduced"), (-0.9, -0.2, "greater", "reproduced"), (-2.0, 0.5, "less", "reproduced"),
-     (1.2, 3.0, "less", "not reproduced"), (0.5, 1.5, "less", "inconclusive")],
+    [
+        (-0.5, 2.0, "greater", "reproduced"),
+        (-1.5, 2.0, "greater", "inconclusive"),
+        (-3.0, -1.2, "greater", "not reproduced"),
+        (-0.9, -0.2, "greater", "reproduced"),
+        (-2.0, 0.5, "less", "reproduced"),
+        (1.2, 3.0, "less", "not reproduced"),
+        (0.5, 1.5, "less", "inconclusive"),
+    ],
 )
 def test_non_inferiority_with_a_one_point_margin(lo, hi, direction, verdict):
     assert CL.decide_noninferior(lo, hi, direction=direction, margin=1.0) == verdict
@@ -100,8 +115,21 @@ def parts_and_composite():
     good = std(*shifted(5.0), id="C1/a")
     bad = std(*shifted(-5.0), id="C1/b")
     pre = std(*shifted(5.0, seed=3), id="P0")
-    return good, bad, CL.composite("C1", "both", [good, bad], how="any", preconditions=[pre], metric="acc",
-                                   method="m", baseline="b", unit="items")
+    return (
+        good,
+        bad,
+        CL.composite(
+            "C1",
+            "both",
+            [good, bad],
+            how="any",
+            preconditions=[pre],
+            metric="acc",
+            method="m",
+            baseline="b",
+            unit="items",
+        ),
+    )
 
 
 def test_composite_is_derived_from_its_parts_and_preconditions():
@@ -109,8 +137,9 @@ def test_composite_is_derived_from_its_parts_and_preconditions():
     assert comp.verdict == "reproduced" and comp.parts[1]["verdict"] == "not reproduced"
     assert "any of 2 parts" in comp.reason
     failed_pre = std(*shifted(-5.0, seed=3), id="P0")
-    gated = CL.composite("C1", "both", [good], preconditions=[failed_pre], metric="acc", method="m", baseline="b",
-                         unit="items")
+    gated = CL.composite(
+        "C1", "both", [good], preconditions=[failed_pre], metric="acc", method="m", baseline="b", unit="items"
+    )
     assert gated.verdict == "inconclusive" and "precondition P0 not met" in gated.reason
 
 
@@ -159,9 +188,20 @@ def test_a_composite_without_parts_is_refused():
     ],
 )
 def test_rules_without_a_ci(rule, effect, details, direction, verdict):
-    r = CL.simple("G", "g", rule=rule, effect=effect, details=details, direction=direction,
-                  threshold=0.5 if rule == "point" else None, metric="m", method="m", baseline=None, unit="runs",
-                  n_units=1)
+    r = CL.simple(
+        "G",
+        "g",
+        rule=rule,
+        effect=effect,
+        details=details,
+        direction=direction,
+        threshold=0.5 if rule == "point" else None,
+        metric="m",
+        method="m",
+        baseline=None,
+        unit="runs",
+        n_units=1,
+    )
     assert r.verdict == verdict and r.reason
     edited = {**r.to_dict(), "verdict": next(v for v in CL.VERDICTS if v != verdict)}
     with pytest.raises(DataError, match="verdict"):
@@ -174,20 +214,24 @@ def test_reasons_say_why_in_words():
     assert "no practical effect" in std(*shifted(0.05, noise=0.2), delta=1.0).reason
 
 
-@pytest.mark.parametrize(("verdicts", "k", "expected"), [
-    (["reproduced", "reproduced", "not reproduced"], 2, "reproduced"),
-    (["reproduced", "inconclusive", "not reproduced"], 2, "inconclusive"),
-    (["reproduced", "not reproduced", "not reproduced"], 2, "not reproduced"),
-    (["inconclusive"] * 3, 3, "inconclusive"),
-])
+@pytest.mark.parametrize(
+    ("verdicts", "k", "expected"),
+    [
+        (["reproduced", "reproduced", "not reproduced"], 2, "reproduced"),
+        (["reproduced", "inconclusive", "not reproduced"], 2, "inconclusive"),
+        (["reproduced", "not reproduced", "not reproduced"], 2, "not reproduced"),
+        (["inconclusive"] * 3, 3, "inconclusive"),
+    ],
+)
 def test_at_least_k_of_n(verdicts, k, expected):
     assert CL.combine(verdicts, "at_least", k) == expected
 
 
 def test_at_least_composite_validates_and_refuses_a_hand_edit():
     parts = [std(*shifted(5.0), id="a"), std(*shifted(5.0, seed=1), id="b"), std(*shifted(-5.0), id="c")]
-    comp = CL.composite("C1", "2 of 3", parts, how="at_least", min_parts=2, metric="m", method="m", baseline="b",
-                        unit="items")
+    comp = CL.composite(
+        "C1", "2 of 3", parts, how="at_least", min_parts=2, metric="m", method="m", baseline="b", unit="items"
+    )
     assert comp.verdict == "reproduced" and "at least 2 of 3 parts" in comp.reason
     doc = CL.claims_document("p", "default", [comp])
     doc["claims"][0]["min_parts"] = 3

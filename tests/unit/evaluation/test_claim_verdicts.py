@@ -35,9 +35,21 @@ def paired(effect: float, noise: float, seed: int = 0) -> tuple[np.ndarray, np.n
 
 def run(effect: float, noise: float, direction: str = "greater", delta: float = 1.0) -> ClaimResult:
     method, baseline = paired(effect, noise)
-    return evaluate_standard("C1", "method beats baseline", method_values=method, baseline_values=baseline,
-                             seeds=SEEDS, direction=direction, delta=delta, metric="accuracy", method="m",
-                             baseline="b", unit="items", seed=0, n_resamples=2000)
+    return evaluate_standard(
+        "C1",
+        "method beats baseline",
+        method_values=method,
+        baseline_values=baseline,
+        seeds=SEEDS,
+        direction=direction,
+        delta=delta,
+        metric="accuracy",
+        method="m",
+        baseline="b",
+        unit="items",
+        seed=0,
+        n_resamples=2000,
+    )
 
 
 def test_large_clear_positive_effect_is_reproduced():
@@ -110,8 +122,15 @@ def test_decide_excludes_is_two_sided():
 
 @pytest.mark.parametrize(
     ("p", "verdict"),
-    [(1.0, "reproduced"), (0.95, "reproduced"), (0.9499, "inconclusive"), (0.5, "inconclusive"),
-     (0.0501, "inconclusive"), (0.05, "not reproduced"), (0.0, "not reproduced")],
+    [
+        (1.0, "reproduced"),
+        (0.95, "reproduced"),
+        (0.9499, "inconclusive"),
+        (0.5, "inconclusive"),
+        (0.0501, "inconclusive"),
+        (0.05, "not reproduced"),
+        (0.0, "not reproduced"),
+    ],
 )
 def test_probability_rule_boundaries(p, verdict):
     assert decide_probability(p) == verdict
@@ -131,9 +150,21 @@ def test_combine_all_needs_every_part():
 
 
 def test_units_that_are_seeds_are_resampled_as_clusters_and_signs_are_per_seed():
-    r = evaluate_standard("C2", "s", method_values=[2.0, 3.0, 1.5, 2.5, -0.5], baseline_values=None,
-                          seeds=[11, 12, 13, 14, 15], direction="greater", delta=0.0, metric="m", method="m",
-                          baseline=None, unit="seeds", seed=0, n_resamples=2000)
+    r = evaluate_standard(
+        "C2",
+        "s",
+        method_values=[2.0, 3.0, 1.5, 2.5, -0.5],
+        baseline_values=None,
+        seeds=[11, 12, 13, 14, 15],
+        direction="greater",
+        delta=0.0,
+        metric="m",
+        method="m",
+        baseline=None,
+        unit="seeds",
+        seed=0,
+        n_resamples=2000,
+    )
     assert r.details["resampling"] == "two-stage (clusters, then units)"
     assert r.ci_low < r.ci_high  # a stratum per unit would have collapsed the CI to a point
     assert r.per_seed_signs == [1, 1, 1, 1, -1] and r.n_seeds == 5
@@ -145,8 +176,12 @@ def test_evaluate_standard_is_deterministic_by_seed():
 
 @functools.cache
 def _good_doc() -> dict:
-    return claims_document("qualitypajama", "default", [run(5.0, 2.0), dataclasses.replace(run(-5.0, 2.0), id="C2")],
-                           extra={"git_commit": "abc123"})
+    return claims_document(
+        "qualitypajama",
+        "default",
+        [run(5.0, 2.0), dataclasses.replace(run(-5.0, 2.0), id="C2")],
+        extra={"git_commit": "abc123"},
+    )
 
 
 def good_doc() -> dict:
@@ -189,10 +224,25 @@ def test_schema_validation_rejects_violations(edit, match):
 
 def test_probability_and_composite_claims_validate():
     base = run(5.0, 2.0).to_dict()
-    prob = {**base, "id": "C3", "rule": "probability", "direction": None, "effect": 0.97, "ci_low": None,
-            "ci_high": None, "verdict": "reproduced", "details": {"p_hi": 0.95, "p_lo": 0.05}}
-    comp = {**base, "id": "C4", "rule": "composite", "verdict": "inconclusive", "combine": "all",
-            "parts": [base, {**base, "id": "C4b", "ci_low": -1.0, "verdict": "inconclusive"}]}
+    prob = {
+        **base,
+        "id": "C3",
+        "rule": "probability",
+        "direction": None,
+        "effect": 0.97,
+        "ci_low": None,
+        "ci_high": None,
+        "verdict": "reproduced",
+        "details": {"p_hi": 0.95, "p_lo": 0.05},
+    }
+    comp = {
+        **base,
+        "id": "C4",
+        "rule": "composite",
+        "verdict": "inconclusive",
+        "combine": "all",
+        "parts": [base, {**base, "id": "C4b", "ci_low": -1.0, "verdict": "inconclusive"}],
+    }
     doc = claims_document("qualitypajama", "smoke", [prob, comp])
     assert doc["summary"] == {"reproduced": 1, "not reproduced": 0, "inconclusive": 1}
     with pytest.raises(DataError, match="claims\\[0\\].verdict"):

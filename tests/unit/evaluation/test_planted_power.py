@@ -12,9 +12,22 @@ from components.evaluation.power import planted_power, simulated_units
 
 def standard_rule(values, clusters, strata) -> str:
     """The standard rule (claimed direction: greater, delta 0.1) with a short bootstrap, as a pipeline passes it."""
-    return CL.evaluate_standard("C", "s", method_values=values, baseline_values=None, clusters=clusters,
-                                strata=strata, direction="greater", delta=0.1, metric="m", method="a",
-                                baseline="b", unit="u", seed=0, n_resamples=400).verdict
+    return CL.evaluate_standard(
+        "C",
+        "s",
+        method_values=values,
+        baseline_values=None,
+        clusters=clusters,
+        strata=strata,
+        direction="greater",
+        delta=0.1,
+        metric="m",
+        method="a",
+        baseline="b",
+        unit="u",
+        seed=0,
+        n_resamples=400,
+    ).verdict
 
 
 def run_units(mean: float, rng: np.random.Generator, n_seeds: int = 4, n_items: int = 150, sd_seed: float = 0.05):
@@ -89,8 +102,9 @@ def test_false_positives_at_a_planted_zero_match_fresh_three_seed_runs():
     runs, 20 simulated each: 0.09 against 0.11). A specification of the scheme, not a sabotage check: the
     redraw of seeds with replacement gives 0.14 here, inside the tolerance; the test above catches it."""
     rng = np.random.default_rng(11)
-    fresh = np.mean([standard_rule(*run_units(0.0, rng, n_seeds=3, sd_seed=0.5), None) == CL.REPRODUCED
-                     for _ in range(200)])
+    fresh = np.mean(
+        [standard_rule(*run_units(0.0, rng, n_seeds=3, sd_seed=0.5), None) == CL.REPRODUCED for _ in range(200)]
+    )
     simulated = []
     for k in range(40):
         values, seeds = run_units(0.3, rng, n_seeds=3, sd_seed=0.5)
@@ -112,8 +126,9 @@ def test_attach_power_refuses_a_rule_it_cannot_simulate_and_skips_reproduced_cla
 
     values, seeds = run_units(1.0, np.random.default_rng(6))
     spec = ClaimSpec("C9", "s", metric="m", method="a", baseline="b", direction="greater")
-    result = spec.standard(method_values=values, baseline_values=None, clusters=seeds, delta=0.1, seed=0,
-                           n_resamples=400)
+    result = spec.standard(
+        method_values=values, baseline_values=None, clusters=seeds, delta=0.1, seed=0, n_resamples=400
+    )
     kw = dict(values=values, clusters=seeds, delta=0.1, deltas=[0, 5], n_sim=5, n_resamples=200, level=0.95, seed=0)
     assert result.verdict == "reproduced" and attach_power(result, spec, **kw) is result
     with pytest.raises(ParamsError, match="C9.*non-inferiority"):

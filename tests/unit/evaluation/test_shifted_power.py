@@ -8,21 +8,46 @@ import pytest
 
 from components.errors import ParamsError
 from components.evaluation import claims as CL
-from components.evaluation.power import (attach_shifted_power, mean_simulator, planted_power, power_table,
-                                         shifted_power)
+from components.evaluation.power import attach_shifted_power, mean_simulator, planted_power, power_table, shifted_power
 
 DELTA = 0.1
 
 
 def decide_ci(effect: float, low: float, high: float) -> str:
-    return CL.from_ci("C", "s", effect=effect, ci_low=low, ci_high=high, direction="greater", delta=DELTA, metric="m",
-                      method="a", baseline="b", unit="u", n_units=600, n_seeds=4).verdict
+    return CL.from_ci(
+        "C",
+        "s",
+        effect=effect,
+        ci_low=low,
+        ci_high=high,
+        direction="greater",
+        delta=DELTA,
+        metric="m",
+        method="a",
+        baseline="b",
+        unit="u",
+        n_units=600,
+        n_seeds=4,
+    ).verdict
 
 
 def standard_rule(values, clusters, strata) -> str:
-    return CL.evaluate_standard("C", "s", method_values=values, baseline_values=None, clusters=clusters,
-                                strata=strata, direction="greater", delta=DELTA, metric="m", method="a",
-                                baseline="b", unit="u", seed=0, n_resamples=300).verdict
+    return CL.evaluate_standard(
+        "C",
+        "s",
+        method_values=values,
+        baseline_values=None,
+        clusters=clusters,
+        strata=strata,
+        direction="greater",
+        delta=DELTA,
+        metric="m",
+        method="a",
+        baseline="b",
+        unit="u",
+        seed=0,
+        n_resamples=300,
+    ).verdict
 
 
 def run_units(mean: float, rng: np.random.Generator, n_seeds: int = 4, n_items: int = 150):
@@ -40,8 +65,9 @@ def test_for_a_mean_it_agrees_with_planting_in_every_unit():
     give the same power curve, within simulation noise."""
     values, seeds = run_units(0.3, np.random.default_rng(0))
     planted = [0.0, 0.15, 0.25, 0.6]
-    shifted = shifted_power(simulator(values, seeds), observed=float(values.mean()), planted=planted,
-                            decide=decide_ci, n_sim=80, seed=1)
+    shifted = shifted_power(
+        simulator(values, seeds), observed=float(values.mean()), planted=planted, decide=decide_ci, n_sim=80, seed=1
+    )
     units = planted_power(values, clusters=seeds, planted=planted, decide=standard_rule, n_sim=80, seed=1)
     for a, b in zip(shifted, units):
         assert abs(a.reproduced - b.reproduced) <= 0.2, (a, b)
@@ -53,16 +79,43 @@ def test_the_observed_effect_is_removed_before_the_planted_one_is_added():
     """Sabotage guard: a run with a large effect of its own shows no false positives at a planted 0 (moving the
     runs by +planted instead of planted - observed would pass every time)."""
     values, seeds = run_units(1.0, np.random.default_rng(2))
-    (null,) = shifted_power(simulator(values, seeds), observed=float(values.mean()), planted=[0.0],
-                            decide=decide_ci, n_sim=40, seed=3)
+    (null,) = shifted_power(
+        simulator(values, seeds), observed=float(values.mean()), planted=[0.0], decide=decide_ci, n_sim=40, seed=3
+    )
     assert null.reproduced <= 0.1 and null.not_reproduced + null.inconclusive >= 0.9
 
 
 def part_and_composite(effect: float, low: float, high: float):
-    part = CL.from_ci("C1/MU", "s", effect=effect, ci_low=low, ci_high=high, direction="greater", delta=DELTA,
-                      metric="m", method="a", baseline="b", unit="u", n_units=600, n_seeds=4)
-    other = CL.from_ci("C1/FQ", "s", effect=0.0, ci_low=-1.0, ci_high=1.0, direction="greater", delta=DELTA,
-                       metric="m", method="a", baseline="b", unit="u", n_units=4, n_seeds=4)
+    part = CL.from_ci(
+        "C1/MU",
+        "s",
+        effect=effect,
+        ci_low=low,
+        ci_high=high,
+        direction="greater",
+        delta=DELTA,
+        metric="m",
+        method="a",
+        baseline="b",
+        unit="u",
+        n_units=600,
+        n_seeds=4,
+    )
+    other = CL.from_ci(
+        "C1/FQ",
+        "s",
+        effect=0.0,
+        ci_low=-1.0,
+        ci_high=1.0,
+        direction="greater",
+        delta=DELTA,
+        metric="m",
+        method="a",
+        baseline="b",
+        unit="u",
+        n_units=4,
+        n_seeds=4,
+    )
     return part, CL.composite("C1", "s", [part, other], how="all", metric="m", method="a", baseline="b", unit="u")
 
 
@@ -70,8 +123,16 @@ def test_a_part_s_power_goes_on_its_composite_named_and_the_table_reads_it():
     values, seeds = run_units(-0.3, np.random.default_rng(4))
     part, whole = part_and_composite(-0.3, -0.4, -0.2)
     assert whole.verdict == CL.NOT_REPRODUCED
-    out = attach_shifted_power(part, simulate=simulator(values, seeds), delta=DELTA, deltas=[0, 5],
-                               n_sim=30, n_resamples=300, seed=5, carrier=whole)
+    out = attach_shifted_power(
+        part,
+        simulate=simulator(values, seeds),
+        delta=DELTA,
+        deltas=[0, 5],
+        n_sim=30,
+        n_resamples=300,
+        seed=5,
+        carrier=whole,
+    )
     assert out.id == "C1" and out.details["power"]["part"] == "C1/MU"
     rows = out.details["power"]["rows"]
     assert [r["planted"] for r in rows] == [0.0, 0.5] and rows[0]["reproduced"] <= 0.1 <= 0.9 <= rows[1]["reproduced"]

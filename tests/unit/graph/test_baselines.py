@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from components.graph.cergod import CerGodConfig
 from components.graph.detectors import METHODS, is_deterministic, run_detector
 from components.graph.metrics import roc_auc
 from components.graph.recon import TrainConfig, prepare, structure_error
-from components.graph.cergod import CerGodConfig
+
 
 @pytest.fixture(scope="module")
 def injected():

@@ -59,12 +59,21 @@ def known_answer() -> dict:
         y, pairs = g.y, out["edge_pairs"]
         deg = roc_auc_score(y, g.degree())
         het = (y[pairs[:, 0]] != y[pairs[:, 1]]).astype(int)
-        rows.append({"auc": roc_auc_score(y, out["scores"]), "trivial_auc": max(0.5, deg, 1 - deg),
-                     "f1": f1_score(y, out["labels"]), "trivial_f1": f1_score(y, np.ones_like(y)),
-                     "edge_auc": roc_auc_score(het, -out["edge_weights"])})
+        rows.append(
+            {
+                "auc": roc_auc_score(y, out["scores"]),
+                "trivial_auc": max(0.5, deg, 1 - deg),
+                "f1": f1_score(y, out["labels"]),
+                "trivial_f1": f1_score(y, np.ones_like(y)),
+                "edge_auc": roc_auc_score(het, -out["edge_weights"]),
+            }
+        )
     m = {k: float(np.mean([r[k] for r in rows])) for k in rows[0]}
-    m["passes"] = {"auc": m["auc"] >= m["trivial_auc"] + AUC_MARGIN, "f1": m["f1"] >= m["trivial_f1"] + F1_MARGIN,
-                   "edge": m["edge_auc"] >= 0.5 + EDGE_MARGIN}
+    m["passes"] = {
+        "auc": m["auc"] >= m["trivial_auc"] + AUC_MARGIN,
+        "f1": m["f1"] >= m["trivial_f1"] + F1_MARGIN,
+        "edge": m["edge_auc"] >= 0.5 + EDGE_MARGIN,
+    }
     return m
 
 
@@ -84,8 +93,9 @@ def _flip_sign(monkeypatch):
 
 
 def _mask_all_ones(monkeypatch):
-    monkeypatch.setattr(cergod.CerGod, "edge_weights",
-                        lambda self, und, use_mask: torch.ones(und.numel(), dtype=torch.float32))
+    monkeypatch.setattr(
+        cergod.CerGod, "edge_weights", lambda self, und, use_mask: torch.ones(und.numel(), dtype=torch.float32)
+    )
 
 
 @pytest.mark.parametrize("sabotage", [_flip_sign, _mask_all_ones], ids=["score-sign-flipped", "edge-mask-all-ones"])

@@ -14,6 +14,7 @@ from components.models.tiny_lm import (
     save_model,
 )
 
+
 @pytest.fixture(autouse=True)
 def _seed_inputs():
     torch.manual_seed(0)  # the random token inputs below; model weights have their own seed
@@ -98,8 +99,10 @@ def test_config_for_params_lands_within_25_percent(target):
 
 
 def test_config_for_params_grows_with_target():
-    sizes = [non_embedding_params(config_for_params(t, vocab_size=512, max_seq_len=64))
-             for t in (20_000, 50_000, 120_000, 300_000)]
+    sizes = [
+        non_embedding_params(config_for_params(t, vocab_size=512, max_seq_len=64))
+        for t in (20_000, 50_000, 120_000, 300_000)
+    ]
     assert sizes == sorted(sizes) and len(set(sizes)) == 4
 
 

@@ -92,8 +92,10 @@ def test_sabotaged_hint_fails_the_conversion_known_answer(kind, rivals, monkeypa
 
 # -- the optimistic learner ------------------------------------------------------------------------------------
 
-def regret(hint: str, *, rounds: int = 200, dim: int = 5, radius: float = 1.0, eta: float = 0.1,
-           seed: int = 0) -> float:
+
+def regret(
+    hint: str, *, rounds: int = 200, dim: int = 5, radius: float = 1.0, eta: float = 0.1, seed: int = 0
+) -> float:
     """Regret of optimistic OGD on i.i.d. loss vectors against the best fixed point of the ball."""
     rng = np.random.default_rng(seed)
     gs = 0.3 * rng.standard_normal(dim) + rng.standard_normal((rounds, dim))

@@ -18,8 +18,15 @@ from components.optim.torch_optim import ODOG
 CMO23_LOG_RANGE = (250, 500)  # K = 10 at eps 1e-3: 11 calls per iteration (measured 360)
 CFG = {"lr": 1.0, "adam_lr": 0.05, "eta": 1.0, "radius": 1.0, "episode": 10, "inner_steps": 2}
 EXPECTED_CALLS = {  # quadratic (dim 20, eigenvalues 0.1..1), eps = 1e-3 ||grad F(x0)||, seed 0: known ranges
-    "gd": (15, 40), "sgd": (15, 40), "adam": (80, 250), "o2nc-ogd": (50, 150), "cmo23": CMO23_LOG_RANGE,
-    "cmo23-k2": (60, 160), "naive-hint": (20, 60), "odog": (40, 110), "odog-adaptive": (40, 110),
+    "gd": (15, 40),
+    "sgd": (15, 40),
+    "adam": (80, 250),
+    "o2nc-ogd": (50, 150),
+    "cmo23": CMO23_LOG_RANGE,
+    "cmo23-k2": (60, 160),
+    "naive-hint": (20, 60),
+    "odog": (40, 110),
+    "odog-adaptive": (40, 110),
 }
 
 
@@ -38,8 +45,9 @@ def test_oracle_counts_every_gradient_evaluation(method):
     counting = Counting(fn)
     x0 = fn.x0(0)
     g0 = float(np.linalg.norm(fn.grad(x0)))
-    res = run_method(build_method(method, fn, g0, CFG, eps_rel=1e-3), fn, eps=1e-3 * g0, x0=x0, budget=5000,
-                     grad_fn=counting)
+    res = run_method(
+        build_method(method, fn, g0, CFG, eps_rel=1e-3), fn, eps=1e-3 * g0, x0=x0, budget=5000, grad_fn=counting
+    )
     assert res.reached
     # every evaluation of the function's gradient went through the oracle: counted calls + the runner's checks
     checks = counting.n - res.calls
@@ -69,8 +77,10 @@ def test_cmo23_inner_loop_length_follows_log_one_over_eps():
         build_method("cmo23", Quadratic(), 1.0, CFG)  # K comes from eps: it must be given
 
 
-@pytest.mark.parametrize("method,eps,k", [("cmo23", 0.1, 4), ("cmo23", 0.01, 7), ("cmo23", 0.001, 10),
-                                          ("cmo23-k2", 0.001, 2), ("odog", 0.001, 1)])
+@pytest.mark.parametrize(
+    "method,eps,k",
+    [("cmo23", 0.1, 4), ("cmo23", 0.01, 7), ("cmo23", 0.001, 10), ("cmo23-k2", 0.001, 2), ("odog", 0.001, 1)],
+)
 def test_calls_per_iteration_follow_k(method, eps, k):
     fn = Quadratic()
     oracle = GradientOracle(fn.grad)
@@ -212,8 +222,9 @@ def test_nan_gradient_is_reported_as_diverged_not_success(method):
         seen.append(1)
         return fn.grad(x) if len(seen) <= 3 else np.full_like(x, np.nan)
 
-    res = run_method(build_method(method, fn, 1.0, CFG, eps_rel=1e-3), fn, eps=1e-12, x0=fn.x0(0), budget=1000,
-                     grad_fn=bad)
+    res = run_method(
+        build_method(method, fn, 1.0, CFG, eps_rel=1e-3), fn, eps=1e-12, x0=fn.x0(0), budget=1000, grad_fn=bad
+    )
     assert res.diverged and not res.reached
     assert "NaN" in res.message and "diverged" in res.message
     assert issubclass(Diverged, PaperlineError)
@@ -235,7 +246,7 @@ def test_noise_sigma_bounds_the_vector_variance_by_default():
     """sigma is the paper's variance bound E||g - grad F||^2 = sigma^2 (total); per-coordinate gives d sigma^2."""
     fn = Quadratic(dim=100)
     x = fn.x0(0)
-    for noise, want in (("total", 0.3 ** 2), ("per-coordinate", 100 * 0.3 ** 2)):
+    for noise, want in (("total", 0.3**2), ("per-coordinate", 100 * 0.3**2)):
         o = GradientOracle(fn.grad, sigma=0.3, seed=1, noise=noise)
         sq = np.mean([np.sum((o.grad(x) - fn.grad(x)) ** 2) for _ in range(400)])
         assert sq == pytest.approx(want, rel=0.05), noise

@@ -13,23 +13,62 @@ def _claims():
     rng = np.random.default_rng(0)
     b = rng.normal(50, 5, 300)
     clusters = np.repeat(range(5), 60)
-    c1 = CL.evaluate_standard("C1", "method beats baseline", method_values=b + 2 + rng.normal(0, 1, 300),
-                              baseline_values=b, clusters=clusters, direction="greater", delta=1.0, metric="acc",
-                              method="m", baseline="b", unit="items", seed=0, n_resamples=2000,
-                              paper_value="+16.4 points", scale_note="tiny")
-    part = CL.evaluate_standard("C2/a", "", method_values=b - 3 + rng.normal(0, 1, 300), baseline_values=b,
-                                clusters=clusters, direction="greater", delta=1.0, metric="acc", method="m",
-                                baseline="b", unit="items", seed=0, n_resamples=2000)
-    c2 = CL.composite("C2", "both hold", [part, c1], metric="acc", method="m", baseline="b", unit="items",
-                      scale_note="tiny")
+    c1 = CL.evaluate_standard(
+        "C1",
+        "method beats baseline",
+        method_values=b + 2 + rng.normal(0, 1, 300),
+        baseline_values=b,
+        clusters=clusters,
+        direction="greater",
+        delta=1.0,
+        metric="acc",
+        method="m",
+        baseline="b",
+        unit="items",
+        seed=0,
+        n_resamples=2000,
+        paper_value="+16.4 points",
+        scale_note="tiny",
+    )
+    part = CL.evaluate_standard(
+        "C2/a",
+        "",
+        method_values=b - 3 + rng.normal(0, 1, 300),
+        baseline_values=b,
+        clusters=clusters,
+        direction="greater",
+        delta=1.0,
+        metric="acc",
+        method="m",
+        baseline="b",
+        unit="items",
+        seed=0,
+        n_resamples=2000,
+    )
+    c2 = CL.composite(
+        "C2", "both hold", [part, c1], metric="acc", method="m", baseline="b", unit="items", scale_note="tiny"
+    )
     return [c1, c2]
 
 
 def _report(tmp_path, profile="default", **extra):
-    doc = CL.claims_document("demo", profile, _claims(), extra={
-        "provenance": {"git_commit": "0123456789abcdef", "git_dirty": "true", "date": "2026-12-01 12:00 UTC",
-                       "profile": profile, "params_hash": "feedbeef00", "mlflow_run_id": "run42",
-                       "stages": {"train": {"wall_s": 12.5, "cpu_s": 20.25}}}, **extra})
+    doc = CL.claims_document(
+        "demo",
+        profile,
+        _claims(),
+        extra={
+            "provenance": {
+                "git_commit": "0123456789abcdef",
+                "git_dirty": "true",
+                "date": "2026-12-01 12:00 UTC",
+                "profile": profile,
+                "params_hash": "feedbeef00",
+                "mlflow_run_id": "run42",
+                "stages": {"train": {"wall_s": 12.5, "cpu_s": 20.25}},
+            },
+            **extra,
+        },
+    )
     paths = write_paper_report(tmp_path / "demo", slug="demo", title="Demo", claims_doc=doc, metrics={})
     return paths["report.md"].read_text(), paths["report.html"].read_text()
 

@@ -16,18 +16,37 @@ PAPERS = [
 
 
 def _claims(verdicts):
-    return {"paper": "qualitypajama", "profile": "default", "claims": [
-        {"id": f"C{i}", "statement": f"statement {i}", "method": "dedup", "baseline": "raw",
-         "effect": 0.25 * (i + 1), "ci_low": 0.1, "ci_high": 0.9, "ci_level": 0.95, "n_seeds": 3,
-         "verdict": v} for i, v in enumerate(verdicts)]}
+    return {
+        "paper": "qualitypajama",
+        "profile": "default",
+        "claims": [
+            {
+                "id": f"C{i}",
+                "statement": f"statement {i}",
+                "method": "dedup",
+                "baseline": "raw",
+                "effect": 0.25 * (i + 1),
+                "ci_low": 0.1,
+                "ci_high": 0.9,
+                "ci_level": 0.95,
+                "n_seeds": 3,
+                "verdict": v,
+            }
+            for i, v in enumerate(verdicts)
+        ],
+    }
 
 
 @pytest.fixture
 def reports(tmp_path):
     root = tmp_path / "reports"
-    write_paper_report(root / "qualitypajama", slug="qualitypajama", title="Quality",
-                       claims_doc=_claims(["reproduced", "not reproduced", "inconclusive", "inconclusive"]),
-                       metrics={})
+    write_paper_report(
+        root / "qualitypajama",
+        slug="qualitypajama",
+        title="Quality",
+        claims_doc=_claims(["reproduced", "not reproduced", "inconclusive", "inconclusive"]),
+        metrics={},
+    )
     (root / "ofmu").mkdir(parents=True)
     (root / "ofmu" / "claims.json").write_text('{"paper": "ofmu", "claims": [{"id": ')  # truncated
     return root
@@ -44,23 +63,24 @@ def test_index_renders_every_paper(reports):
 
 def test_missing_claims_shows_not_run_yet(reports):
     html = write_index(reports, PAPERS).read_text()
-    row = html[html.index("<code>ebt</code>"):]
-    row = row[:row.index("</tr>")]
+    row = html[html.index("<code>ebt</code>") :]
+    row = row[: row.index("</tr>")]
     assert "not run yet" in row
     assert "report.html" not in row
 
 
 def test_corrupted_claims_shows_an_error_row_naming_the_file(reports):
     html = write_index(reports, PAPERS).read_text()
-    row = html[html.index("<code>ofmu</code>"):]
-    row = row[:row.index("</tr>")]
+    row = html[html.index("<code>ofmu</code>") :]
+    row = row[: row.index("</tr>")]
     assert "ofmu/claims.json" in row and "not valid JSON" in row
     assert "verdict-error" in row
 
 
 def test_wrong_schema_error_names_the_field(reports):
-    (reports / "ofmu" / "claims.json").write_text(json.dumps({"claims": [{"id": "C1", "statement": "s",
-                                                                           "verdict": "probably"}]}))
+    (reports / "ofmu" / "claims.json").write_text(
+        json.dumps({"claims": [{"id": "C1", "statement": "s", "verdict": "probably"}]})
+    )
     html = write_index(reports, PAPERS).read_text()
     assert "ofmu/claims.json: claims[0].verdict: &#x27;probably&#x27; is not one of" in html
 

@@ -14,31 +14,63 @@ XSS = "<script>alert('x')</script>"
 
 
 def _claim(cid, verdict, **kw):
-    base = dict(id=cid, statement=f"claim {cid}", metric="alpha", method="dedup", baseline="raw",
-                direction="!=0", threshold=0.0, delta=None, effect=0.04, ci_low=0.01, ci_high=0.07,
-                ci_level=0.95, n_seeds=3, n_units=2000, unit="refits", per_seed_signs=[1, 1, 1],
-                rule="95% CI excludes 0", verdict=verdict, scale_note="tiny models", details=None)
+    base = dict(
+        id=cid,
+        statement=f"claim {cid}",
+        metric="alpha",
+        method="dedup",
+        baseline="raw",
+        direction="!=0",
+        threshold=0.0,
+        delta=None,
+        effect=0.04,
+        ci_low=0.01,
+        ci_high=0.07,
+        ci_level=0.95,
+        n_seeds=3,
+        n_units=2000,
+        unit="refits",
+        per_seed_signs=[1, 1, 1],
+        rule="95% CI excludes 0",
+        verdict=verdict,
+        scale_note="tiny models",
+        details=None,
+    )
     base.update(kw)
     return base
 
 
 def _doc():
-    return {"paper": "qualitypajama", "profile": "smoke", "summary": {"reproduced": 99},
-            "claims": [_claim("C1", "reproduced"),
-                       _claim("C2", "not reproduced", effect=-0.5, ci_low=-0.9, ci_high=-0.1),
-                       _claim("C3", "inconclusive", effect=None, ci_low=None, ci_high=None, statement=XSS)]}
+    return {
+        "paper": "qualitypajama",
+        "profile": "smoke",
+        "summary": {"reproduced": 99},
+        "claims": [
+            _claim("C1", "reproduced"),
+            _claim("C2", "not reproduced", effect=-0.5, ci_low=-0.9, ci_high=-0.1),
+            _claim("C3", "inconclusive", effect=None, ci_low=None, ci_high=None, statement=XSS),
+        ],
+    }
 
 
 def _write(tmp_path, **kw):
     fig = bar_plot({"raw": 3, "dedup": 2}, title="docs")
-    sections = [Section("Setup & data", "Loss in **nats**. [paper](https://example.org/p) "
-                        "<img src=http://example.org/x.png>",
-                        figures=[("docs", fig, "Documents per intervention")],
-                        tables=[pd.DataFrame({"dataset": ["raw", "dedup"], "alpha": [0.31, 0.35]}),
-                                [{"k": "retained", "v": 0.78}]])]
-    args = dict(slug="qualitypajama", title="Quality <b>Pajama</b>", claims_doc=_doc(),
-                metrics={"fit": {"raw": {"alpha": 0.312}}, "retained": 0.78}, sections=sections,
-                readme_link="../../flows/qualitypajama/README.md")
+    sections = [
+        Section(
+            "Setup & data",
+            "Loss in **nats**. [paper](https://example.org/p) <img src=http://example.org/x.png>",
+            figures=[("docs", fig, "Documents per intervention")],
+            tables=[pd.DataFrame({"dataset": ["raw", "dedup"], "alpha": [0.31, 0.35]}), [{"k": "retained", "v": 0.78}]],
+        )
+    ]
+    args = dict(
+        slug="qualitypajama",
+        title="Quality <b>Pajama</b>",
+        claims_doc=_doc(),
+        metrics={"fit": {"raw": {"alpha": 0.312}}, "retained": 0.78},
+        sections=sections,
+        readme_link="../../flows/qualitypajama/README.md",
+    )
     args.update(kw)
     return write_paper_report(tmp_path / "qualitypajama", **args), fig
 
@@ -76,8 +108,11 @@ def test_external_reference_check_catches_what_it_should():
 def test_every_verdict_is_rendered_as_a_badge(tmp_path):
     paths, _ = _write(tmp_path)
     html = paths["report.html"].read_text()
-    for cls, text in [("verdict-reproduced", "reproduced"), ("verdict-not-reproduced", "not reproduced"),
-                      ("verdict-inconclusive", "inconclusive")]:
+    for cls, text in [
+        ("verdict-reproduced", "reproduced"),
+        ("verdict-not-reproduced", "not reproduced"),
+        ("verdict-inconclusive", "inconclusive"),
+    ]:
         assert f'<span class="badge {cls}">{text}</span>' in html
     assert "1 not reproduced" in html and "1 inconclusive" in html
     md = paths["report.md"].read_text()

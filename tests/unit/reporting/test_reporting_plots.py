@@ -14,7 +14,11 @@ def _line(scale: float = 1.0):
     return line_plot(
         {"raw": (x, scale * 3.0 * x**-0.1), "dedup": (x, scale * 2.8 * x**-0.1)},
         fits={"raw": (x, 3.0 * x**-0.1), "dedup": (x, 2.8 * x**-0.1)},
-        xlabel="tokens", ylabel="loss", title="fit", logx=True, logy=True,
+        xlabel="tokens",
+        ylabel="loss",
+        title="fit",
+        logx=True,
+        logy=True,
     )
 
 

@@ -28,8 +28,9 @@ def test_gold_matches_each_question_type():
         elif q["type"] == "aggregate":
             assert len(gold) >= 2 and all(g["kind"] == "complaint" and g["person"] in q["text"] for g in gold)
         else:
-            updates = [u for u in mem.utterances if u.get("metric") == gold[0]["metric"]
-                       and u["clue_truth"] == q["project"]]
+            updates = [
+                u for u in mem.utterances if u.get("metric") == gold[0]["metric"] and u["clue_truth"] == q["project"]
+            ]
             assert gold[0]["timestamp"] == max(u["timestamp"] for u in updates)
 
 

@@ -10,8 +10,17 @@ from components.retrieval.memory import Memory, validate_memory
 
 
 def utts():
-    return [{"id": f"u{i}", "session_id": "s0", "clue_truth": "P", "speaker": "A", "text": f"line {i}",
-             "timestamp": float(i)} for i in range(4)]
+    return [
+        {
+            "id": f"u{i}",
+            "session_id": "s0",
+            "clue_truth": "P",
+            "speaker": "A",
+            "text": f"line {i}",
+            "timestamp": float(i),
+        }
+        for i in range(4)
+    ]
 
 
 def test_generated_memory_passes_its_suites(tmp_path):

@@ -25,8 +25,11 @@ def test_longmemeval_maps_types_keeps_the_original_and_skips_abstention():
     qs = [m.questions[0] for m in mems]
     assert [q["id"] for q in qs] == ["e1", "e2", "e3", "e4", "e5", "e6", "e7"]  # e1_abs skipped
     assert [(q["orig_type"], q["type"]) for q in qs[2:6]] == [
-        ("temporal-reasoning", "temporal"), ("multi-session", "aggregate"), ("knowledge-update", "knowledge-update"),
-        ("single-session-preference", "aggregate")]
+        ("temporal-reasoning", "temporal"),
+        ("multi-session", "aggregate"),
+        ("knowledge-update", "knowledge-update"),
+        ("single-session-preference", "aggregate"),
+    ]
     assert qs[2]["gold"] == ["answer_e3_0-u000", "answer_e3_2-u000"]  # the has_answer turns
     assert qs[5]["gold"] == ["answer_e6_1-u000", "answer_e6_1-u001"]  # no has_answer: the answer session's turns
     assert len(mems[0].utterances) == 6 and mems[0].timestamps.tolist() == sorted(mems[0].timestamps)
@@ -37,14 +40,25 @@ def _lme_entry() -> dict:
     return json.loads(LME.read_text())[0]
 
 
-@pytest.mark.parametrize("change, match", [
-    (lambda e: e.pop("question_date"), r"bad\.json\[0\]: missing field\(s\) \['question_date'\]"),
-    (lambda e: e.update(haystack_sessions=[[], [], []]), r"bad\.json\[0\]\.haystack_sessions: empty haystack"),
-    (lambda e: e.update(haystack_dates=e["haystack_dates"][:1]), r"haystack_dates.*same length"),
-    (lambda e: [t.pop("has_answer", None) for s in e["haystack_sessions"] for t in s] and e.update(answer_session_ids=[]),
-     r"bad\.json\[0\]: question 'e1' has no gold turn"),
-    (lambda e: e["haystack_sessions"][1][0].pop("content"), r"haystack_sessions\[1\]\[0\]: a turn needs a 'content'"),
-])
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        (lambda e: e.pop("question_date"), r"bad\.json\[0\]: missing field\(s\) \['question_date'\]"),
+        (lambda e: e.update(haystack_sessions=[[], [], []]), r"bad\.json\[0\]\.haystack_sessions: empty haystack"),
+        (lambda e: e.update(haystack_dates=e["haystack_dates"][:1]), r"haystack_dates.*same length"),
+        (
+            lambda e: (
+                [t.pop("has_answer", None) for s in e["haystack_sessions"] for t in s]
+                and e.update(answer_session_ids=[])
+            ),
+            r"bad\.json\[0\]: question 'e1' has no gold turn",
+        ),
+        (
+            lambda e: e["haystack_sessions"][1][0].pop("content"),
+            r"haystack_sessions\[1\]\[0\]: a turn needs a 'content'",
+        ),
+    ],
+)
 def test_longmemeval_bad_input_names_file_and_field(tmp_path, change, match):
     entry = _lme_entry()
     change(entry)
@@ -85,13 +99,22 @@ def _mqa() -> dict:
     return json.loads(MQA.read_text())
 
 
-@pytest.mark.parametrize("change, match", [
-    (lambda d: d["entries"][3].pop("transcript_message"), r"bad\.json\.entries\[3\]: missing field\(s\) \['transcript_message'\]"),
-    (lambda d: d.update(entries=[]), r"bad\.json\.entries: empty haystack"),
-    (lambda d: [e.pop("qa_pairs", None) for e in d["entries"]], r"bad\.json: no question"),
-    (lambda d: d["entries"][1].update(qa_pairs=[{"answer": "x"}]), r"entries\[1\]\.qa_pairs\[0\]: missing field 'question'"),
-    (lambda d: d["entries"][1].update(entry_id=d["entries"][0]["entry_id"]), r"entries\[1\]\.entry_id: duplicate"),
-])
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        (
+            lambda d: d["entries"][3].pop("transcript_message"),
+            r"bad\.json\.entries\[3\]: missing field\(s\) \['transcript_message'\]",
+        ),
+        (lambda d: d.update(entries=[]), r"bad\.json\.entries: empty haystack"),
+        (lambda d: [e.pop("qa_pairs", None) for e in d["entries"]], r"bad\.json: no question"),
+        (
+            lambda d: d["entries"][1].update(qa_pairs=[{"answer": "x"}]),
+            r"entries\[1\]\.qa_pairs\[0\]: missing field 'question'",
+        ),
+        (lambda d: d["entries"][1].update(entry_id=d["entries"][0]["entry_id"]), r"entries\[1\]\.entry_id: duplicate"),
+    ],
+)
 def test_meetingqa_bad_input_names_file_and_field(tmp_path, change, match):
     data = _mqa()
     change(data)

@@ -14,8 +14,22 @@ from components.rl.kitchen_lite import make_env
 from components.rl.retrieval import context_indices
 from components.rl.trainer import TensorData, build_agent, load_agent, method_config, save_agent, train_agent
 
-CFG = {"hidden": 16, "layers": 1, "lr": 1e-3, "gamma": 0.9, "polyak_tau": 0.1, "expectile": 0.7, "beta": 3.0,
-       "n_critics": 2, "td3_alpha": 2.5, "d": 4, "n_layers": 2, "init": "td", "alpha": 1.0, "fixed_features": False}
+CFG = {
+    "hidden": 16,
+    "layers": 1,
+    "lr": 1e-3,
+    "gamma": 0.9,
+    "polyak_tau": 0.1,
+    "expectile": 0.7,
+    "beta": 3.0,
+    "n_critics": 2,
+    "td3_alpha": 2.5,
+    "d": 4,
+    "n_layers": 2,
+    "init": "td",
+    "alpha": 1.0,
+    "fixed_features": False,
+}
 
 
 def test_expectile_loss_closed_form():
@@ -41,7 +55,7 @@ def test_expectile_minimiser_is_the_expectile():
 @pytest.fixture(scope="module")
 def small_data():
     env = make_env(2, 0, max_steps=30)
-    return collect(env, lambda i: (lambda o: expert_action(env)), 6, seed=0)
+    return collect(env, lambda i: lambda o: expert_action(env), 6, seed=0)
 
 
 @pytest.mark.parametrize("method", ["bc", "td3bc", "iql", "icql"])
@@ -106,12 +120,17 @@ def test_stacked_critics_equal_separate_critics(small_data):
                     want = member(torch.cat([batch["obs"], batch["act"]], -1), i).squeeze(-1)
                 else:
                     c, d = batch["ctx"], CFG["d"]
-                    phi = lambda o, a: F.layer_norm(member(torch.cat([o, a], -1), i), (d,)) / d ** 0.5  # noqa: E731
+                    phi = lambda o, a: F.layer_norm(member(torch.cat([o, a], -1), i), (d,)) / d**0.5  # noqa: E731
                     tf = LinearTDTransformer(d, CFG["n_layers"])
                     for one, many in zip(tf.layers, agent.qs.tf.layers):
                         one.P.copy_(many.P[i]), one.G.copy_(many.G[i])
-                    z = tf.prompt(phi(c["obs"], c["act"]), phi(c["next_obs"], c["next_act"]) * c["not_done"][..., None],
-                                  c["rew"], phi(batch["obs"], batch["act"]), CFG["gamma"])
+                    z = tf.prompt(
+                        phi(c["obs"], c["act"]),
+                        phi(c["next_obs"], c["next_act"]) * c["not_done"][..., None],
+                        c["rew"],
+                        phi(batch["obs"], batch["act"]),
+                        CFG["gamma"],
+                    )
                     want = tf(z)
             assert torch.allclose(q[i], want, atol=1e-5), (method, i)
         assert not torch.allclose(q[0], q[1])  # two critics, not one copied
@@ -129,8 +148,10 @@ def test_learning_curve_probe_is_logged_and_leaves_training_unchanged(small_data
     runs = {}
     for name, ev in (("plain", None), ("probed", probe)):
         agent = build_agent("iql", small_data.obs_dim, small_data.act_dim, CFG, seed=5)
-        runs[name] = (train_agent(agent, TensorData(small_data), steps=9, batch_size=8, seed=5, log_every=3,
-                                  evaluate=ev), agent.act(small_data.observations[0]))
+        runs[name] = (
+            train_agent(agent, TensorData(small_data), steps=9, batch_size=8, seed=5, log_every=3, evaluate=ev),
+            agent.act(small_data.observations[0]),
+        )
     plain, probed = runs["plain"][0], runs["probed"][0]
     assert [h["dev_score"] for h in probed] == [1.0, 2.0, 3.0] and calls == [False] * 3  # evaluated in eval mode
     assert [{k: v for k, v in h.items() if k != "dev_score"} for h in probed] == plain
@@ -146,8 +167,15 @@ def test_the_actor_rate_anneals_by_cosine_over_the_run_and_the_critics_keep_thei
     data = TensorData(small_data, np.zeros((len(small_data), 3), dtype=np.int64) if agent.uses_context else None)
     lr0 = agent.opt_a.param_groups[0]["lr"]
     seen = []
-    train_agent(agent, data, steps=8, batch_size=4, seed=0, log_every=2,
-                evaluate=lambda a: seen.append(a.opt_a.param_groups[0]["lr"]) or {})
+    train_agent(
+        agent,
+        data,
+        steps=8,
+        batch_size=4,
+        seed=0,
+        log_every=2,
+        evaluate=lambda a: seen.append(a.opt_a.param_groups[0]["lr"]) or {},
+    )
     want = [lr0 * (1 + np.cos(np.pi * s / 8)) / 2 for s in (2, 4, 6, 8)]
     assert np.allclose(seen, want) and seen[-1] == pytest.approx(0.0, abs=1e-12)
     assert agent.opt_q.param_groups[0]["lr"] == agent.opt_v.param_groups[0]["lr"] == lr0

@@ -26,8 +26,8 @@ def test_fields_and_episode_layout(data, tmp_path):
     bounds = data.episode_bounds()
     assert len(bounds) == 5 and bounds[0][0] == 0 and bounds[-1][1] == len(data)
     for a, b in bounds:
-        assert np.array_equal(data.next_observations[a:b - 1], data.observations[a + 1:b])
-        assert np.array_equal(data.next_actions[a:b - 1], data.actions[a + 1:b])
+        assert np.array_equal(data.next_observations[a : b - 1], data.observations[a + 1 : b])
+        assert np.array_equal(data.next_actions[a : b - 1], data.actions[a + 1 : b])
         ends = data.terminals[a:b] | data.timeouts[a:b]
         assert ends[-1] and not ends[:-1].any()
     D.save(data, tmp_path / "t.npz")
@@ -36,10 +36,24 @@ def test_fields_and_episode_layout(data, tmp_path):
 
 
 def test_returns_to_go_closed_form():
-    eps = [{"observations": [[0.0]] * 3, "actions": [[0.0]] * 3, "rewards": [0.0, 1.0, 1.0],
-            "next_observations": [[0.0]] * 3, "terminals": [False, False, True], "timeouts": [False] * 3},
-           {"observations": [[0.0]] * 2, "actions": [[0.0]] * 2, "rewards": [1.0, 0.0],
-            "next_observations": [[0.0]] * 2, "terminals": [False, False], "timeouts": [False, True]}]
+    eps = [
+        {
+            "observations": [[0.0]] * 3,
+            "actions": [[0.0]] * 3,
+            "rewards": [0.0, 1.0, 1.0],
+            "next_observations": [[0.0]] * 3,
+            "terminals": [False, False, True],
+            "timeouts": [False] * 3,
+        },
+        {
+            "observations": [[0.0]] * 2,
+            "actions": [[0.0]] * 2,
+            "rewards": [1.0, 0.0],
+            "next_observations": [[0.0]] * 2,
+            "terminals": [False, False],
+            "timeouts": [False, True],
+        },
+    ]
     g = D.returns_to_go(D.from_episodes(eps), 0.5)
     assert np.allclose(g, [0.5 + 0.25, 1.5, 1.0, 1.0, 0.0])
 

@@ -13,9 +13,22 @@ from components.rl.external import flat_obs, make_gym_env, reference_scores, res
 from components.rl.retrieval import context_indices
 from components.rl.trainer import METHODS, TensorData, build_agent, train_agent
 
-CFG = {"hidden": 16, "layers": 1, "lr": 1e-3, "gamma": 0.9, "polyak_tau": 0.05, "expectile": 0.7, "beta": 3.0,
-       "n_critics": 2, "td3_alpha": 2.5, "d": 8, "n_layers": 2, "init": "td", "alpha": 1.0,
-       "fixed_features": False}
+CFG = {
+    "hidden": 16,
+    "layers": 1,
+    "lr": 1e-3,
+    "gamma": 0.9,
+    "polyak_tau": 0.05,
+    "expectile": 0.7,
+    "beta": 3.0,
+    "n_critics": 2,
+    "td3_alpha": 2.5,
+    "d": 8,
+    "n_layers": 2,
+    "init": "td",
+    "alpha": 1.0,
+    "fixed_features": False,
+}
 
 
 def random_transitions(obs_dim: int, act_dim: int, episodes: int = 4, length: int = 15, seed: int = 0) -> Transitions:
@@ -23,9 +36,16 @@ def random_transitions(obs_dim: int, act_dim: int, episodes: int = 4, length: in
     eps = []
     for _ in range(episodes):
         obs = rng.normal(size=(length + 1, obs_dim)).astype(np.float32)
-        eps.append({"observations": obs[:-1], "next_observations": obs[1:],
-                    "actions": rng.uniform(-1, 1, (length, act_dim)), "rewards": rng.normal(size=length),
-                    "terminals": np.r_[np.zeros(length - 1, bool), True], "timeouts": np.zeros(length, bool)})
+        eps.append(
+            {
+                "observations": obs[:-1],
+                "next_observations": obs[1:],
+                "actions": rng.uniform(-1, 1, (length, act_dim)),
+                "rewards": rng.normal(size=length),
+                "terminals": np.r_[np.zeros(length - 1, bool), True],
+                "timeouts": np.zeros(length, bool),
+            }
+        )
     return from_episodes(eps)
 
 
@@ -68,8 +88,9 @@ def test_dataset_actions_rescale_with_the_env_bounds():
         rescale_actions(data, np.zeros(2), np.ones(2))
 
 
-@pytest.mark.parametrize("env_id, what", [("CartPole-v1", "Discrete action space"),
-                                          ("NoSuchEnv-v9", "cannot make Gymnasium env")])
+@pytest.mark.parametrize(
+    "env_id, what", [("CartPole-v1", "Discrete action space"), ("NoSuchEnv-v9", "cannot make Gymnasium env")]
+)
 def test_non_continuous_or_unknown_env_names_the_field(env_id, what):
     with pytest.raises(ParamsError, match=rf"data\.external\[2\]\.id.*{what}"):
         make_gym_env(env_id, "data.external[2].id")
@@ -87,16 +108,31 @@ def _never():
 
 
 def test_reference_rule_config_then_published_then_measured():
-    refs = reference_scores("data.external[0]", config={"ref_max_score": 50.0}, published={"ref_min_score": -3.0,
-                            "ref_max_score": 99.0}, measured_random=_never, measured_expert=_never)
-    assert refs == {"random": -3.0, "random_from": "published (Minari metadata)", "expert": 50.0,
-                    "expert_from": "config"}
-    refs = reference_scores("data.external[0]", config={}, published={}, measured_random=lambda: -10.0,
-                            measured_expert=lambda: 5.0)
+    refs = reference_scores(
+        "data.external[0]",
+        config={"ref_max_score": 50.0},
+        published={"ref_min_score": -3.0, "ref_max_score": 99.0},
+        measured_random=_never,
+        measured_expert=_never,
+    )
+    assert refs == {
+        "random": -3.0,
+        "random_from": "published (Minari metadata)",
+        "expert": 50.0,
+        "expert_from": "config",
+    }
+    refs = reference_scores(
+        "data.external[0]", config={}, published={}, measured_random=lambda: -10.0, measured_expert=lambda: 5.0
+    )
     assert refs["random"] == -10.0 and refs["expert"] == 5.0 and refs["expert_from"] == "measured in this run"
 
 
 def test_behaviour_not_better_than_random_is_a_clear_error():
     with pytest.raises(DataError, match=r"data\.external\[1\]: expert reference -1500\.00 .*train_steps"):
-        reference_scores("data.external[1]", config={}, published={}, measured_random=lambda: -1200.0,
-                         measured_expert=lambda: -1500.0)
+        reference_scores(
+            "data.external[1]",
+            config={},
+            published={},
+            measured_random=lambda: -1200.0,
+            measured_expert=lambda: -1500.0,
+        )

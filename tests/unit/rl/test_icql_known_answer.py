@@ -44,8 +44,13 @@ def chain_fixture(seed: int = 0) -> dict:
     eye = np.eye(N_POS)
     last = pos == N_POS - 1
     phi_next = np.where(last[:, None], 0.0, eye[np.minimum(pos + 1, N_POS - 1)])  # zero after the terminal
-    return {"states": states, "phi": eye[pos], "phi_next": phi_next, "rew": rewards[region, pos],
-            "q": q_true[region, pos]}
+    return {
+        "states": states,
+        "phi": eye[pos],
+        "phi_next": phi_next,
+        "rew": rewards[region, pos],
+        "q": q_true[region, pos],
+    }
 
 
 def in_context_q(fx: dict, mode: str = "nearest") -> np.ndarray:
@@ -60,10 +65,12 @@ def in_context_q(fx: dict, mode: str = "nearest") -> np.ndarray:
 def known_answer(seed: int = 0) -> dict:
     fx = chain_fixture(seed)
     q = fx["q"]
-    mse = {"icql": mean_squared_error(q, in_context_q(fx)),
-           "random_context": mean_squared_error(q, in_context_q(fx, "random")),
-           "constant": mean_squared_error(q, np.full_like(q, q.mean())),
-           "global_linear": mean_squared_error(q, LinearRegression().fit(fx["phi"], q).predict(fx["phi"]))}
+    mse = {
+        "icql": mean_squared_error(q, in_context_q(fx)),
+        "random_context": mean_squared_error(q, in_context_q(fx, "random")),
+        "constant": mean_squared_error(q, np.full_like(q, q.mean())),
+        "global_linear": mean_squared_error(q, LinearRegression().fit(fx["phi"], q).predict(fx["phi"])),
+    }
     trivial = min(mse["constant"], mse["global_linear"])
     return {**mse, "trivial": trivial, "passes": bool(mse["icql"] <= RATIO * trivial)}
 
@@ -93,14 +100,17 @@ def _bootstrap_sign_flipped(monkeypatch):
 
     def flipped(d, alpha):
         p, g = real(d, alpha)
-        g[:d, d:2 * d] *= -1
+        g[:d, d : 2 * d] *= -1
         return p, g
 
     monkeypatch.setattr(linear_attention, "td_construction", flipped)
 
 
-@pytest.mark.parametrize("sabotage", [_random_context, _td_sign_flipped, _bootstrap_sign_flipped],
-                         ids=["random-context", "td-sign-flipped", "bootstrap-sign-flipped"])
+@pytest.mark.parametrize(
+    "sabotage",
+    [_random_context, _td_sign_flipped, _bootstrap_sign_flipped],
+    ids=["random-context", "td-sign-flipped", "bootstrap-sign-flipped"],
+)
 def test_sabotage_breaks_the_known_answer(monkeypatch, sabotage):
     sabotage(monkeypatch)
     m = known_answer()

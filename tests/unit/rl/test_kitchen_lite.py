@@ -82,7 +82,11 @@ def test_partial_drift_compensation_makes_the_sub_controller_suboptimal():
     expert, _ = episode_returns(env, lambda o: expert_action(env), seeds)
     for comp, below in ((1.0, False), (0.5, True)):
         policy = NoisyScripted(env, "ordered", 0.0, np.random.default_rng(0), compensation=comp)
-        rets = [episode_returns(env, NoisyScripted(env, "ordered", 0.0, np.random.default_rng(0), compensation=comp),
-                                [s])[0][0] for s in seeds]
+        rets = [
+            episode_returns(env, NoisyScripted(env, "ordered", 0.0, np.random.default_rng(0), compensation=comp), [s])[
+                0
+            ][0]
+            for s in seeds
+        ]
         assert policy.compensation == comp
         assert bool(np.mean(rets) < np.mean(expert) - 0.5) == below, (comp, rets, expert)

@@ -15,6 +15,7 @@ EPOCH = ScalingFit(A=482.0, B=2085.0, E=1.817, alpha=0.348, beta=0.366, objectiv
 
 def numeric_optimum(fit: ScalingFit, c: float) -> tuple[float, float, float]:
     """Minimise the loss over log N with D = C / (6 N), by a bounded scalar search."""
+
     def loss(log_n):
         n = np.exp(log_n)
         return fit.predict(n, c / (6 * n))
@@ -50,8 +51,9 @@ def test_vectorised_budgets_and_tokens_per_param():
 def test_allocation_uses_only_a_alpha_for_n_and_b_beta_for_d():
     swapped_e = ScalingFit(A=EPOCH.A, B=EPOCH.B, E=99.0, alpha=EPOCH.alpha, beta=EPOCH.beta, objective=1, n_points=1)
     assert compute_optimal(swapped_e, 1e21) == compute_optimal(EPOCH, 1e21)
-    bigger_a = ScalingFit(A=2 * EPOCH.A, B=EPOCH.B, E=EPOCH.E, alpha=EPOCH.alpha, beta=EPOCH.beta, objective=0,
-                          n_points=0)
+    bigger_a = ScalingFit(
+        A=2 * EPOCH.A, B=EPOCH.B, E=EPOCH.E, alpha=EPOCH.alpha, beta=EPOCH.beta, objective=0, n_points=0
+    )
     assert compute_optimal(bigger_a, 1e21)[0] > compute_optimal(EPOCH, 1e21)[0]
 
 

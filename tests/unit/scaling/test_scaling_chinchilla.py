@@ -13,8 +13,13 @@ from components.scaling.table import load_scaling_table
 
 REFERENCE_CSV = Path(__file__).parents[3].parent / "shared" / "reference" / "chinchilla_svg_extracted_data.csv"
 # Besiroglu et al. (2024), Table 1: estimate and standard error on this file, top-5 losses excluded.
-PUBLISHED = {"A": (482.0, 124.5), "B": (2085.0, 1293.0), "E": (1.817, 0.026), "alpha": (0.348, 0.015),
-             "beta": (0.366, 0.021)}
+PUBLISHED = {
+    "A": (482.0, 124.5),
+    "B": (2085.0, 1293.0),
+    "E": (1.817, 0.026),
+    "alpha": (0.348, 0.015),
+    "beta": (0.366, 0.021),
+}
 TRUTH = {"A": 400.0, "B": 1100.0, "E": 1.7, "alpha": 0.34, "beta": 0.30}
 SMALL_GRID = default_grid()[::9]  # 500 of the 4,500 starts keeps synthetic tests fast
 
@@ -31,8 +36,9 @@ def synthetic(noise: float, seed: int = 0, truth: dict = TRUTH):
 def chinchilla_fit() -> ScalingFit:
     if not REFERENCE_CSV.is_file():
         pytest.skip(f"reference data not found at {REFERENCE_CSV} (the ../shared checkout beside the repo)")
-    table = load_scaling_table(REFERENCE_CSV, n_column="Model Size", loss_column="loss",
-                               flops_column="Training FLOP", exclude_top_loss=5)
+    table = load_scaling_table(
+        REFERENCE_CSV, n_column="Model Size", loss_column="loss", flops_column="Training FLOP", exclude_top_loss=5
+    )
     return fit_chinchilla(table.N, table.D, table.L)
 
 
@@ -47,17 +53,17 @@ def test_reference_fit_matches_the_plain_huber_grid_result(chinchilla_fit):
     assert chinchilla_fit.n_points == 240
     assert chinchilla_fit.alpha == pytest.approx(0.3473, abs=5e-4)
     assert chinchilla_fit.beta == pytest.approx(0.3672, abs=5e-4)
-    assert chinchilla_fit.A == pytest.approx(477.8, rel=0.01)
-    assert chinchilla_fit.B == pytest.approx(2143.9, rel=0.01)
+    assert pytest.approx(477.8, rel=0.01) == chinchilla_fit.A
+    assert pytest.approx(2143.9, rel=0.01) == chinchilla_fit.B
 
 
 def test_synthetic_truth_recovered():
     fit = fit_chinchilla(*synthetic(noise=0.002), grid=SMALL_GRID)
     assert fit.alpha == pytest.approx(TRUTH["alpha"], abs=0.01)
     assert fit.beta == pytest.approx(TRUTH["beta"], abs=0.01)
-    assert fit.E == pytest.approx(TRUTH["E"], rel=0.02)
-    assert fit.A == pytest.approx(TRUTH["A"], rel=0.2)
-    assert fit.B == pytest.approx(TRUTH["B"], rel=0.2)
+    assert pytest.approx(TRUTH["E"], rel=0.02) == fit.E
+    assert pytest.approx(TRUTH["A"], rel=0.2) == fit.A
+    assert pytest.approx(TRUTH["B"], rel=0.2) == fit.B
 
 
 def test_noise_free_data_recovered_almost_exactly():
@@ -76,8 +82,9 @@ def test_never_worse_than_sequential_scipy_procedure_from_the_same_starts():
 
 @pytest.mark.slow
 def test_matches_sequential_scipy_procedure_on_reference_data(chinchilla_fit):
-    table = load_scaling_table(REFERENCE_CSV, n_column="Model Size", loss_column="loss",
-                               flops_column="Training FLOP", exclude_top_loss=5)
+    table = load_scaling_table(
+        REFERENCE_CSV, n_column="Model Size", loss_column="loss", flops_column="Training FLOP", exclude_top_loss=5
+    )
     grid = default_grid()[::100]  # 45 starts, ~1 minute of sequential L-BFGS-B
     fast = fit_chinchilla(table.N, table.D, table.L, grid=grid)
     slow = fit_chinchilla_reference(table.N, table.D, table.L, grid=grid)
@@ -96,8 +103,15 @@ def test_predict_and_to_dict():
     fit = ScalingFit(A=400.0, B=1000.0, E=1.7, alpha=0.5, beta=0.25, objective=0.1, n_points=10)
     assert fit.predict(1e4, 1e8) == pytest.approx(1.7 + 400 / 100 + 1000 / 100)
     np.testing.assert_allclose(fit.predict(np.array([1e4, 1e6]), 1e8), [15.7, 12.1])
-    assert fit.to_dict() == {"A": 400.0, "B": 1000.0, "E": 1.7, "alpha": 0.5, "beta": 0.25,
-                             "objective": 0.1, "n_points": 10}
+    assert fit.to_dict() == {
+        "A": 400.0,
+        "B": 1000.0,
+        "E": 1.7,
+        "alpha": 0.5,
+        "beta": 0.25,
+        "objective": 0.1,
+        "n_points": 10,
+    }
 
 
 def test_default_grid_is_epochs_4500_starts():
@@ -142,7 +156,7 @@ def test_a_degenerate_fit_is_inf_and_said_once_not_a_numpy_overflow_warning(capl
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # an overflow RuntimeWarning would fail here
         fit = C.fit_from_centred(problem, np.array([1e4, 0.0, 0.0, 0.3, 0.3]), 1.0)
-    assert fit.A == float("inf") and np.isfinite(fit.B)
+    assert float("inf") == fit.A and np.isfinite(fit.B)
 
     monkeypatch.setattr(C, "fit_problem", lambda *a, **k: (fit, None))
     with caplog.at_level(logging.INFO, logger="components.scaling.chinchilla"):

@@ -13,16 +13,21 @@ BUDGETS = (31_250, 125_000, 500_000, 2_000_000, 8_000_000)
 
 
 def grid_rows(noise, seed=0):
-    template = [{"size_target": n, "seed": s, "N": n, "D": d} for n in (20_000, 80_000, 320_000, 1_280_000)
-                for s in (0, 1) for d in BUDGETS]
+    template = [
+        {"size_target": n, "seed": s, "N": n, "D": d}
+        for n in (20_000, 80_000, 320_000, 1_280_000)
+        for s in (0, 1)
+        for d in BUDGETS
+    ]
     return simulate_rows(template, {"raw": LAW, "other": LAW}, noise, seed=seed)
 
 
 def power(delta_beta, noise, seed=0):
     rows = grid_rows(noise, seed)
     base = [r for r in rows if r["intervention"] == "raw"]
-    return fitter_power(base, rows, LAW, delta_beta=delta_beta, n_sim=3, n_boot=40, level=0.95, seed=seed,
-                        huber_delta=1e-3)
+    return fitter_power(
+        base, rows, LAW, delta_beta=delta_beta, n_sim=3, n_boot=40, level=0.95, seed=seed, huber_delta=1e-3
+    )
 
 
 def test_a_large_planted_beta_change_is_seen_on_a_wide_quiet_grid_and_its_ci_covers_it():

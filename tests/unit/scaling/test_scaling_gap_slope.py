@@ -34,8 +34,12 @@ def test_noise_a_run_shares_across_its_branches_cancels_in_the_slope():
 
 
 def test_run_noise_recovers_the_simulated_parts():
-    rows = simulate_rows(grid(sizes=tuple(range(20_000, 420_000, 20_000)), seeds=(0, 1, 2)),
-                         {f"d{i}": LAW for i in range(4)}, {"run": 0.01, "point": 0.003}, seed=5)
+    rows = simulate_rows(
+        grid(sizes=tuple(range(20_000, 420_000, 20_000)), seeds=(0, 1, 2)),
+        {f"d{i}": LAW for i in range(4)},
+        {"run": 0.01, "point": 0.003},
+        seed=5,
+    )
     est = run_noise(rows)
     assert est["run"] == pytest.approx(0.01, rel=0.25) and est["point"] == pytest.approx(0.003, rel=0.2)
     assert run_noise(simulate_rows(grid(seeds=(0,)), {"a": LAW}, {}, seed=0))["run"] is None

@@ -36,7 +36,7 @@ def simulate(betas, *, run_noise=0.0, point_noise=0.0, seed=0, seeds=2):
 def test_exact_law_is_recovered():
     data, _ = simulate([0.35, 0.40, 0.30])
     fit = fit_joint(data)
-    assert fit.E == pytest.approx(2.5, abs=0.01)
+    assert pytest.approx(2.5, abs=0.01) == fit.E
     for name, beta in zip(fit.names, (0.35, 0.40, 0.30)):
         assert fit.fits[name].beta == pytest.approx(beta, abs=0.005)
         assert fit.fits[name].alpha == pytest.approx(0.35, abs=0.005)
@@ -62,8 +62,11 @@ def test_joint_gradient_matches_finite_differences():
     x = np.array([0.8, 4.0, 3.9, 0.3, 0.3, 4.2, 4.1, 0.4, 0.35])
     f, g = joint.fun_grad(x[None])
     eps = 1e-6
-    num = [(joint.fun_grad((x + eps * np.eye(9)[i])[None])[0][0] - joint.fun_grad((x - eps * np.eye(9)[i])[None])[0][0]) / (2 * eps)
-           for i in range(9)]
+    num = [
+        (joint.fun_grad((x + eps * np.eye(9)[i])[None])[0][0] - joint.fun_grad((x - eps * np.eye(9)[i])[None])[0][0])
+        / (2 * eps)
+        for i in range(9)
+    ]
     np.testing.assert_allclose(g[0], num, rtol=1e-4, atol=1e-9)
 
 

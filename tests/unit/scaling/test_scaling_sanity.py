@@ -11,12 +11,15 @@ def test_a_published_law_has_no_flags():
     assert fit_flags("raw", CHINCHILLA) == []
 
 
-@pytest.mark.parametrize(("edit", "words"), [
-    ({"alpha": 101.0, "A": 1e229}, ["alpha = 101", "A = 1e+229"]),
-    ({"E": 0.0}, ["E = 0 at its lower bound"]),
-    ({"beta": -0.1}, ["beta = -0.1"]),
-    ({"B": float("inf")}, ["B is not finite"]),
-])
+@pytest.mark.parametrize(
+    ("edit", "words"),
+    [
+        ({"alpha": 101.0, "A": 1e229}, ["alpha = 101", "A = 1e+229"]),
+        ({"E": 0.0}, ["E = 0 at its lower bound"]),
+        ({"beta": -0.1}, ["beta = -0.1"]),
+        ({"B": float("inf")}, ["B is not finite"]),
+    ],
+)
 def test_degenerate_fits_are_flagged_with_the_value(edit, words):
     flags = fit_flags("dedup", {**CHINCHILLA, **edit})
     assert len(flags) == len(words)

@@ -34,8 +34,9 @@ def test_flops_column_gives_tokens_by_c_over_6n(tmp_path):
 
 
 def test_exclude_top_loss_drops_the_highest_losses_keeping_order(tmp_path):
-    table = load_scaling_table(write(tmp_path), n_column="params", loss_column="loss", d_column="tokens",
-                               exclude_top_loss=2)
+    table = load_scaling_table(
+        write(tmp_path), n_column="params", loss_column="loss", d_column="tokens", exclude_top_loss=2
+    )
     np.testing.assert_allclose(table.L, [r[3] for r in ROWS[2:]])
     assert table.n_excluded == 2
 
@@ -43,8 +44,9 @@ def test_exclude_top_loss_drops_the_highest_losses_keeping_order(tmp_path):
 def test_reference_csv_top5_exclusion_leaves_240_rows():
     if not REFERENCE_CSV.is_file():
         pytest.skip(f"reference data not found at {REFERENCE_CSV} (the ../shared checkout beside the repo)")
-    table = load_scaling_table(REFERENCE_CSV, n_column="Model Size", loss_column="loss",
-                               flops_column="Training FLOP", exclude_top_loss=5)
+    table = load_scaling_table(
+        REFERENCE_CSV, n_column="Model Size", loss_column="loss", flops_column="Training FLOP", exclude_top_loss=5
+    )
     assert len(table) == 240
     assert table.L.max() < 3.5  # the five excluded rows are the runs with losses 3.4-5.0
 
@@ -76,8 +78,9 @@ def test_non_positive_or_non_finite_value_names_column_and_row(tmp_path, value, 
 
 def test_too_few_rows_after_exclusion(tmp_path):
     with pytest.raises(DataError, match="8 rows minus 3 excluded leaves fewer than 6"):
-        load_scaling_table(write(tmp_path), n_column="params", loss_column="loss", d_column="tokens",
-                           exclude_top_loss=3)
+        load_scaling_table(
+            write(tmp_path), n_column="params", loss_column="loss", d_column="tokens", exclude_top_loss=3
+        )
     with pytest.raises(DataError, match="fewer than 6"):
         load_scaling_table(write(tmp_path, ROWS[:5]), n_column="params", loss_column="loss", d_column="tokens")
 
@@ -98,5 +101,6 @@ def test_exactly_one_of_tokens_or_flops(tmp_path, columns):
 @pytest.mark.parametrize("bad", [-1, 1.5, True])
 def test_bad_exclude_top_loss(tmp_path, bad):
     with pytest.raises(ParamsError, match="exclude_top_loss"):
-        load_scaling_table(write(tmp_path), n_column="params", loss_column="loss", d_column="tokens",
-                           exclude_top_loss=bad)
+        load_scaling_table(
+            write(tmp_path), n_column="params", loss_column="loss", d_column="tokens", exclude_top_loss=bad
+        )

@@ -10,8 +10,9 @@ from components.scenes.compose import DOMAINS, visibility_bin
 from components.scenes.sequences import box_of, generate_sequence, generate_set
 
 
-@pytest.mark.parametrize("ratio, label", [(1.0, 100), (0.86, 100), (0.84, 70), (0.56, 70), (0.54, 40), (0.31, 40),
-                                          (0.29, 20), (0.1, 20)])
+@pytest.mark.parametrize(
+    "ratio, label", [(1.0, 100), (0.86, 100), (0.84, 70), (0.56, 70), (0.54, 40), (0.31, 40), (0.29, 20), (0.1, 20)]
+)
 def test_visibility_bins_are_the_nearest_label(ratio, label):
     assert visibility_bin(ratio) == label
 
@@ -38,7 +39,7 @@ def test_visibility_is_measured_from_pixels():
     for fr in frames:
         for a in fr["annotations"]:
             x, y, w, h = a["bbox"]
-            assert 0 <= x and 0 <= y and x + w <= 128 and y + h <= 128
+            assert x >= 0 and y >= 0 and x + w <= 128 and y + h <= 128
             assert 0.1 <= a["vis_ratio"] <= 1 and a["visibility"] == visibility_bin(a["vis_ratio"])
             vx, vy, vw, vh = a["vis_bbox"]
             assert vx >= x and vy >= y and vx + vw <= x + w and vy + vh <= y + h

@@ -46,12 +46,32 @@ def _train(pairs, *, sabotage: bool):
     teacher = space.teacher([e for e, _ in pairs])
     if sabotage:  # the key signal replaced by noise: each foreign text is pulled towards another pair's terms
         teacher = teacher[np.random.default_rng(1).permutation(len(teacher))]
-    model = MilcoEncoder(EncoderConfig(vocab_in=tok.get_vocab_size(), vocab_en=len(space), echo=False, d_model=32,
-                                       n_layers=1, n_heads=2, d_ff=64, d_en=32, max_len=12))
+    model = MilcoEncoder(
+        EncoderConfig(
+            vocab_in=tok.get_vocab_size(),
+            vocab_en=len(space),
+            echo=False,
+            d_model=32,
+            n_layers=1,
+            n_heads=2,
+            d_ff=64,
+            d_en=32,
+            max_len=12,
+        )
+    )
     english = encode_batch(tok, [e for e, _ in pairs], 12)
     init_lexical_head(model, english, term_tokens(tok, space.terms), bias=-3.0)  # the pipeline's recipe
-    sap_pretrain(model, encode_batch(tok, [f for _, f in pairs], 12), english, teacher, steps=STEPS, batch=32, lr=5e-3,
-                 seed=0, floor=-1.0)
+    sap_pretrain(
+        model,
+        encode_batch(tok, [f for _, f in pairs], 12),
+        english,
+        teacher,
+        steps=STEPS,
+        batch=32,
+        lr=5e-3,
+        seed=0,
+        floor=-1.0,
+    )
     return model, tok, space
 
 
@@ -61,10 +81,12 @@ def _evaluate(model, tok, space, bench):
     d = encode_all(model, *encode_batch(tok, [e for e, _ in bench], 12))
     f = encode_all(model, *encode_batch(tok, [f for _, f in bench], 12))
     ranked, _ = IX.InvertedIndex(IX.to_csr(d, cfg.vocab_en, cfg.vocab_in)).search_all(
-        IX.to_csr(q, cfg.vocab_en, cfg.vocab_in), 10)
+        IX.to_csr(q, cfg.vocab_en, cfg.vocab_in), 10
+    )
     qrels = {str(i): [str(i)] for i in range(len(bench))}
-    ndcg = np.mean([m["nDCG@10"] for m in per_query(qrels, {str(i): [str(j) for j in r]
-                                                             for i, r in enumerate(ranked)}).values()])
+    ndcg = np.mean(
+        [m["nDCG@10"] for m in per_query(qrels, {str(i): [str(j) for j in r] for i, r in enumerate(ranked)}).values()]
+    )
     return float(ndcg), float(grounding(f["pivot"], [e for e, _ in bench], space.terms, k=6).mean())
 
 
@@ -73,14 +95,17 @@ def test_sap_grounds_foreign_text_and_beats_bm25_and_the_sabotage_is_caught():
     train, bench = pairs[:-N_BENCH], pairs[-N_BENCH:]
     bm25 = bm25_search([e for e, _ in bench], [" ".join(f.split()[:3]) for _, f in bench], 10, stopwords="en")
     qrels = {str(i): [str(i)] for i in range(len(bench))}
-    bm25_ndcg = np.mean([m["nDCG@10"] for m in per_query(qrels, {str(i): [str(j) for j in r]
-                                                                 for i, r in enumerate(bm25)}).values()])
+    bm25_ndcg = np.mean(
+        [m["nDCG@10"] for m in per_query(qrels, {str(i): [str(j) for j in r] for i, r in enumerate(bm25)}).values()]
+    )
     ndcg, ground = _evaluate(*_train(train, sabotage=False), bench)
     # 0.4: the pipeline's recipe (teacher floor -1) measured 0.49 here (0.64 with floor 0, which does worse on the
     # real data: Spanish grounding 0.21 vs 0.31 after 150 SAP steps); a shuffled teacher stays below 0.3
     assert ground >= 0.4, f"SAP left the pivot ungrounded: {ground:.2f}"
     assert ndcg >= bm25_ndcg + 0.3, f"MILCO {ndcg:.3f} vs BM25 {bm25_ndcg:.3f}"
     bad_ndcg, bad_ground = _evaluate(*_train(train, sabotage=True), bench)
-    print(f"known answer: MILCO nDCG@10 {ndcg:.3f} grounding {ground:.2f}; BM25 {bm25_ndcg:.3f}; "
-          f"shuffled teacher {bad_ndcg:.3f} / {bad_ground:.2f}")
+    print(
+        f"known answer: MILCO nDCG@10 {ndcg:.3f} grounding {ground:.2f}; BM25 {bm25_ndcg:.3f}; "
+        f"shuffled teacher {bad_ndcg:.3f} / {bad_ground:.2f}"
+    )
     assert bad_ground < 0.3 and bad_ndcg < ndcg - 0.3, (bad_ground, bad_ndcg)

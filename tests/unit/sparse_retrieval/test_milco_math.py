@@ -63,7 +63,7 @@ def test_echo_view_is_zero_at_special_tokens_and_padding():
 
 def test_flops_closed_form():
     r = torch.tensor([[1.0, 0.0, -2.0], [3.0, 0.0, 0.0]])
-    assert float(flops(r)) == pytest.approx(2.0 ** 2 + 0 + 1.0 ** 2)
+    assert float(flops(r)) == pytest.approx(2.0**2 + 0 + 1.0**2)
 
 
 def _rows(rng, n=12, width=40):
@@ -114,8 +114,9 @@ def test_calibration_agrees_with_the_per_row_mass_count():
 
 def test_raw_max_is_over_real_tokens_and_the_pivot_matches_the_official_masked_form():
     torch.manual_seed(0)
-    model = MilcoEncoder(EncoderConfig(vocab_in=20, vocab_en=10, echo=False, d_model=16, n_heads=2, d_ff=16, d_en=8,
-                                       max_len=8))
+    model = MilcoEncoder(
+        EncoderConfig(vocab_in=20, vocab_en=10, echo=False, d_model=16, n_heads=2, d_ff=16, d_en=8, max_len=8)
+    )
     with torch.no_grad():
         model.mlm_head.decoder.bias.fill_(-5.0)  # every logit < 0: the official form's max would come from padding
         ids = torch.tensor([[2, 5, 6, 0, 0], [2, 7, 8, 9, 4]])
@@ -132,8 +133,9 @@ def test_head_on_real_tokens_only_equals_the_masked_dense_form_in_value_and_grad
     """max_logits runs the head on the real tokens only (a speed-up); values and every parameter's gradient must be
     those of the head on every position with padding masked to -1e4 before the max."""
     torch.manual_seed(1)
-    model = MilcoEncoder(EncoderConfig(vocab_in=30, vocab_en=40, echo=False, d_model=16, n_heads=2, d_ff=16, d_en=8,
-                                       max_len=8))
+    model = MilcoEncoder(
+        EncoderConfig(vocab_in=30, vocab_en=40, echo=False, d_model=16, n_heads=2, d_ff=16, d_en=8, max_len=8)
+    )
     ids = torch.tensor([[2, 5, 6, 0, 0, 0], [2, 7, 8, 9, 4, 3], [2, 11, 0, 0, 0, 0]])
     mask = (ids != 0).long()
     weights = torch.randn(3, 40)
@@ -176,8 +178,16 @@ def test_lexical_head_switches_on_an_english_texts_own_words():
     texts = [" ".join(rng.choice(words, 5, replace=False)) for _ in range(200)]
     tok = train_bpe(texts, 200)
     space = EnglishSpace.build(texts, 40)
-    cfg = EncoderConfig(vocab_in=tok.get_vocab_size(), vocab_en=len(space), echo=False, d_model=32, n_heads=2,
-                        d_ff=32, d_en=32, max_len=10)
+    cfg = EncoderConfig(
+        vocab_in=tok.get_vocab_size(),
+        vocab_en=len(space),
+        echo=False,
+        d_model=32,
+        n_heads=2,
+        d_ff=32,
+        d_en=32,
+        max_len=10,
+    )
     scores = {}
     for init in (False, True):
         torch.manual_seed(0)
@@ -194,6 +204,10 @@ def test_lexical_head_switches_on_an_english_texts_own_words():
 def test_dev_sweep_keeps_each_models_best_rate_ties_to_the_smaller():
     from flows.milco.train import choose
 
-    runs = [{"variant": "milco", "lr": 3e-3, "dev_ndcg": 0.5}, {"variant": "milco", "lr": 1e-3, "dev_ndcg": 0.4},
-            {"variant": "dense", "lr": 3e-3, "dev_ndcg": 0.3}, {"variant": "dense", "lr": 1e-3, "dev_ndcg": 0.3}]
+    runs = [
+        {"variant": "milco", "lr": 3e-3, "dev_ndcg": 0.5},
+        {"variant": "milco", "lr": 1e-3, "dev_ndcg": 0.4},
+        {"variant": "dense", "lr": 3e-3, "dev_ndcg": 0.3},
+        {"variant": "dense", "lr": 1e-3, "dev_ndcg": 0.3},
+    ]
     assert choose(runs) == {"milco": 3e-3, "dense": 1e-3}

@@ -23,8 +23,15 @@ def test_two_training_steps_run_on_cpu():
     data = RandomWindows(tokens, steps=5, batch_size=4, seq_len=16, seed=0)
     x0, _ = next(iter(data))
     assert torch.equal(x0, sample_batch(tokens, step=0, seed=0, batch_size=4, seq_len=16)[0])
-    trainer = L.Trainer(max_steps=2, accelerator="cpu", devices=1, logger=False, enable_checkpointing=False,
-                        enable_progress_bar=False, enable_model_summary=False)
+    trainer = L.Trainer(
+        max_steps=2,
+        accelerator="cpu",
+        devices=1,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+    )
     trainer.fit(lit, data.loader())
     assert trainer.global_step == 2
     assert not torch.equal(model.embed.weight, before)  # the wrapped model itself was trained

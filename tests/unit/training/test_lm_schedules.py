@@ -53,8 +53,12 @@ def test_cosine_boundaries():
 
 @pytest.mark.parametrize(
     "bad, name",
-    [(dict(peak_lr=0.0), "peak_lr"), (dict(warmup_steps=-1), "warmup_steps"),
-     (dict(decay_steps=0), "decay_steps"), (dict(min_lr_frac=1.5), "min_lr_frac")],
+    [
+        (dict(peak_lr=0.0), "peak_lr"),
+        (dict(warmup_steps=-1), "warmup_steps"),
+        (dict(decay_steps=0), "decay_steps"),
+        (dict(min_lr_frac=1.5), "min_lr_frac"),
+    ],
 )
 def test_bad_wsd_params_name_the_parameter(bad, name):
     with pytest.raises(ParamsError, match=name):

@@ -23,8 +23,17 @@ BUDGETS = [1024, 4096, 16384]  # 4, 16 and 64 steps
 
 
 def run(budgets=BUDGETS, seed=1, **kw):
-    kw = {"batch_size": BATCH, "seq_len": SEQ, "peak_lr": 3e-3, "weight_decay": 0.1, "grad_clip": 1.0,
-          "seed": seed, "num_threads": 1, "progress": False, **kw}
+    kw = {
+        "batch_size": BATCH,
+        "seq_len": SEQ,
+        "peak_lr": 3e-3,
+        "weight_decay": 0.1,
+        "grad_clip": 1.0,
+        "seed": seed,
+        "num_threads": 1,
+        "progress": False,
+        **kw,
+    }
     return train_with_cooldowns(TinyLM(CFG, seed=0), TRAIN, budgets=budgets, val_sets=VAL, **kw)
 
 
@@ -128,11 +137,19 @@ def test_budget_below_one_batch_is_a_params_error():
 
 def test_bad_token_data_is_a_data_error():
     with pytest.raises(DataError, match="train_tokens"):
-        train_with_cooldowns(TinyLM(CFG), TRAIN[:10], budgets=[1024], val_sets=VAL,
-                             batch_size=BATCH, seq_len=SEQ, progress=False)
+        train_with_cooldowns(
+            TinyLM(CFG), TRAIN[:10], budgets=[1024], val_sets=VAL, batch_size=BATCH, seq_len=SEQ, progress=False
+        )
     with pytest.raises(DataError, match="val_sets\\['oov'\\]"):
-        train_with_cooldowns(TinyLM(CFG), TRAIN, budgets=[1024], val_sets={"oov": np.full(100, 64, np.uint16)},
-                             batch_size=BATCH, seq_len=SEQ, progress=False)
+        train_with_cooldowns(
+            TinyLM(CFG),
+            TRAIN,
+            budgets=[1024],
+            val_sets={"oov": np.full(100, 64, np.uint16)},
+            batch_size=BATCH,
+            seq_len=SEQ,
+            progress=False,
+        )
 
 
 def test_thread_setting_is_restored():

@@ -77,12 +77,22 @@ def unlearn(kind: str, opts: dict) -> dict:
     torch.set_num_threads(1)
     forget, retain, _ = _data()
     model = copy.deepcopy(BASE)
-    res = run_method(kind, model, cfg=make_config(kind, opts), forget_loss=ce, retain_loss=ce,
-                     batches=_stream(forget, retain), budget=BUDGET)
+    res = run_method(
+        kind,
+        model,
+        cfg=make_config(kind, opts),
+        forget_loss=ce,
+        retain_loss=ce,
+        batches=_stream(forget, retain),
+        budget=BUDGET,
+    )
     half = res.history[len(res.history) // 2 :]
     with torch.no_grad():
-        return {"abs_cos": float(np.mean([abs(h["cos"]) for h in half])), "loss_f": ce(model, forget).mean().item(),
-                "loss_r": ce(model, retain).mean().item()}
+        return {
+            "abs_cos": float(np.mean([abs(h["cos"]) for h in half])),
+            "loss_f": ce(model, forget).mean().item(),
+            "loss_r": ce(model, retain).mean().item(),
+        }
 
 
 BASE = _trained()
@@ -94,14 +104,20 @@ def baselines() -> dict:
     forget, _, _ = _data()
     with torch.no_grad():
         before = ce(BASE, forget).mean().item()
-    return {"ga": unlearn("ga", {"lr": LR}), "beta0": unlearn("ofmu", {**OFMU_OPTS, "beta": 0.0}),
-            "loss_f_before": before}
+    return {
+        "ga": unlearn("ga", {"lr": LR}),
+        "beta0": unlearn("ofmu", {**OFMU_OPTS, "beta": 0.0}),
+        "loss_f_before": before,
+    }
 
 
 def mechanism_known_answer(base: dict) -> tuple[bool, str]:
     got = unlearn("ofmu", OFMU_OPTS)
-    ok = (got["abs_cos"] <= 0.5 * base["beta0"]["abs_cos"] and got["loss_r"] <= 0.1 * base["ga"]["loss_r"]
-          and got["loss_f"] >= 5 * base["loss_f_before"])
+    ok = (
+        got["abs_cos"] <= 0.5 * base["beta0"]["abs_cos"]
+        and got["loss_r"] <= 0.1 * base["ga"]["loss_r"]
+        and got["loss_f"] >= 5 * base["loss_f_before"]
+    )
     return ok, f"ofmu {got}; beta=0 {base['beta0']}; ga {base['ga']}; forget loss before {base['loss_f_before']:.4f}"
 
 
@@ -140,8 +156,9 @@ def outer_step_known_answer(rho: float = 1.0, lr: float = 1e-4) -> tuple[bool, s
             p -= lr * g
     drop_retain = float(f0.detach()) - float(penalised_objective(retain_only, forget, retain, rho=rho).detach())
     ok = abs(drop_ofmu / predicted - 1) <= 0.05 and drop_ofmu >= drop_retain + 0.5 * predicted
-    return ok, (f"F decrease: ofmu {drop_ofmu:.6g}, first-order prediction {predicted:.6g}, "
-                f"retain-only {drop_retain:.6g}")
+    return ok, (
+        f"F decrease: ofmu {drop_ofmu:.6g}, first-order prediction {predicted:.6g}, retain-only {drop_retain:.6g}"
+    )
 
 
 def test_ofmu_decorrelates_gradients_keeps_retain_loss_and_forgets(baselines):
@@ -167,11 +184,15 @@ def _no_hvp(grad_with_graph, params, v, budget, *, units=1, create_graph=False):
     return [torch.zeros_like(p) for p in params]
 
 
-@pytest.mark.parametrize("module,attr,fake,check", [
-    (hvp_mod, "penalty", _flip_penalty, "mechanism"),
-    (hvp_mod, "penalty", _zero_penalty, "mechanism"),
-    (ofmu, "hvp", _no_hvp, "outer_step"),
-], ids=["flip-penalty-sign", "zero-similarity-term", "drop-hvp-term"])
+@pytest.mark.parametrize(
+    "module,attr,fake,check",
+    [
+        (hvp_mod, "penalty", _flip_penalty, "mechanism"),
+        (hvp_mod, "penalty", _zero_penalty, "mechanism"),
+        (ofmu, "hvp", _no_hvp, "outer_step"),
+    ],
+    ids=["flip-penalty-sign", "zero-similarity-term", "drop-hvp-term"],
+)
 def test_sabotaged_ofmu_fails_a_known_answer_check(baselines, monkeypatch, module, attr, fake, check):
     monkeypatch.setattr(module, attr, fake)
     ok, msg = mechanism_known_answer(baselines) if check == "mechanism" else outer_step_known_answer()

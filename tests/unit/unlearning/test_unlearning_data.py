@@ -4,6 +4,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from components.errors import DataError, OfflineError, ParamsError, ValidationFailed
 from components.models.tiny_lm import TinyLM, TinyLMConfig
 from components.training.tokenizer import load_bpe, train_bpe
@@ -91,7 +92,9 @@ def test_truth_ratio_rouge_and_forget_quality():
 def test_model_utility_drops_when_retain_knowledge_is_lost():
     good = {"prob": np.full(5, 0.9), "rouge": np.full(5, 0.9), "tr": np.full(5, 0.2)}
     lost = {"prob": np.full(5, 0.1), "rouge": np.full(5, 0.2), "tr": np.full(5, 1.0)}
-    assert metrics.model_utility({"retain": good, "general": good}) > metrics.model_utility({"retain": lost, "general": good})
+    assert metrics.model_utility({"retain": good, "general": good}) > metrics.model_utility(
+        {"retain": lost, "general": good}
+    )
     assert metrics.model_utility({"retain": lost, "general": good}) == 0.0  # max(0, 1 - R) = 0
 
 

@@ -82,8 +82,15 @@ def test_penalty_gradient_passes_gradcheck(kind):
     assert torch.autograd.gradcheck(pen, (flat,), eps=1e-6, atol=1e-5)
 
 
-METHOD_CASES = [("ga", {}), ("graddiff", {}), ("npo", {}), ("ofmu", {}), ("ofmu", {"hvp_mode": "forget_only"}),
-                ("ofmu", {"inner_on_copy": True}), ("ofmu", {"beta": 0.0, "inner_steps": 1})]
+METHOD_CASES = [
+    ("ga", {}),
+    ("graddiff", {}),
+    ("npo", {}),
+    ("ofmu", {}),
+    ("ofmu", {"hvp_mode": "forget_only"}),
+    ("ofmu", {"inner_on_copy": True}),
+    ("ofmu", {"beta": 0.0, "inner_steps": 1}),
+]
 
 
 @pytest.mark.parametrize("kind,opts", METHOD_CASES)
@@ -101,8 +108,15 @@ def test_every_method_spends_exactly_its_budget(kind, opts):
 def test_ofmu_round_cost_counts_inner_and_outer_evaluations():
     assert step_cost("ofmu", make_config("ofmu", {"inner_steps": 3})) == 4 * 3 + 6
     assert step_cost("ofmu", make_config("ofmu", {"inner_steps": 3, "hvp_mode": "forget_only"})) == 4 * 3 + 5
-    res = run_method("ofmu", _model(), cfg=make_config("ofmu", {"inner_steps": 2}), forget_loss=ce, retain_loss=ce,
-                     batches=_stream(), budget=2 * 14)
+    res = run_method(
+        "ofmu",
+        _model(),
+        cfg=make_config("ofmu", {"inner_steps": 2}),
+        forget_loss=ce,
+        retain_loss=ce,
+        batches=_stream(),
+        budget=2 * 14,
+    )
     assert [h["phase"] for h in res.history] == ["inner", "inner", "outer"] * 2
     assert res.history[-1]["rho"] == pytest.approx(0.01 * 1.1)
 
@@ -111,8 +125,9 @@ def test_ofmu_round_cost_counts_inner_and_outer_evaluations():
 def test_budget_that_is_not_a_whole_number_of_steps_is_refused(kind):
     cfg = make_config(kind, {})
     with pytest.raises(ParamsError, match="not a multiple"):
-        run_method(kind, _model(), cfg=cfg, forget_loss=ce, retain_loss=ce, batches=_stream(),
-                   budget=step_cost(kind, cfg) + 1)
+        run_method(
+            kind, _model(), cfg=cfg, forget_loss=ce, retain_loss=ce, batches=_stream(), budget=step_cost(kind, cfg) + 1
+        )
 
 
 def test_negative_budget_is_refused():
@@ -131,8 +146,9 @@ def test_gradient_ascent_raises_the_forget_loss():
     m = _model()
     forget = _data(seed=10, n=8)
     before = ce(m, forget).mean().item()
-    run_method("ga", m, cfg=make_config("ga", {"lr": 1e-2}), forget_loss=ce, retain_loss=ce, batches=_stream(),
-               budget=20)
+    run_method(
+        "ga", m, cfg=make_config("ga", {"lr": 1e-2}), forget_loss=ce, retain_loss=ce, batches=_stream(), budget=20
+    )
     assert ce(m, forget).mean().item() > before + 0.1
 
 
@@ -174,10 +190,18 @@ def test_ga_early_stop_ends_once_the_forget_loss_passes_the_threshold():
     m0 = _model()
     threshold = ce(m0, forget).mean().item() + 0.5
     free, stopped = copy.deepcopy(m0), copy.deepcopy(m0)
-    r_free = run_method("ga", free, cfg=make_config("ga", {"lr": 5e-2}), forget_loss=ce, retain_loss=ce,
-                        batches=_stream(), budget=60)
-    r_stop = run_method("ga", stopped, cfg=make_config("ga", {"lr": 5e-2, "stop_loss_f": threshold}), forget_loss=ce,
-                        retain_loss=ce, batches=_stream(), budget=60)
+    r_free = run_method(
+        "ga", free, cfg=make_config("ga", {"lr": 5e-2}), forget_loss=ce, retain_loss=ce, batches=_stream(), budget=60
+    )
+    r_stop = run_method(
+        "ga",
+        stopped,
+        cfg=make_config("ga", {"lr": 5e-2, "stop_loss_f": threshold}),
+        forget_loss=ce,
+        retain_loss=ce,
+        batches=_stream(),
+        budget=60,
+    )
     assert not r_free.stopped and r_free.used == 60
     assert r_stop.stopped and 0 < r_stop.used < 60 and r_stop.steps == r_stop.used
     assert r_stop.history[-1]["loss_f"] <= threshold < ce(stopped, forget).mean().item()  # stopped right after
@@ -186,6 +210,13 @@ def test_ga_early_stop_ends_once_the_forget_loss_passes_the_threshold():
 
 
 def test_ga_without_a_threshold_never_stops():
-    r = run_method("ga", _model(), cfg=make_config("ga", {"lr": 1e-2}), forget_loss=ce, retain_loss=ce,
-                   batches=_stream(), budget=10)
+    r = run_method(
+        "ga",
+        _model(),
+        cfg=make_config("ga", {"lr": 1e-2}),
+        forget_loss=ce,
+        retain_loss=ce,
+        batches=_stream(),
+        budget=10,
+    )
     assert not r.stopped and r.used == 10

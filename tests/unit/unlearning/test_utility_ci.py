@@ -11,8 +11,14 @@ from components.unlearning.utility_ci import utility_difference_ci, utility_resa
 
 
 def _splits(rng, n=40, shift=0.0):
-    return {s: {"prob": np.clip(rng.uniform(0.2, 0.8, n) + shift, 0.01, 1), "rouge": rng.uniform(0.1, 0.9, n),
-                "tr": rng.uniform(0.3, 1.5, n)} for s in ("retain", "general")}
+    return {
+        s: {
+            "prob": np.clip(rng.uniform(0.2, 0.8, n) + shift, 0.01, 1),
+            "rouge": rng.uniform(0.1, 0.9, n),
+            "tr": rng.uniform(0.3, 1.5, n),
+        }
+        for s in ("retain", "general")
+    }
 
 
 def test_the_identity_resample_gives_model_utility():
@@ -48,8 +54,9 @@ def test_resampling_seeds_widens_the_ci_when_seeds_disagree():
     shifts = (0.3, 0.3, -0.1)
     moved = [{s: {**v, "prob": np.clip(v["prob"] + d, 0.01, 1)} for s, v in b.items()} for b, d in zip(base, shifts)]
     pt, lo, hi, per_seed = utility_difference_ci(moved, base, n_resamples=2000, level=0.95, seed=0)
-    pt2, lo2, hi2, per_seed2 = utility_difference_ci(moved, base, n_resamples=2000, level=0.95, seed=0,
-                                                     clusters=[0, 1, 2])
+    pt2, lo2, hi2, per_seed2 = utility_difference_ci(
+        moved, base, n_resamples=2000, level=0.95, seed=0, clusters=[0, 1, 2]
+    )
     assert pt == pt2 and per_seed == per_seed2 and [np.sign(x) for x in per_seed] == [1, 1, -1]
     assert lo > 0  # seeds held fixed: the CI excludes 0
     assert lo2 < 0 < hi2 and hi2 - lo2 > 2 * (hi - lo)
@@ -68,8 +75,9 @@ def test_a_simulated_run_keeps_the_run_s_seeds_with_new_seed_effects():
 
     rng = np.random.default_rng(6)
     base = [_splits(rng) for _ in range(3)]
-    method = [{s: {**v, "prob": np.clip(v["prob"] + d, 0.01, 1)} for s, v in b.items()}
-              for b, d in zip(base, (0.0, 0.1, 0.2))]
+    method = [
+        {s: {**v, "prob": np.clip(v["prob"] + d, 0.01, 1)} for s, v in b.items()} for b, d in zip(base, (0.0, 0.1, 0.2))
+    ]
     diffs = np.array([model_utility(m) - model_utility(b) for m, b in zip(method, base)])
     offs = []
     for _ in range(400):

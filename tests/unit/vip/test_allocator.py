@@ -48,9 +48,14 @@ def test_continuous_relaxation_matches_scipy(form):
     best = np.inf
     for start in (np.full(q, budget / q), np.clip(x + rng.normal(0, 1, q), lo, hi)):
         start = start * budget / start.sum()
-        res = minimize(lambda n: variance(n, w, form).sum(), start, method="SLSQP", bounds=[(lo, hi)] * q,
-                       constraints=[{"type": "eq", "fun": lambda n: n.sum() - budget}],
-                       options={"maxiter": 500, "ftol": 1e-14})
+        res = minimize(
+            lambda n: variance(n, w, form).sum(),
+            start,
+            method="SLSQP",
+            bounds=[(lo, hi)] * q,
+            constraints=[{"type": "eq", "fun": lambda n: n.sum() - budget}],
+            options={"maxiter": 500, "ftol": 1e-14},
+        )
         best = min(best, res.fun)
     assert ours <= best + 1e-7
     n = allocate(p, budget, lo, hi, form)

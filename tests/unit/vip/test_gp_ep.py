@@ -14,14 +14,17 @@ from components.vip.predictor import GPPredictor, ep_sites, laplace_mode, tilted
 
 
 @pytest.mark.filterwarnings("ignore::scipy.integrate.IntegrationWarning")  # quad's own round-off note at v = 0.01
-@pytest.mark.parametrize("m, v, k, n, mean", [(0.3, 2.0, 7, 8, -0.5), (-1.0, 0.5, 0, 24, 1.0), (2.0, 4.0, 3, 3, 0.0),
-                                              (0.0, 0.01, 12, 24, 0.0)])
+@pytest.mark.parametrize(
+    "m, v, k, n, mean",
+    [(0.3, 2.0, 7, 8, -0.5), (-1.0, 0.5, 0, 24, 1.0), (2.0, 4.0, 3, 3, 0.0), (0.0, 0.01, 12, 24, 0.0)],
+)
 def test_tilted_moments_equal_adaptive_quadrature(m, v, k, n, mean):
     dens = lambda f: np.exp(-0.5 * (f - m) ** 2 / v) * expit(f + mean) ** k * (1 - expit(f + mean)) ** (n - k)  # noqa: E731
     z = integrate.quad(dens, -40, 40, epsabs=0, epsrel=1e-12, limit=200, points=[m])[0]
     mu = integrate.quad(lambda f: f * dens(f), -40, 40, epsabs=0, epsrel=1e-12, limit=200, points=[m])[0] / z
-    var = integrate.quad(lambda f: (f - mu) ** 2 * dens(f), -40, 40, epsabs=0, epsrel=1e-12, limit=200,
-                         points=[m])[0] / z
+    var = (
+        integrate.quad(lambda f: (f - mu) ** 2 * dens(f), -40, 40, epsabs=0, epsrel=1e-12, limit=200, points=[m])[0] / z
+    )
     got_mu, got_var = tilted_moments(*(np.array([x], float) for x in (m, v, k, n)), mean)
     assert got_mu[0] == pytest.approx(mu, abs=1e-8) and got_var[0] == pytest.approx(var, rel=1e-7)
 
@@ -30,7 +33,7 @@ def _exact_two_sites(K, k, n, mean):
     g = np.linspace(-10, 10, 1601)
     f1, f2 = np.meshgrid(g, g, indexing="ij")
     ki = np.linalg.inv(K)
-    logp = -0.5 * (ki[0, 0] * f1 ** 2 + 2 * ki[0, 1] * f1 * f2 + ki[1, 1] * f2 ** 2)
+    logp = -0.5 * (ki[0, 0] * f1**2 + 2 * ki[0, 1] * f1 * f2 + ki[1, 1] * f2**2)
     for f, a, b in ((f1, k[0], n[0]), (f2, k[1], n[1])):
         logp += a * np.log(expit(f + mean)) + (b - a) * np.log(expit(-(f + mean)))
     w = np.exp(logp - logp.max())
@@ -47,7 +50,7 @@ def test_ep_is_near_the_exact_posterior_and_nearer_than_laplace(k, n, rho):
     exact_mu, exact_var = _exact_two_sites(K, k, n, 0.2)
     sw, cf, alpha = ep_sites(K, k, n, 0.2)
     ep_mu = K @ alpha
-    ep_var = np.diag(np.linalg.inv(np.linalg.inv(K) + np.diag(sw ** 2)))  # (K^-1 + site precisions)^-1
+    ep_var = np.diag(np.linalg.inv(np.linalg.inv(K) + np.diag(sw**2)))  # (K^-1 + site precisions)^-1
     lap_mu = laplace_mode(K, k, n, 0.2)[0]
     assert np.max(np.abs(ep_mu - exact_mu)) < 0.02
     assert np.max(np.abs(ep_var / exact_var - 1)) < 0.05

@@ -14,15 +14,18 @@ from components.vip.policy import is_tiny, load_hf, load_policy, save_policy
 from tests.vip_hf_fixture import dapo_rows, tiny_hf_policy
 
 
-@pytest.mark.parametrize("completion, target, reward", [
-    ("3 plus 4 is 7.\nAnswer: 7", "7", 1.0),
-    ("Answer: 5\nwait, no.\nAnswer: $7$", "7", 1.0),  # the last answer counts
-    ("answer:  \\boxed{132}.", "132", 1.0),
-    ("Answer: 1,024", "1024", 1.0),
-    ("Answer: 8", "7", 0.0),
-    ("The answer is 7", "7", 0.0),  # no "Answer:" line: DAPO's format is part of the reward
-    ("Answer: 77", "7", 0.0),
-])
+@pytest.mark.parametrize(
+    "completion, target, reward",
+    [
+        ("3 plus 4 is 7.\nAnswer: 7", "7", 1.0),
+        ("Answer: 5\nwait, no.\nAnswer: $7$", "7", 1.0),  # the last answer counts
+        ("answer:  \\boxed{132}.", "132", 1.0),
+        ("Answer: 1,024", "1024", 1.0),
+        ("Answer: 8", "7", 0.0),
+        ("The answer is 7", "7", 0.0),  # no "Answer:" line: DAPO's format is part of the reward
+        ("Answer: 77", "7", 0.0),
+    ],
+)
 def test_math_reward_follows_dapo_s_answer_rule(completion, target, reward):
     assert C.math_reward(target, completion) == reward
 
@@ -46,21 +49,33 @@ def test_an_unknown_hub_id_offline_fails_at_once_naming_it(tmp_path):
 
 
 def test_the_rl_loop_trains_a_hf_policy_on_dapo_prompts(hf_folder, tmp_path):
+    import dataclasses
+
     from components.vip import rl_loop
     from components.vip.strategies import Method
-
-    import dataclasses
 
     model, codec, tok = load_policy(hf_folder)
     # an untrained model never writes "Answer: <n>", so every group would be all-zero and nothing would update:
     # the loop's mechanics are tested with a reward it can reach (any digit in the completion)
     codec = dataclasses.replace(codec, reward=lambda target, text: float(any(ch.isdigit() for ch in text)))
     rows = rows_to_problems(dapo_rows(24), "fixture")
-    cfg = rl_loop.LoopConfig(steps=2, q=4, budget_per_step=16, lo=2, hi=8, lr=1e-3, max_new=6, eval_k=2,
-                             n_evals=1, grad_repeats=2, shadow=(("global", "hashed"),))
+    cfg = rl_loop.LoopConfig(
+        steps=2,
+        q=4,
+        budget_per_step=16,
+        lo=2,
+        hi=8,
+        lr=1e-3,
+        max_new=6,
+        eval_k=2,
+        n_evals=1,
+        grad_repeats=2,
+        shadow=(("global", "hashed"),),
+    )
     feats = {"hashed": np.random.default_rng(0).normal(size=(24, 4))}
-    res = rl_loop.run(model, Method("vip", "vip", predictor="gp", features="hashed"), cfg, rows, feats, rows[:4],
-                      seed=0, codec=codec)
+    res = rl_loop.run(
+        model, Method("vip", "vip", predictor="gp", features="hashed"), cfg, rows, feats, rows[:4], seed=0, codec=codec
+    )
     assert res["updates"] == 2 and all(sum(s["sizes"]) == 16 for s in res["steps"])
     assert {c["rollouts"] for c in res["curve"]} == {0, 32}
     trained = res["model"]

@@ -4,7 +4,6 @@ and a known answer: on tiered prompts it ranks success better than a global mean
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from scipy.stats import spearmanr
 
 from components.vip.predictor import BetaBernoulli, GlobalMean, GPPredictor
@@ -23,7 +22,7 @@ def test_gp_matches_sklearn_laplace():
     gp._refit()
     _, _, mean, sw, cf, grad = gp._fit
     f_sk = sk.base_estimator_.f_cached
-    kmat = 1.7 * np.exp(-0.5 * ((x[:, None] - x[None]) ** 2).sum(-1) / 1.3 ** 2)
+    kmat = 1.7 * np.exp(-0.5 * ((x[:, None] - x[None]) ** 2).sum(-1) / 1.3**2)
     assert np.allclose(kmat @ grad, f_sk, atol=1e-6)  # the posterior mode at the training points
     xq = rng.normal(size=(25, 3))
     gq = GPPredictor(np.vstack([x, xq]), window=64, amplitude=1.7, lengthscale=1.3, prior_mean=False)
@@ -54,8 +53,10 @@ def test_gp_generalises_to_unseen_prompts_where_beta_bernoulli_cannot():
     for m in (gp, bb, gm):
         m.update(seen, k, np.full(128, 8))
     unseen = np.arange(128, 400)
-    brier = {name: float(np.mean((m.predict(unseen) - p_true[unseen]) ** 2)) for name, m in
-             {"gp": gp, "bb": bb, "gm": gm}.items()}
+    brier = {
+        name: float(np.mean((m.predict(unseen) - p_true[unseen]) ** 2))
+        for name, m in {"gp": gp, "bb": bb, "gm": gm}.items()
+    }
     assert brier["gp"] < 0.5 * brier["gm"]  # stated margin: half the global mean's squared error
     assert spearmanr(gp.predict(unseen), p_true[unseen]).statistic > 0.8
     assert np.allclose(bb.predict(unseen), 0.5)  # no sharing across prompts

@@ -62,8 +62,7 @@ def _tiny_setup():
     # the empty answer: reward 1 iff the first token is eos, which an untrained policy hits about 1 time in 17,
     # so groups carry signal and the runs really update
     rows = [{**x.row(), "target": ""} for x in T.make_problems(40, {"add1": 1.0, "mul1": 1.0}, rng, "t")]
-    model = TinyLM(TinyLMConfig(vocab_size=T.VOCAB, d_model=16, n_layers=1, n_heads=2, d_ff=32, max_seq_len=24),
-                   seed=0)
+    model = TinyLM(TinyLMConfig(vocab_size=T.VOCAB, d_model=16, n_layers=1, n_heads=2, d_ff=32, max_seq_len=24), seed=0)
     return model, rows
 
 
@@ -72,8 +71,19 @@ def test_equal_p_vip_run_equals_uniform_drgrpo_run():
     from components.vip.strategies import Method
 
     model, rows = _tiny_setup()
-    cfg = rl_loop.LoopConfig(steps=3, q=4, budget_per_step=16, lo=2, hi=8, lr=1e-3, max_new=3, eval_k=2,
-                             n_evals=1, grad_repeats=2, shadow=(("global", "minilm"),))
+    cfg = rl_loop.LoopConfig(
+        steps=3,
+        q=4,
+        budget_per_step=16,
+        lo=2,
+        hi=8,
+        lr=1e-3,
+        max_new=3,
+        eval_k=2,
+        n_evals=1,
+        grad_repeats=2,
+        shadow=(("global", "minilm"),),
+    )
     feats = {"hashed": np.eye(40, dtype=np.float32)}
     a = rl_loop.run(model, Method("uniform"), cfg, rows, feats, rows[:6], seed=3)
     b = rl_loop.run(model, Method("vip", "vip", predictor="constant"), cfg, rows, feats, rows[:6], seed=3)
@@ -112,11 +122,24 @@ def test_every_full_profile_method_runs_through_the_loop_within_budget_and_bound
     from flows.vip.params import _FULL_METHODS
 
     model, rows = _tiny_setup()
-    cfg = rl_loop.LoopConfig(steps=3, q=4, budget_per_step=16, lo=2, hi=8, lr=1e-3, max_new=3, eval_k=2,
-                             n_evals=1, grad_repeats=2, shadow=(("global", "minilm"),))
+    cfg = rl_loop.LoopConfig(
+        steps=3,
+        q=4,
+        budget_per_step=16,
+        lo=2,
+        hi=8,
+        lr=1e-3,
+        max_new=3,
+        eval_k=2,
+        n_evals=1,
+        grad_repeats=2,
+        shadow=(("global", "minilm"),),
+    )
     # correlated features (not one-hot), so the GP's p differs between prompts it has not seen
-    feats = {"hashed": np.eye(40, dtype=np.float32),
-             "minilm": np.random.default_rng(0).normal(size=(40, 3)).astype(np.float32)}
+    feats = {
+        "hashed": np.eye(40, dtype=np.float32),
+        "minilm": np.random.default_rng(0).normal(size=(40, 3)).astype(np.float32),
+    }
     runs = {}
     for name in ("uniform-rloo", "vip-rloo", "heuristic", "vip-beta"):
         spec = {k: v for k, v in _FULL_METHODS[name].items()}

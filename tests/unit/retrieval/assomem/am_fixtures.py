@@ -50,9 +50,16 @@ class _Builder:
         utts, clue = np.asarray(self.utts, np.float32), np.asarray(self.clue)
         n_clue = len(self.queries)
         clue_embs = _unit(np.stack([utts[clue == c].mean(0) for c in range(n_clue)])).astype(np.float32)
-        return {"utts": utts, "times": NOW - np.asarray(self.ages, float), "clue": clue, "clue_embs": clue_embs,
-                "q": np.asarray(self.queries, np.float32), "gold": self.gold, "types": self.types,
-                "calibration": np.arange(n_clue) % 2 == 0}
+        return {
+            "utts": utts,
+            "times": NOW - np.asarray(self.ages, float),
+            "clue": clue,
+            "clue_embs": clue_embs,
+            "q": np.asarray(self.queries, np.float32),
+            "gold": self.gold,
+            "types": self.types,
+            "calibration": np.arange(n_clue) % 2 == 0,
+        }
 
 
 def tied(kind: str, seed: int = 0, n_questions: int = 24) -> dict:

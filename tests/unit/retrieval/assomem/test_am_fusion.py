@@ -56,8 +56,14 @@ def test_temporal_signal_wins_when_only_time_distinguishes_answers():
     clue = np.zeros(n, dtype=np.int64)
     adj = sp.csr_matrix(np.pad(np.ones((1, n)), ((0, n), (1, 0)))[: n + 1, : n + 1])
     adj = ((adj + adj.T) > 0).astype(float)
-    am = AssoMem(utt, times, clue, np.array([[1.0, 0.0]], dtype=np.float32), sp.csr_matrix(adj),
-                 AssoMemConfig(direct_top=n, union_direct=True))
+    am = AssoMem(
+        utt,
+        times,
+        clue,
+        np.array([[1.0, 0.0]], dtype=np.float32),
+        sp.csr_matrix(adj),
+        AssoMemConfig(direct_top=n, union_direct=True),
+    )
     q = np.tile(np.array([[1.0, 0.0]], dtype=np.float32), (20, 1))
     sigs = am.signals(q, [100.0] * 20)
     gold = int(np.argmax(times))

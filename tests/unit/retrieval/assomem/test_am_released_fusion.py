@@ -35,8 +35,11 @@ def _signals(fx: dict, cfg: AssoMemConfig):
 
 
 def _recall(fx: dict, ranked: dict) -> float:
-    pq = per_query({str(i): [str(g) for g in fx["gold"][i]] for i in ranked},
-                   {str(i): [str(u) for u in r] for i, r in ranked.items()}, ks=(K,))
+    pq = per_query(
+        {str(i): [str(g) for g in fx["gold"][i]] for i in ranked},
+        {str(i): [str(u) for u in r] for i, r in ranked.items()},
+        ks=(K,),
+    )
     return float(np.mean([v[f"R@{K}"] for v in pq.values()]))
 
 
@@ -48,9 +51,13 @@ def evaluate(fx: dict, cfg: AssoMemConfig = RELEASED, binning: str = "pooled", s
     bins = fusion.calibration_bins([sigs[i] for i in cal], SIGNALS, binning=binning, n_bins=cfg.n_bins)
     w, cmi = fusion.cmi_weights(bins, [rel[i] for i in cal], [fx["types"][i] for i in cal], temperature=0.1)
     rng = np.random.default_rng(seed)
-    return {"assomem": _recall(fx, {i: rank(sigs[i], w[fx["types"][i]], K) for i in ev}),
-            "dense": _recall(fx, {i: dense_flat(fx["q"][i:i + 1], fx["utts"], K)[0] for i in ev}),
-            "random": _recall(fx, {i: rng.permutation(sigs[i].candidates)[:K] for i in ev}), "weights": w, "cmi": cmi}
+    return {
+        "assomem": _recall(fx, {i: rank(sigs[i], w[fx["types"][i]], K) for i in ev}),
+        "dense": _recall(fx, {i: dense_flat(fx["q"][i : i + 1], fx["utts"], K)[0] for i in ev}),
+        "random": _recall(fx, {i: rng.permutation(sigs[i].candidates)[:K] for i in ev}),
+        "weights": w,
+        "cmi": cmi,
+    }
 
 
 def _passes(m: dict) -> bool:
@@ -73,9 +80,11 @@ def _pagerank_noise(monkeypatch):
     monkeypatch.setattr(importance, "personalized_pagerank", noise)
 
 
-@pytest.mark.parametrize("kind, sabotage", [("assoc", _pagerank_noise), ("recent", F.temporal_reversed),
-                                            ("recent", F.temporal_shuffled)],
-                         ids=["pagerank-noise", "temporal-reversed", "temporal-shuffled"])
+@pytest.mark.parametrize(
+    "kind, sabotage",
+    [("assoc", _pagerank_noise), ("recent", F.temporal_reversed), ("recent", F.temporal_shuffled)],
+    ids=["pagerank-noise", "temporal-reversed", "temporal-shuffled"],
+)
 def test_sabotage_breaks_the_released_known_answer(monkeypatch, kind, sabotage):
     sabotage(monkeypatch)
     m = evaluate(F.tied(kind))

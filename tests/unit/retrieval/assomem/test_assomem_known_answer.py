@@ -78,20 +78,30 @@ def memory_fixture(seed: int = 0) -> dict:
     for _ in range(N_PER_TYPE):
         a = rv()
         c0, n_clue = n_clue, n_clue + 1
-        add(list(_unit(a + np.sqrt(1 / 0.95 ** 2 - 1) * rv(8))), rng.uniform(20, 60, 8), c0)
-        g = add(list(_unit(a + np.sqrt(1 / 0.6 ** 2 - 1) * rv(2))), rng.uniform(1, 2, 2), c0)
+        add(list(_unit(a + np.sqrt(1 / 0.95**2 - 1) * rv(8))), rng.uniform(20, 60, 8), c0)
+        g = add(list(_unit(a + np.sqrt(1 / 0.6**2 - 1) * rv(2))), rng.uniform(1, 2, 2), c0)
         add(list(_unit(0.2 * a + rv(4))), rng.uniform(100, 300, 4), c0)
         queries.append(a), gold.append(g), types.append("temporal")
     utts, clue = np.asarray(utts, np.float32), np.asarray(clue)
     clue_embs = _unit(np.stack([utts[clue == c].mean(0) for c in range(n_clue)])).astype(np.float32)
-    return {"utts": utts, "times": NOW - np.asarray(ages), "clue": clue, "clue_embs": clue_embs,
-            "q": np.asarray(queries, np.float32), "gold": gold, "types": types,
-            "calibration": np.arange(len(queries)) % 2 == 0}
+    return {
+        "utts": utts,
+        "times": NOW - np.asarray(ages),
+        "clue": clue,
+        "clue_embs": clue_embs,
+        "q": np.asarray(queries, np.float32),
+        "gold": gold,
+        "types": types,
+        "calibration": np.arange(len(queries)) % 2 == 0,
+    }
 
 
 def _recall(fx: dict, ranked: dict[int, np.ndarray], qids: list[int]) -> dict[str, float]:
-    pq = per_query({str(i): [str(g) for g in fx["gold"][i]] for i in qids},
-                   {str(i): [str(u) for u in ranked[i]] for i in qids}, ks=(K,))
+    pq = per_query(
+        {str(i): [str(g) for g in fx["gold"][i]] for i in qids},
+        {str(i): [str(u) for u in ranked[i]] for i in qids},
+        ks=(K,),
+    )
     return {t: float(np.mean([pq[str(i)][f"R@{K}"] for i in qids if fx["types"][i] == t])) for t in TYPES}
 
 
@@ -104,11 +114,10 @@ def known_answer(seed: int = 0) -> dict:
     cal = np.flatnonzero(fx["calibration"]).tolist()
     ev = np.flatnonzero(~fx["calibration"]).tolist()
     bins = fusion.calibration_bins([sigs[i] for i in cal], SIGNALS, binning="per-query")
-    w, _ = fusion.cmi_weights(bins, [rel[i] for i in cal],
-                              [fx["types"][i] for i in cal], temperature=0.1)
+    w, _ = fusion.cmi_weights(bins, [rel[i] for i in cal], [fx["types"][i] for i in cal], temperature=0.1)
     rng = np.random.default_rng(seed)
     method = _recall(fx, {i: rank(sigs[i], w[fx["types"][i]], K) for i in ev}, ev)
-    dense = _recall(fx, {i: dense_flat(fx["q"][i:i + 1], fx["utts"], K)[0] for i in ev}, ev)
+    dense = _recall(fx, {i: dense_flat(fx["q"][i : i + 1], fx["utts"], K)[0] for i in ev}, ev)
     rand = _recall(fx, {i: rng.permutation(sigs[i].candidates)[:K] for i in ev}, ev)
     passes = {t: method[t] >= max(dense[t], rand[t]) + MARGIN for t in TYPES}
     return {"assomem": method, "dense": dense, "random": rand, "weights": w, "passes": passes}
@@ -135,8 +144,11 @@ def _no_weight_learning(monkeypatch):
     monkeypatch.setattr(fusion, "cmi_weights", zeroed)
 
 
-@pytest.mark.parametrize("sabotage", [_pagerank_noise, F.temporal_reversed, F.temporal_shuffled, _no_weight_learning],
-                         ids=["pagerank-noise", "temporal-reversed", "temporal-shuffled", "no-weight-learning"])
+@pytest.mark.parametrize(
+    "sabotage",
+    [_pagerank_noise, F.temporal_reversed, F.temporal_shuffled, _no_weight_learning],
+    ids=["pagerank-noise", "temporal-reversed", "temporal-shuffled", "no-weight-learning"],
+)
 def test_sabotage_breaks_the_known_answer(monkeypatch, sabotage):
     sabotage(monkeypatch)
     m = known_answer()
