@@ -15,6 +15,7 @@ from typing import Any
 
 from components.errors import DataError, ParamsError
 from components.evaluation import claims as CL
+from components.evaluation.testability import supplied
 
 SIMPLE_RULES = ("probability", "p-value", "point", "check")
 RULES = (*CL.CI_RULES, *SIMPLE_RULES, "composite")
@@ -35,6 +36,8 @@ class ClaimSpec:
     direction: str | None = "greater"
     paper_value: str | None = None
     scale_note: str = ""
+    bounds: tuple[float, float] | None = None  # the metric's floor and ceiling: both arms at one -> not testable
+    requires: tuple[str, ...] = ()  # mechanism checks the run must supply (``testability=[Check(name, ...)]``)
 
     def __post_init__(self) -> None:
         if self.rule not in RULES:
@@ -57,11 +60,14 @@ class ClaimSpec:
     def standard(self, **numbers: Any) -> CL.ClaimResult:
         """Paired per-unit values through :func:`claims.evaluate_standard` under the declared CI rule."""
         kw = {"rule": self.rule, "direction": self.direction, "cluster_unit": self.cluster_unit, **numbers}
+        kw.setdefault("bounds", self.bounds)
+        kw["testability"] = supplied(self.id, self.requires, kw.get("testability", ()))
         return CL.evaluate_standard(self.id, self._statement(kw), **self._common(kw))
 
     def from_ci(self, **numbers: Any) -> CL.ClaimResult:
         """A CI computed elsewhere, through :func:`claims.from_ci` under the declared CI rule."""
         kw = {"rule": self.rule, "direction": self.direction, "cluster_unit": self.cluster_unit, **numbers}
+        kw["testability"] = supplied(self.id, self.requires, kw.get("testability", ()))
         return CL.from_ci(self.id, self._statement(kw), **self._common(kw))
 
     def simple(self, **numbers: Any) -> CL.ClaimResult:

@@ -79,8 +79,64 @@ def _ci_reason(c: Mapping) -> str:
     return f"{ci} spans {t:g}"
 
 
+WEAK, ONE_MODEL, BOUNDS = "weak", "one trained model", "baseline censored at the cap (bounds)"
+
+
+def labels(c: Mapping) -> list[str]:
+    """What the report and ``paperline show`` say beside a verdict (``shared/papers/README.md``, step 3):
+    ``weak`` for a "reproduced" whose point estimate lies inside null +- delta; ``one trained model`` for a
+    claim decided on a single seed; the bounds label for a "reproduced" that holds with the baseline's
+    censored units at the cap."""
+    out = []
+    if c.get("verdict") == REPRODUCED:
+        delta, effect, null = c.get("delta"), c.get("effect"), c.get("null") or 0.0
+        if c.get("rule") == "standard" and delta and effect is not None and abs(effect - null) <= delta:
+            out.append(WEAK)
+        if c.get("n_censored_bound"):
+            out.append(BOUNDS)
+    sampled = c.get("rule") not in ("composite", "point", "check")
+    if sampled and c.get("cluster_unit") and c.get("n_seeds") == 1 and c.get("verdict") != INCONCLUSIVE:
+        out.append(ONE_MODEL)
+    return out
+
+
+def not_testable(c: Mapping) -> list[Mapping]:
+    """The record's failed testability checks."""
+    return [t for t in c.get("testability") or [] if not t.get("passed")]
+
+
+def verdict_text(c: Mapping) -> str:
+    """The verdict with its labels, e.g. "reproduced (weak)" or "inconclusive: not testable here"."""
+    if not_testable(c):
+        return f"{c.get('verdict')}: not testable here"
+    lab = labels(c)
+    return f"{c.get('verdict')} ({', '.join(lab)})" if lab else str(c.get("verdict"))
+
+
+def _suffix(c: Mapping) -> str:
+    lab = labels(c)
+    words = {
+        WEAK: "weak: the point estimate lies inside the no-effect band",
+        ONE_MODEL: "the verdict holds for that one trained model",
+        BOUNDS: f"{c.get('n_censored_bound')} baseline unit(s) censored at the cap count as bounds",
+    }
+    return "".join(f"; {words[x]}" for x in lab)
+
+
 def reason(c: Mapping) -> str:
     """One sentence saying why ``c`` (a claim record with its verdict set) got its verdict."""
+    failed = not_testable(c)
+    if failed:
+        text = "not testable here: " + "; ".join(f"{t['name']} failed ({t['detail']})" for t in failed)
+        n_c = (c.get("n_censored") or 0) + (c.get("n_censored_bound") or 0)
+        if n_c:
+            left = "" if c.get("uncensored") else ", no uncensored unit is left"
+            text += f"; {n_c} of {c.get('n_units')} units censored{left}"
+        return text
+    return _reason(c) + _suffix(c)
+
+
+def _reason(c: Mapping) -> str:
     rule, verdict = c.get("rule"), c.get("verdict")
     if rule == "composite":
         failed = [p["id"] for p in c.get("preconditions") or [] if p.get("verdict") != REPRODUCED]
@@ -94,18 +150,20 @@ def reason(c: Mapping) -> str:
     why = (c.get("details") or {}).get("not_applicable")
     if why and c.get("ci_low") is None:  # the data cannot test the claim: say why, before counting seeds
         return f"not testable here: {why}"
-    if rule not in ("composite", "point", "check") and c.get("cluster_unit") and c.get("n_seeds", 0) < 2:
-        return (
-            f"only {c.get('n_seeds', 0)} {c.get('cluster_unit')}: the resampling cannot see how the result "
-            "moves from one trained model to another, so it cannot speak for the method"
-        )
+    if rule not in ("composite", "point", "check") and c.get("cluster_unit") and c.get("n_seeds", 0) < 1:
+        return f"no {c.get('cluster_unit')} could be compared, so the claim cannot be judged"
     if rule in ("standard", "non-inferiority", "ci-excludes"):
         base = _ci_reason(c)
-        n_c = c.get("n_censored") or 0
-        if n_c and verdict == INCONCLUSIVE and ci_rule_verdict(c, c["ci_low"], c["ci_high"]) != INCONCLUSIVE:
+        if c.get("ci_low") is not None and c.get("ci_low") == c.get("ci_high"):
+            return f"{base}: a zero-width CI (the design fixed the number), so it cannot decide"
+        n_c, n_b = c.get("n_censored") or 0, c.get("n_censored_bound") or 0
+        if (n_c or n_b) and verdict == INCONCLUSIVE and ci_rule_verdict(c, c["ci_low"], c["ci_high"]) != INCONCLUSIVE:
             u = c.get("uncensored")
-            rest = f"without them the CI is {_ci(u['ci_low'], u['ci_high'])}" if u else "no uncensored unit is left"
-            return f"{base}, but it rests on {n_c} of {c.get('n_units')} censored units ({rest})"
+            if u and c.get("cluster_unit") and u.get("n_seeds", 0) < 2:
+                rest = f"only {u.get('n_seeds', 0)} uncensored {c.get('cluster_unit')} left, 2 needed"
+            else:
+                rest = f"without them the CI is {_ci(u['ci_low'], u['ci_high'])}" if u else "no uncensored unit is left"
+            return f"{base}, but it rests on {n_c + n_b} of {c.get('n_units')} censored units ({rest})"
         return base + (f" ({n_c} censored units counted)" if n_c else "")
     d = c.get("details") or {}
     if rule == "probability":

@@ -29,7 +29,9 @@ serves (seeds, then units).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+import contextvars
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -38,13 +40,97 @@ import numpy as np
 from components.errors import ParamsError
 from components.evaluation.claims import ClaimResult, derive_verdict
 from components.evaluation.rules import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
-from components.evaluation.stats import _as_values, _labels, cluster_design, percentile_ci, two_stage_means
+from components.evaluation.seed_ci import seed_level_ci
+from components.evaluation.stats import _as_values, _labels, cluster_design
 
 if TYPE_CHECKING:
     from components.evaluation.claim_spec import ClaimSpec
 
 Decide = Callable[[np.ndarray, np.ndarray, np.ndarray], str]  # (values, clusters, strata) -> verdict
 SimulateCI = Callable[[np.random.Generator], tuple[float, float, float]]  # one simulated run -> (effect, lo, hi)
+
+
+@dataclass(frozen=True)
+class PowerPlan:
+    """How a claim not reproduced gets its power check: planted effects in multiples of its band, simulated
+    runs per planted effect, bootstrap resamples per simulated run. Set for a stage by :func:`planning`."""
+
+    deltas: tuple[float, ...]
+    n_sim: int
+    n_resamples: int
+    seed: int = 0
+
+
+_PLAN: contextvars.ContextVar[PowerPlan | None] = contextvars.ContextVar("power_plan", default=None)
+
+
+@contextlib.contextmanager
+def planning(plan: PowerPlan | None) -> Iterator[None]:
+    """Within the block, every claim decided by :func:`components.evaluation.claims.evaluate_standard` that is not
+    reproduced carries its design's power (:func:`auto_power`). The runtime opens it around each stage with the
+    paper's ``claims`` settings, so every pipeline, present and future, gets the check without asking."""
+    token = _PLAN.set(plan)
+    try:
+        yield
+    finally:
+        _PLAN.reset(token)
+
+
+def current_plan() -> PowerPlan | None:
+    return _PLAN.get()
+
+
+def planted_effects(record: ClaimResult, deltas: Sequence[float]) -> tuple[list[float], float, str]:
+    """(planted effects, band, what the band is): ``threshold + side * k * band`` for each k in ``deltas`` (k = 0
+    is the boundary: the false "reproduced" rate there). The band is the claim's no-effect band delta, else its
+    non-inferiority margin or threshold, else the half-width of its own CI."""
+    side = -1.0 if record.direction == "less" else 1.0
+    t = record.threshold or 0.0
+    if record.delta:
+        band, what = record.delta, "the no-effect band delta"
+    elif record.rule == "non-inferiority" or t:
+        band, what = abs(t), "the margin" if record.rule == "non-inferiority" else "the threshold"
+    else:
+        band, what = (record.ci_high - record.ci_low) / 2, "the half-width of the observed CI"
+    return [t + side * float(k) * band for k in deltas], float(band), what
+
+
+def auto_power(
+    record: ClaimResult,
+    values: np.ndarray,
+    clusters: np.ndarray | None,
+    strata: np.ndarray | None,
+    decide: Decide,
+    plan: PowerPlan,
+) -> ClaimResult:
+    """``record`` with ``details["power"]``: its own rule (``decide``) on runs simulated from its units with the
+    observed effect replaced by planted ones (:func:`planted_power`). Without clusters each unit is its own."""
+    planted, band, what = planted_effects(record, plan.deltas)
+    if band <= 0:
+        why = "the claim has no band, margin or CI width to scale planted effects by"
+        return replace(record, details={**record.details, "power_not_applicable": why})
+    c = np.zeros(values.size, dtype=int) if clusters is None else clusters  # no clusters: units are resampled
+    rows = planted_power(
+        values,
+        clusters=c,
+        strata=strata,
+        planted=planted,
+        decide=decide,
+        n_sim=plan.n_sim,
+        seed=plan.seed,
+    )
+    power = {
+        "planted_in_deltas": [float(k) for k in plan.deltas],
+        "band": band,
+        "band_is": what,
+        "n_sim": plan.n_sim,
+        "n_resamples": plan.n_resamples,
+        "rows": [r.to_dict() for r in rows],
+        "how": "the run's units with its observed effect removed and the planted one added, new seed effects "
+        "from the run's between-seed spread, then units (strata kept), each decided by the claim's own rule; "
+        "an upper bound with few seeds (the spread is estimated, not known)",
+    }
+    return replace(record, details={**record.details, "power": power})
 
 
 @dataclass(frozen=True)
@@ -303,16 +389,15 @@ def mean_simulator(
     level: float,
 ) -> SimulateCI:
     """For :func:`shifted_power` on a mean of units under any CI rule (standard or non-inferiority): each call
-    draws a data set of the run's design (:func:`simulated_units`) and returns its mean with its two-stage
-    percentile CI."""
+    draws a data set of the run's design (:func:`simulated_units`) and returns its mean with the rule's
+    seed-level CI (:func:`components.evaluation.seed_ci.seed_level_ci`)."""
     x = _as_values("values", values)
     c, s = _labels("clusters", clusters, x.size), _labels("strata", strata, x.size)
     crossed = cluster_design(c, s, x.size) == "crossed"
 
     def simulate(rng: np.random.Generator) -> tuple[float, float, float]:
         v, sc, ss = simulated_units(x, c, s, rng, crossed)
-        boots = two_stage_means(v, clusters=sc, strata=ss, n_resamples=n_resamples, seed=int(rng.integers(1 << 31)))
-        lo, hi = percentile_ci(boots, level)
-        return float(v.mean()), lo, hi
+        ci = seed_level_ci(v, clusters=sc, strata=ss, n_resamples=n_resamples, level=level, seed=int(rng.integers(1 << 31)))
+        return ci.point, ci.low, ci.high
 
     return simulate

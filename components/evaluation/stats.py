@@ -208,15 +208,24 @@ def paired_bootstrap_ci(
     seed: int,
     statistic: Statistic = np.mean,
 ) -> tuple[float, float, float]:
-    """(point, lo, hi): the statistic of method - baseline and its percentile bootstrap CI.
+    """(point, lo, hi): the statistic of method - baseline and its CI.
 
     Units are paired by position. ``clusters`` labels the top-level independent
-    unit of each paired unit (the seed where a trained model is involved): the
-    resampling is then two-stage. ``strata`` are groups fixed by design.
+    unit of each paired unit (the seed where a trained model is involved): the CI
+    is then the standard rule's seed-level CI (:func:`components.evaluation.seed_ci.seed_level_ci`:
+    the two-stage bootstrap widened by a t-interval on the per-seed effects). ``strata``
+    are groups fixed by design. Without clusters: the percentile bootstrap of units.
     """
     diffs = paired_differences(method_values, baseline_values)
     if not 0.0 < level < 1.0:  # checked before the resampling work
         raise ParamsError(f"level: must be in (0, 1), got {level}")
+    if clusters is not None:
+        if statistic is not np.mean:
+            raise ParamsError("statistic: the two-stage (clustered) bootstrap supports the mean only")
+        from components.evaluation.seed_ci import seed_level_ci  # seed_ci builds on this module
+
+        ci = seed_level_ci(diffs, clusters=clusters, strata=strata, n_resamples=n_resamples, level=level, seed=seed)
+        return ci.point, ci.low, ci.high
     samples = bootstrap_samples(
         diffs, clusters=clusters, strata=strata, n_resamples=n_resamples, seed=seed, statistic=statistic
     )

@@ -124,26 +124,24 @@ class Section(BaseModel):
 
 
 class ClaimsBase(Section):
-    """The claims settings every paper has; a paper's ``ClaimsParams`` extends it with its bands and margins."""
+    """The claims settings every paper has; a paper's ``ClaimsParams`` extends it with its bands and margins.
+
+    Every claim that is not reproduced carries its design's power (``shared/papers/README.md``: could the run
+    have said "reproduced" had the effect been there?): the runtime opens a power plan from these settings
+    around each stage (:meth:`power_plan`), and the kit attaches the check (``components.evaluation.power``)."""
 
     level: float = Field(0.95, gt=0.5, lt=1, description="confidence level of every interval")
     n_resamples: Resamples = Field(10_000, ge=100, description="bootstrap resamples per claim")
-
-
-class PowerClaims(ClaimsBase):
-    """Claims settings with the power check a claim not reproduced (or inconclusive) carries
-    (:func:`components.evaluation.power.attach_power`): the planted effects and the simulated runs."""
-
     power_deltas: list[float] = Field(
-        [0.0, 5.0, 10.0, 20.0, 40.0],
+        [0.0, 1.0, 2.0, 5.0, 10.0],
         min_length=1,
-        description=("planted effects of the power check, in multiples of each claim's no-effect band"),
+        description="planted effects of the power check, in multiples of each claim's no-effect band",
     )
     power_sims: int = Field(
         100,
         ge=0,
         le=10_000,
-        description=("simulated runs per planted effect for claims not reproduced (0: no power check)"),
+        description="simulated runs per planted effect for claims not reproduced (0: no power check)",
     )
     power_resamples: Resamples = Field(1_000, ge=100, description="bootstrap resamples of each simulated run")
 
@@ -153,6 +151,15 @@ class PowerClaims(ClaimsBase):
         if any(x < 0 or x > 1000 for x in v):
             raise ValueError("power_deltas must be between 0 and 1000 (multiples of the band)")
         return v
+
+    def power_plan(self, seed: int = 0):
+        """The plan :func:`components.evaluation.power.planning` opens for a stage."""
+        from components.evaluation.power import PowerPlan  # the kit's power module loads numpy/scipy
+
+        return PowerPlan(tuple(self.power_deltas), self.power_sims, self.power_resamples, seed)
+
+
+PowerClaims = ClaimsBase  # older name: every paper's claims now carry the power settings
 
 
 class Resources(Section):

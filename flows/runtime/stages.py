@@ -162,6 +162,11 @@ def pause_point(name: str) -> None:
         time.sleep(0.05)
 
 
+def _power_plan(ctx: StageContext):
+    claims = getattr(ctx.params, "claims", None)
+    return claims.power_plan() if hasattr(claims, "power_plan") else None
+
+
 def execute(ctx: StageContext, *, force: bool = False) -> dict[str, Any]:
     """Run the stage unless fresh; publish outputs; write the marker. Returns the stage's summary."""
     for dep in ctx.stage.deps:  # an upstream stage interrupted while publishing: refuse its outputs
@@ -175,9 +180,12 @@ def execute(ctx: StageContext, *, force: bool = False) -> dict[str, Any]:
     point = f"{ctx.paper.slug}:{ctx.stage.name}"
     t0, c0 = time.perf_counter(), cpu_time()  # the stage's own imports count as its work, not as orchestration
     module = importlib.import_module(ctx.stage.module)
+    from components.evaluation.power import planning  # loads numpy and scipy: only when a stage runs
+
     try:
         crash_point(f"stage-start:{point}")
-        summary = module.run(ctx) or {}
+        with planning(_power_plan(ctx)):  # every claim decided in the stage gets its power check
+            summary = module.run(ctx) or {}
         run_seconds, cpu_seconds = round(time.perf_counter() - t0, 3), round(cpu_time() - c0, 3)
         crash_point(f"stage-end:{point}")
         pause_point(f"stage-end:{point}")

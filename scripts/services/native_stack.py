@@ -59,6 +59,7 @@ except ImportError:
         free_port,
         missing_binaries,
         pg_binary,
+        why_not_startable,
     )
 
 POOL = "paperline"

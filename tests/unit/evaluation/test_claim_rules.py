@@ -103,10 +103,14 @@ def test_censored_units_that_do_not_change_the_verdict_are_only_counted():
     assert r.verdict == "reproduced" and r.n_censored == 3 and "3 censored units counted" in r.reason
 
 
-def test_one_seed_cannot_carry_a_claim_about_a_trained_model():
+def test_one_seed_is_decided_for_that_one_trained_model_and_says_so():
+    """The rule (step 2): with a single seed the CI covers items only, and the report says that the verdict holds
+    for that one trained model; with no seed at all nothing can be compared."""
     m, b = shifted(5.0, n=100)
     r = std(m, b, clusters=np.zeros(100))
-    assert r.ci_low > 1.0 and r.verdict == "inconclusive" and "only 1 seed" in r.reason
+    assert r.ci_low > 1.0 and r.verdict == "reproduced" and "one trained model" in r.reason
+    assert "one trained model" in r.details["interval"]
+    assert CL.derive_verdict({**r.to_dict(), "n_seeds": 0}) == "inconclusive"
     fixed = std(m, b, clusters=np.zeros(100), cluster_unit=None)  # e.g. a deterministic oracle: no model to vary
     assert fixed.verdict == "reproduced"
 

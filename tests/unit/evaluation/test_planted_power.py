@@ -54,11 +54,11 @@ def test_the_observed_effect_is_removed_before_planting():
 
 
 def test_seed_spread_limits_power_as_the_two_stage_bootstrap_says():
-    """Large seed-to-seed variation with 3 seeds leaves a moderate effect undetectable; the same effect with
+    """Large seed-to-seed variation with 6 seeds leaves a moderate effect undetectable; the same effect with
     seeds that agree is found. Power follows the run's own seed noise, not just the item count."""
     rng = np.random.default_rng(4)
-    agree, s1 = run_units(0.0, rng, n_seeds=3, sd_seed=0.0)
-    spread, s2 = run_units(0.0, rng, n_seeds=3, sd_seed=3.0)
+    agree, s1 = run_units(0.0, rng, n_seeds=6, sd_seed=0.0)
+    spread, s2 = run_units(0.0, rng, n_seeds=6, sd_seed=3.0)
     (a,) = planted_power(agree, clusters=s1, planted=[0.4], decide=standard_rule, n_sim=30, seed=5)
     (b,) = planted_power(spread, clusters=s2, planted=[0.4], decide=standard_rule, n_sim=30, seed=5)
     assert a.reproduced >= 0.9 and b.reproduced <= a.reproduced - 0.4

@@ -28,6 +28,7 @@ def decide_ci(effect: float, low: float, high: float) -> str:
         unit="u",
         n_units=600,
         n_seeds=4,
+        details={"interval": "the simulator's seed-level CI (seed_level_ci)"},
     ).verdict
 
 
@@ -100,6 +101,7 @@ def part_and_composite(effect: float, low: float, high: float):
         unit="u",
         n_units=600,
         n_seeds=4,
+        details={"interval": "a seed-level CI computed by the caller"},
     )
     other = CL.from_ci(
         "C1/FQ",
@@ -115,6 +117,7 @@ def part_and_composite(effect: float, low: float, high: float):
         unit="u",
         n_units=4,
         n_seeds=4,
+        details={"interval": "a seed-level CI computed by the caller"},
     )
     return part, CL.composite("C1", "s", [part, other], how="all", metric="m", method="a", baseline="b", unit="u")
 
