@@ -43,7 +43,9 @@ def last_claims(paths: Paths, slug: str) -> dict[str, Any] | None:
 def _verdicts(doc: dict[str, Any] | None) -> str:
     if not doc:
         return "-"
-    return ", ".join(f"{c.get('id')}: {c.get('verdict')}" for c in doc.get("claims", [])) or "-"
+    from components.evaluation.explain import verdict_text  # labels: weak, one trained model, not testable
+
+    return ", ".join(f"{c.get('id')}: {verdict_text(c)}" for c in doc.get("claims", [])) or "-"
 
 
 def close_matches(name: str, choices: list[str]) -> str:

@@ -61,9 +61,15 @@ def _check_params(root: Path, slug: str, doc: dict, src: Path) -> None:
 
 def summary(doc: dict) -> str:
     """``C2, C3 reproduced; C1 not reproduced; C4 inconclusive`` (verdicts in a fixed order)."""
+    from components.evaluation.explain import labels, not_testable
+
+    def tagged(c: dict) -> str:  # C1 (weak), C3 (not testable here)
+        tags = ["not testable here"] if not_testable(c) else labels(c)
+        return f"{c['id']} ({', '.join(tags)})" if tags else c["id"]
+
     groups = []
     for verdict in ("reproduced", "not reproduced", "inconclusive"):
-        ids = [c["id"] for c in doc["claims"] if c["verdict"] == verdict]
+        ids = [tagged(c) for c in doc["claims"] if c["verdict"] == verdict]
         if ids:
             groups.append(f"{', '.join(ids)} {verdict}")
     return "; ".join(groups) or "no claims"

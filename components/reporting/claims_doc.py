@@ -16,6 +16,7 @@ from typing import Any
 
 from components.errors import DataError
 from components.evaluation.claims import VERDICTS  # one list of verdicts for the rule and the reports
+from components.evaluation.explain import verdict_text
 from components.evaluation.explain import rule_text
 from components.io import read_json
 
@@ -180,7 +181,8 @@ def claim_row(claim: Mapping) -> dict[str, str]:
         "signs": fmt_signs(claim),
         "rule": fmt_rule(claim),
         "rule_text": rule_text(claim) if claim.get("rule") else "",
-        "verdict": str(claim["verdict"]),
+        "verdict": verdict_text(claim),  # with its labels: "reproduced (weak)", "inconclusive: not testable here"
+        "verdict_key": str(claim["verdict"]),
         "reason": str(claim.get("reason") or ""),
         "scale_note": str(claim.get("scale_note") or ""),
     }

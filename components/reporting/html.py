@@ -167,7 +167,7 @@ def claims_table_html(claims: Sequence[Mapping], *, show_rule: bool = True) -> s
                 "effect": esc(r["effect"]) + ci_note + delta,
                 "n": esc(r["n"]) + signs,
                 "rule": esc(r["rule_text"] or r["rule"]),
-                "verdict": badge(r["verdict"]) + reason,
+                "verdict": badge(r.get("verdict_key", r["verdict"]), r["verdict"]) + reason,
             }
         )
     columns = ["id", "statement", "comparison", "paper", "effect", "n"] + (["rule"] if show_rule else []) + ["verdict"]

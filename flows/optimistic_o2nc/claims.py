@@ -17,6 +17,7 @@ import numpy as np
 
 from components.errors import ParamsError
 from components.evaluation import claims as CL
+from components.evaluation.seed_ci import binomial_ci
 from components.evaluation.claim_spec import ClaimSpec
 
 NOTE = (
@@ -101,6 +102,8 @@ def _pairs(rows, idx, f, a, b, eps_list) -> dict[str, list]:
                     out["function"].append(f)
                     out["censored"].append(not (r["reached"] and other["reached"]))
                     out["both_censored"].append(not r["reached"] and not other["reached"])
+                    out["method_censored"].append(not r["reached"])  # the verdict must not rest on these
+                    out["baseline_bound"].append(bool(r["reached"] and not other["reached"]))  # a lower bound
     return out
 
 
@@ -161,7 +164,8 @@ def _log_ratio(spec: ClaimSpec, pr: dict, p, *, strata: str, details: dict, **ch
         baseline_values=pr["b"],
         clusters=pr["seed"],
         strata=pr[strata],
-        censored=pr["censored"],
+        censored=pr["method_censored"],
+        censored_bound=pr["baseline_bound"],  # the baseline's count to reach eps is at least its capped count
         delta=c.delta_log_ratio,
         seed=p.seed,
         n_resamples=c.n_resamples,
@@ -354,6 +358,25 @@ def claim3(p, rows, idx) -> CL.ClaimResult:
             level=c.level,
             details=details_a,
         )
+        if part_a.ci_low == part_a.ci_high:  # the grid fixes the rate on every seed: its CI comes from its units
+            k, n = details_a["reached"], len(noisy)
+            b_lo, b_hi = binomial_ci(k, n, c.level)
+            part_a = part_a_spec.from_ci(
+                effect=k / n,
+                ci_low=b_lo,
+                ci_high=b_hi,
+                delta=0.0,
+                threshold=c.success_rate,
+                n_units=n,
+                n_seeds=len({r["seed"] for r in noisy}),
+                ci_level=c.level,
+                details={
+                    **details_a,
+                    "interval": f"exact binomial (Clopper-Pearson) on {k} of {n} runs: the seed-level CI had "
+                    f"zero width ({part_a.ci_low:.4f} on every seed), the rate being fixed by the grid",
+                },
+                power_reason="the rate is fixed by the grid on every seed: a planted effect would need a new grid",
+            )
     else:
         part_a = part_a_spec.from_ci(
             effect=None,
@@ -392,6 +415,7 @@ def claim3(p, rows, idx) -> CL.ClaimResult:
         n_units=len(st),
         n_seeds=len(seeds),
         ci_level=c.level,
+        seed_effects=[spearman_by_seed([r for r in st if r["seed"] == s], [s], 1, p.seed)[0] for s in seeds],
         n_censored=n_cens,
         uncensored=uncensored,
         details={
