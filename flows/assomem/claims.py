@@ -13,7 +13,7 @@ import numpy as np
 
 from components.evaluation import claims as CL
 from components.evaluation.claim_spec import ClaimSpec
-from components.evaluation.stats import paired_bootstrap_ci
+from components.evaluation.seed_ci import paired_bootstrap_ci
 
 NOTE = (
     "Procedural, similarity-dense meeting memories with an offline clue tagger (nearest keyphrase with MiniLM) "
@@ -356,7 +356,9 @@ def claim4(p, tab, sizes) -> CL.ClaimResult:
     clustered = design["clusters"] is not None
     ids = np.unique(seeds[agg | fact]) if clustered else []
     both = [s for s in ids if (agg & (seeds == s)).any() and (fact & (seeds == s)).any()]
-    signs = [int(np.sign(loss[agg & (seeds == s)].mean() - loss[fact & (seeds == s)].mean())) for s in both]
+    # per-seed interaction (the CI's statistic on one seed's questions): the rule's t-interval on them joins the CI
+    per_seed = [float(loss[agg & (seeds == s)].mean() - loss[fact & (seeds == s)].mean()) for s in both]
+    signs = [int(np.sign(e)) for e in per_seed]
     more = C4_MORE.from_ci(
         statement=f"Removing I lowers R@{k} more on aggregate than on single-session questions",
         effect=point,
@@ -369,6 +371,7 @@ def claim4(p, tab, sizes) -> CL.ClaimResult:
         cluster_unit=design["cluster_unit"],
         ci_level=p.claims.level,
         per_seed_signs=signs or None,
+        seed_effects=per_seed if clustered else None,
         details={
             "note": _c4_note(loss[agg].mean(), loss[fact].mean()),
             "loss_aggregate": float(loss[agg].mean()),
