@@ -5,7 +5,8 @@ rolled out from the same reset seeds. Their CIs are two-stage: training seeds
 (the top-level random unit: each seed trains its own models) with replacement,
 then episodes within each drawn seed. C4 compares Spearman(Q-hat, G) of ICQL and
 IQL on the same dataset trajectories, mean over seeds; its bootstrap draws seeds,
-then trajectories within each drawn seed. Nothing here is censored: every
+then trajectories within each drawn seed, its CI the hull with a t-interval on the per-seed
+differences (the standard rule's small-sample interval). Nothing here is censored: every
 episode runs its fixed length and every score is finite (the GX suite checks it).
 """
 
@@ -175,7 +176,8 @@ def claim2(p, s: dict) -> CL.ClaimResult:
 
 
 def claim4(p, qdata: dict | None, seeds: list[int], task: int = 4) -> CL.ClaimResult:
-    """Spearman(Q-hat, G): ICQL minus IQL, mean over seeds; two-stage bootstrap (seeds, then trajectories)."""
+    """Spearman(Q-hat, G): ICQL minus IQL, mean over seeds; CI: the hull of the two-stage bootstrap (seeds, then
+    trajectories) and a t-interval on the per-seed differences (with two or more seeds)."""
     st = _c4_statement(task)
     names = [(f"t{task}-icql-s{s}", f"t{task}-iql-s{s}") for s in seeds]
     if qdata is None or any(a not in qdata or b not in qdata for a, b in names):
@@ -201,6 +203,7 @@ def claim4(p, qdata: dict | None, seeds: list[int], task: int = 4) -> CL.ClaimRe
         n_seeds=len(seeds),
         ci_level=p.claims.level,
         per_seed_signs=[int(np.sign(d)) for d in diffs],
+        seed_effects=diffs,  # the rule's small-sample interval: the CI becomes the hull with their t-interval
         details={
             "per_seed": per_seed,
             "n_resamples": p.claims.n_resamples,
