@@ -11,7 +11,10 @@ from flows.daze.params import PRESETS, Params
 
 
 def _rows(asr: dict, br: dict, seeds=(0, 1, 2), n_states=50, n_eps=6):
+    """Triggered-state hits at rate ``asr[method]``; benign returns ``br[method]`` x the max return, Daze's with
+    +-1% per-episode noise (its own generator, so the hits stay as they were) so that the returns vary."""
     rng = np.random.default_rng(0)
+    noise = np.random.default_rng(1)
     states, episodes = [], []
     for env in ("CartPole-v1", "InvertedPendulum-v5"):
         for m in ("clean", "daze", "trojdrl"):
@@ -35,7 +38,9 @@ def _rows(asr: dict, br: dict, seeds=(0, 1, 2), n_states=50, n_eps=6):
                         "seed": s,
                         "condition": "clean",
                         "episode": i,
-                        "return": br[m] * (500 if env == "CartPole-v1" else 1000),
+                        "return": br[m]
+                        * (500 if env == "CartPole-v1" else 1000)
+                        * (1 + (noise.uniform(-0.01, 0.01) if m == "daze" else 0.0)),
                     }
                     for i in range(n_eps)
                 ]
@@ -50,7 +55,7 @@ def p():
 
 
 def test_verdicts_follow_the_numbers(p):
-    states, episodes = _rows({"clean": 0.5, "daze": 0.99, "trojdrl": 0.2}, {"clean": 1.0, "daze": 0.99, "trojdrl": 1})
+    states, episodes = _rows({"clean": 0.5, "daze": 0.95, "trojdrl": 0.2}, {"clean": 1.0, "daze": 0.99, "trojdrl": 1})
     ok = {"r": {"max_gap": 0.0, "steps": 100}}
     assert [
         c.verdict
@@ -66,7 +71,9 @@ def test_verdicts_follow_the_numbers(p):
     weak, _ = _rows({"clean": 0.5, "daze": 0.5, "trojdrl": 0.5}, {"clean": 1.0, "daze": 0.5, "trojdrl": 1})
     assert claim1(p, weak, episodes, ok).verdict == "not reproduced"
     tie, _ = _rows({"clean": 0.5, "daze": 1.0, "trojdrl": 1.0}, {"clean": 1.0, "daze": 1.0, "trojdrl": 1})
-    assert claim3(p, tie, episodes).verdict == "not reproduced"  # both at ASR 1: CI inside +-1 point
+    # both at ASR 1 on every state: every paired difference is 0, so the comparison cannot discriminate
+    tied = claim3(p, tie, episodes)
+    assert tied.verdict == "inconclusive" and tied.reason.startswith("not testable here")
 
 
 def test_an_agent_that_never_learned_makes_the_claims_inconclusive(p):
