@@ -127,6 +127,7 @@ def _mu_claim(spec: ClaimSpec, idx, method, baseline, seeds, c, seed, details, *
         n_seeds=len(set(seeds)),
         ci_level=c.level,
         per_seed_signs=[int(np.sign(x)) for x in per_seed],
+        seed_effects=per_seed,
         details={
             "per_seed": per_seed,
             "seeds": list(seeds),

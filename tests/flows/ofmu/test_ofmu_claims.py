@@ -42,19 +42,25 @@ def _split_rows(model, seed, split, rng, prob, tr=None):
 def lm_items(seeds, mu_prob: dict, forget_tr: dict | None = None, seed_shift: dict | None = None, rng_seed=0):
     """Item rows: ``mu_prob[model]`` sets the answer probability (hence MU); ``forget_tr[model]`` the forget-set
     truth ratios' centre (Retrain sits at 0.5, so a model at 0.5 has FQ near 1); ``seed_shift[(model, seed)]``
-    moves one seed's probability."""
+    moves one seed's probability.
+
+    A model's forget-set truth ratios are Retrain's, moved by (centre - 0.5), plus N(0, 0.02^2) noise per question:
+    at centre 0.5 its FQ (a KS p-value against Retrain's) lies near 1 and varies a little from seed to seed, so
+    "the same FQ" holds on every seed (independent draws made one seed's FQ 0.07 by chance, which the few-seed
+    t-interval rightly refuses to call non-inferior)."""
     rng = np.random.default_rng(rng_seed)
     forget_tr, seed_shift = forget_tr or {}, seed_shift or {}
     rows = []
+    retrain_tr = rng.uniform(0.4, 0.6, N_Q)
     for model in ("base", "retain"):
         for split in ("retain", "general", "forget"):
-            rows += _split_rows(model, -1, split, rng, 0.5, rng.uniform(0.4, 0.6, N_Q) if split == "forget" else None)
+            rows += _split_rows(model, -1, split, rng, 0.5, retrain_tr if split == "forget" else None)
     for model, prob in mu_prob.items():
         for s in seeds:
             for split in ("retain", "general"):
                 rows += _split_rows(model, s, split, rng, prob + seed_shift.get((model, s), 0.0))
-            centre = forget_tr.get(model, 0.5)
-            rows += _split_rows(model, s, "forget", rng, 0.3, rng.uniform(centre - 0.1, centre + 0.1, N_Q))
+            shift = forget_tr.get(model, 0.5) - 0.5
+            rows += _split_rows(model, s, "forget", rng, 0.3, retrain_tr + shift + rng.normal(0, 0.02, N_Q))
     return rows
 
 
@@ -76,8 +82,10 @@ def history(seeds, cos_ofmu, cos_beta0, steps=20, rng_seed=0):
 
 def vision(seeds, acc_ofmu, acc_gd, out_of_band=(), sc="class-3", n=120, rng_seed=0, same=False, base_in_band=()):
     """Vision rows: per seed, test-item correctness drawn at the given accuracies (``same``: GradDiff gets OFMU's
-    exact correctness); ``out_of_band`` lists (method, seed) runs that never reached the UA band;
-    ``base_in_band`` the seeds whose unedited base model already lies within Retrain's UA band."""
+    correctness with one right item made wrong and one wrong item made right, so both have the same TA on every
+    seed while the paired differences still vary: identical differences would be "not testable here");
+    ``out_of_band`` lists (method, seed) runs that never reached the UA band; ``base_in_band`` the seeds whose
+    unedited base model already lies within Retrain's UA band."""
     rng = np.random.default_rng(rng_seed)
     runs, correct = [], []
     for s in seeds:
@@ -87,9 +95,12 @@ def vision(seeds, acc_ofmu, acc_gd, out_of_band=(), sc="class-3", n=120, rng_see
         ]
         for method, acc in (("ofmu", acc_ofmu), ("graddiff", acc_gd)):
             runs.append({"scenario": sc, "method": method, "seed": s, "in_band": (method, s) not in out_of_band})
-            drawn = (
-                correct[-1]["correct"] if same and method == "graddiff" else (rng.random(n) < acc).astype(int).tolist()
-            )
+            if same and method == "graddiff":
+                drawn = list(correct[-1]["correct"])
+                right, wrong = drawn.index(1), drawn.index(0)
+                drawn[right], drawn[wrong] = 0, 1  # one swap each way: the same TA
+            else:
+                drawn = (rng.random(n) < acc).astype(int).tolist()
             correct.append({"scenario": sc, "method": method, "seed": s, "correct": drawn})
     return runs, correct
 
@@ -110,17 +121,23 @@ def test_c1_reproduced_when_ofmu_has_higher_mu_at_the_same_fq():
 
 def test_c1_not_reproduced_when_ofmu_pays_for_its_utility_with_forget_quality():
     p = params()
-    rows = lm_items(p.unlearn.seeds, MODELS, forget_tr={"ofmu": 1.5})  # far from Retrain's truth ratios: FQ ~ 0
+    # away from Retrain's truth ratios: FQ 1e-5 to 1e-3 (a shift that leaves no overlap pins every FQ at the KS
+    # floor, every difference identical: not testable)
+    rows = lm_items(p.unlearn.seeds, MODELS, forget_tr={"ofmu": 0.6})
     c = claim1(p, index_items(rows))
     assert c.parts[0]["verdict"] == REPRODUCED and c.parts[1]["verdict"] == NOT_REPRODUCED
     assert c.verdict == NOT_REPRODUCED and "1 not reproduced (C1/FQ)" in c.reason
 
 
-def test_c1_with_one_seed_is_inconclusive_and_says_why():
+def test_c1_with_one_seed_decides_mu_for_that_one_model_and_fq_is_not_testable():
+    """One seed: the MU part is decided on its questions for that one trained model; the FQ part has one log10 FQ
+    difference (one value per seed), which cannot discriminate, so the trade-off stays inconclusive and says why."""
     p = params(lm_seeds=(0,))
     c = claim1(p, index_items(lm_items(p.unlearn.seeds, MODELS)))
     assert c.verdict == INCONCLUSIVE
-    assert all(x["verdict"] == INCONCLUSIVE and "only 1 seed" in x["reason"] for x in c.parts)
+    mu, fq = c.parts
+    assert mu["verdict"] == REPRODUCED and "one trained model" in mu["reason"] and mu["n_seeds"] == 1
+    assert fq["verdict"] == INCONCLUSIVE and fq["reason"].startswith("not testable here")
 
 
 # --- C2: stability ------------------------------------------------------------------------------------------------
@@ -160,7 +177,7 @@ def test_c3_verdicts_follow_the_cosines():
     mixed = claim3(p, history(seeds, {0: 0.2, 1: 0.2, 2: 0.9}, 0.4))
     assert mixed.verdict == INCONCLUSIVE and mixed.per_seed_signs == [-1, -1, 1]
     single = claim3(params(lm_seeds=(0,)), history([0], 0.2, 0.6))
-    assert single.verdict == INCONCLUSIVE and "only 1 seed" in single.reason
+    assert single.verdict == REPRODUCED and "one trained model" in single.reason
     assert single.n_units == 10  # the last half of 20 steps
 
 
@@ -209,7 +226,8 @@ def test_c4_not_reproduced_when_few_runs_reach_the_ua_band():
 def test_c4_every_scenario_must_hold():
     p = params(scenarios=("class-3", "random"))
     r1, c1 = vision(p.vision.seeds, 0.9, 0.7, sc="class-3")
-    r2, c2 = vision(p.vision.seeds, 0.8, 0.8, sc="random", same=True)  # equal TA: inside +-1 point
+    # equal TA on every seed: inside +-1 point (600 test items per seed, so the CI can be narrower than the band)
+    r2, c2 = vision(p.vision.seeds, 0.8, 0.8, sc="random", same=True, n=600)
     c = claim4(p, r1 + r2, c1 + c2)
     assert [x["verdict"] for x in c.parts] == [REPRODUCED, NOT_REPRODUCED]
     assert "no practical effect" in c.parts[1]["parts"][0]["reason"]
@@ -232,10 +250,11 @@ def test_c4_scenario_where_the_base_model_is_already_in_the_ua_band_is_not_testa
     assert claim4(p, r3 + r2, c3 + c2).verdict == INCONCLUSIVE
 
 
-def test_c4_single_seed_is_inconclusive():
+def test_c4_single_seed_is_decided_for_that_one_model():
     p = params(vision_seeds=(0,))
     c = claim4(p, *vision([0], 0.95, 0.6))
-    assert c.verdict == INCONCLUSIVE and "only 1 seed" in c.parts[0]["parts"][0]["reason"]
+    ta = c.parts[0]["parts"][0]
+    assert c.verdict == REPRODUCED and ta["n_seeds"] == 1 and "one trained model" in ta["reason"]
 
 
 # --- the document ---------------------------------------------------------------------------------------------------
