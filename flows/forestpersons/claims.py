@@ -111,6 +111,7 @@ def ap_difference(
         n_seeds=len(pairs),
         ci_level=c.level,
         per_seed_signs=[int(np.sign(x)) for x in per],
+        seed_effects=[float(x) for x in per],  # each cluster's own AP difference: the rule's t-interval on them
         details={
             "clusters": clusters,
             "per_cluster": [float(x) for x in per],
