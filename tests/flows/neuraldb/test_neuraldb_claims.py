@@ -26,10 +26,12 @@ def _bern(rng, rate, n):
     return (rng.random(n) < rate).astype(float)
 
 
-def rows(p, *, eff=None, eff_small=None, spec=None, gen=None, rise=None, unedited_eff=0.0, rng_seed=0, spec_of=None):
+def rows(p, *, eff=None, eff_small=None, spec=None, gen=None, rise=None, unedited_eff=0.1, rng_seed=0, spec_of=None):
     """Per (seed, m, method) rows. ``eff`` / ``eff_small``: efficacy rate at the largest / smallest m;
     ``spec``, ``gen``: specificity and paraphrase rates at any m; ``rise``: held-out NLL rise over the unedited
-    model. Each argument maps a method to its value (default: NeuralDB 1.0, the baselines 0.5).
+    model. Each argument maps a method to its value (default: NeuralDB 1.0, the baselines 0.5). The unedited
+    model gets a few targets right by chance (``unedited_eff`` 0.1): with none, NeuralDB's efficacy 1.0 against
+    its 0.0 makes every paired difference of P0 equal +1, and P0 would not be testable.
     ``spec_of(seed, alphaedit_values) -> neuraldb_values`` builds NeuralDB's specificity from AlphaEdit's."""
     rng = np.random.default_rng(rng_seed)
     eff = {"memit": 0.5, "alphaedit": 0.5, "neuraldb": 1.0, **(eff or {})}
@@ -74,13 +76,22 @@ def claims(p, **kw):
     return {c.id: c for c in all_claims(p, rows(p, **kw), GAMMA)}
 
 
+def one_more_local_fact(seed, a):
+    """NeuralDB's specificity is AlphaEdit's, fact for fact, but for one more local fact kept per seed: at least as
+    good, and the paired differences vary (identical ones would leave the claim not testable here)."""
+    out = a.copy()
+    out[np.flatnonzero(a == 0)[:1]] = 1
+    return out
+
+
 def test_effective_edits_reproduce_capacity_side_effects_and_locality():
     p = params()
-    c = claims(p, spec_of=lambda s, a: a)  # NeuralDB's specificity equals AlphaEdit's, fact for fact
+    c = claims(p, spec_of=one_more_local_fact)  # NeuralDB's specificity: AlphaEdit's, plus one fact per seed
     assert c["C1"].verdict == REPRODUCED and len(c["C1"].parts) == 3 and "3 reproduced" in c["C1"].reason
     assert c["C2"].verdict == REPRODUCED and c["C2"].preconditions[0]["verdict"] == REPRODUCED
     part = c["C3"].parts[0]
-    assert part["rule"] == "non-inferiority" and part["threshold"] == -0.01 and part["ci_low"] == part["ci_high"] == 0
+    assert part["rule"] == "non-inferiority" and part["threshold"] == -0.01 and 0 <= part["ci_low"] < part["ci_high"]
+    assert part["verdict"] == REPRODUCED and abs(part["effect"] - 0.01) < 1e-12
     assert c["C3"].verdict == REPRODUCED
     assert all(x.n_seeds == 3 for x in c.values())
     assert "99.9" in c["C1"].paper_value and "88.2" in c["C3"].paper_value
@@ -105,8 +116,10 @@ def test_a_small_loss_of_specificity_within_the_noise_is_inconclusive_not_reprod
     """The old rule called any CI that crossed 0 'at least as good'; non-inferiority asks the CI to clear -1 point."""
     p = params()
 
-    def lose(seed, a):  # NeuralDB misses 0, 2 and 4 of AlphaEdit's local facts in seeds 0, 1, 2
-        out, hits = a.copy(), np.flatnonzero(a == 1)[: 2 * seed]
+    # NeuralDB misses 2 of AlphaEdit's local facts in every seed: the loss lies within the facts' noise. (Losses
+    # of 0, 2 and 4 in seeds 0, 1, 2 are now a seed disagreement: the per-seed t-interval reaches above 0.)
+    def lose(seed, a):
+        out, hits = a.copy(), np.flatnonzero(a == 1)[:2]
         out[hits] = 0
         return out
 
@@ -136,7 +149,7 @@ def test_null_edits_leave_side_effects_locality_and_generalisation_unjudged():
         eff={"neuraldb": 0.0},
         unedited_eff=0.0,
         rise={"neuraldb": 0.0, "memit": 0.0, "alphaedit": 0.0},
-        spec_of=lambda s, a: a,
+        spec_of=one_more_local_fact,
     )
     for cid in ("C2", "C3", "C4"):
         assert c[cid].verdict == INCONCLUSIVE, cid
@@ -171,11 +184,16 @@ def test_edits_that_move_two_percent_of_facts_leave_claims_2_to_4_unjudged():
     assert _p0_with_gain(200)["C3"].preconditions[0]["verdict"] == REPRODUCED
 
 
-def test_a_single_seed_is_inconclusive():
+def test_a_single_seed_is_decided_for_that_one_trained_model():
+    """The standard rule (issue 45): one seed is decided on its facts (or windows) alone, and every decided record
+    says the verdict holds for that one trained model."""
     p = params(seeds=(0,))
     c = claims(p)
-    assert all(x.verdict == INCONCLUSIVE for x in c.values())
-    assert all("only 1 seed" in part["reason"] for part in c["C1"].parts)
+    assert all(x.n_seeds == 1 for x in c.values())
+    assert c["C1"].verdict == REPRODUCED and c["C2"].verdict == REPRODUCED
+    assert all(part["verdict"] == REPRODUCED and "one trained model" in part["reason"] for part in c["C1"].parts)
+    records = [r for x in c.values() for r in (*x.preconditions, *x.parts)]
+    assert all("one trained model" in r["reason"] for r in records if r["verdict"] != INCONCLUSIVE)
 
 
 def test_every_verdict_in_the_document_is_rederived():
