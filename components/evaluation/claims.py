@@ -47,6 +47,7 @@ from components.evaluation.rules import (  # noqa: F401  (re-exported: pipelines
     decide_pvalue,
     inside_band,
 )
+from components.evaluation.planted import auto_power, current_plan
 from components.evaluation.seed_ci import seed_level_ci, t_interval
 from components.evaluation.stats import paired_differences, stratum_signs
 from components.evaluation.testability import Check
@@ -452,8 +453,6 @@ def evaluate_standard(
         testability=[c.to_dict() for c in checks],
     )
     record = finish(record)
-    from components.evaluation.power import auto_power, current_plan  # power builds on this module
-
     plan = current_plan()
     if not (power and plan is not None and plan.n_sim > 0) or record.verdict == REPRODUCED or not all(
         c.passed for c in checks

@@ -197,42 +197,6 @@ def percentile_ci(samples: Sequence[float] | np.ndarray, level: float = 0.95) ->
     return float(lo), float(hi)
 
 
-def paired_bootstrap_ci(
-    method_values: Sequence[float] | np.ndarray,
-    baseline_values: Sequence[float] | np.ndarray | None = None,
-    *,
-    clusters: Sequence[Any] | np.ndarray | None = None,
-    strata: Sequence[Any] | np.ndarray | None = None,
-    n_resamples: int = 10_000,
-    level: float = 0.95,
-    seed: int,
-    statistic: Statistic = np.mean,
-) -> tuple[float, float, float]:
-    """(point, lo, hi): the statistic of method - baseline and its CI.
-
-    Units are paired by position. ``clusters`` labels the top-level independent
-    unit of each paired unit (the seed where a trained model is involved): the CI
-    is then the standard rule's seed-level CI (:func:`components.evaluation.seed_ci.seed_level_ci`:
-    the two-stage bootstrap widened by a t-interval on the per-seed effects). ``strata``
-    are groups fixed by design. Without clusters: the percentile bootstrap of units.
-    """
-    diffs = paired_differences(method_values, baseline_values)
-    if not 0.0 < level < 1.0:  # checked before the resampling work
-        raise ParamsError(f"level: must be in (0, 1), got {level}")
-    if clusters is not None:
-        if statistic is not np.mean:
-            raise ParamsError("statistic: the two-stage (clustered) bootstrap supports the mean only")
-        from components.evaluation.seed_ci import seed_level_ci  # seed_ci builds on this module
-
-        ci = seed_level_ci(diffs, clusters=clusters, strata=strata, n_resamples=n_resamples, level=level, seed=seed)
-        return ci.point, ci.low, ci.high
-    samples = bootstrap_samples(
-        diffs, clusters=clusters, strata=strata, n_resamples=n_resamples, seed=seed, statistic=statistic
-    )
-    lo, hi = percentile_ci(samples, level)
-    return float(statistic(diffs, axis=-1)), lo, hi
-
-
 def stratum_signs(
     differences: Sequence[float] | np.ndarray, strata: Sequence[Any] | np.ndarray
 ) -> tuple[list[Any], list[int]]:

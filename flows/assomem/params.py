@@ -179,7 +179,7 @@ PRESETS = presets(
     smoke={
         "data": {"n_projects": 4, "weeks": 18, "seeds": [0], "sizes": [300, 1000]},
         "embedding": {"model": "tfidf"},
-        "claims": {"n_resamples": 1000},
+        "claims": {"n_resamples": 1000, "power_sims": 10, "power_resamples": 200},
         "progress": False,
     },
     full={"data": {"n_projects": 26, "weeks": 52, "sizes": [1000, 3000, 10000, 20000]}},

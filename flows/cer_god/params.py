@@ -212,7 +212,7 @@ PRESETS = presets(
         "baselines": {"dominant": {"epochs": 50}, "gae": {"epochs": 50}},
         "run": {"seeds": [0, 1], "collapse_seeds": [0, 1]},
         "resources": {"workers": 1},
-        "claims": {"n_resamples": 2000},
+        "claims": {"n_resamples": 2000, "power_sims": 10, "power_resamples": 200},
     },
     full={
         "graphs": [

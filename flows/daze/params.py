@@ -151,7 +151,7 @@ PRESETS = presets(
         "envs": [{**_CARTPOLE, "steps": 4_000}],
         "train": {"seeds": [0]},
         "eval": {"episodes": 3, "states": 60, "perturb_episodes": 1, "perturb_states": 20},
-        "claims": {"n_resamples": 1000},
+        "claims": {"n_resamples": 1000, "power_sims": 10, "power_resamples": 200},
     },
     full={
         "envs": [

@@ -253,7 +253,7 @@ PRESETS = presets(
             "sweep_steps": 1,
             "erf_images": 4,
         },
-        "claims": {"n_resamples": 500, "low_fraction": 0.1},
+        "claims": {"n_resamples": 500, "low_fraction": 0.1, "power_sims": 10, "power_resamples": 200},
         "resources": {"workers": 1, "threads": 2},
         "progress": False,
     },

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from components.evaluation.stats import paired_bootstrap_ci
+from components.evaluation.seed_ci import paired_bootstrap_ci
 from components.io import read_jsonl
 from components.reporting import Section
 from components.reporting.plots import PALETTE, new_figure

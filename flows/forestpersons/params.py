@@ -142,7 +142,7 @@ PRESETS = presets(
         "train": {"seeds": {"forest": [0, 1], "urban": [0, 1], "aerial": [0]}, "epochs": 1},
         "eval": {"video_frames": 2, "panel": 4},
         "resources": {"workers": 1},
-        "claims": {"n_resamples": 200, "ap_resamples": 100},
+        "claims": {"n_resamples": 200, "ap_resamples": 100, "power_sims": 10, "power_resamples": 200},
     },
     full={
         "source": {"kind": "hf"},

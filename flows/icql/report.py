@@ -9,7 +9,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from components.evaluation.stats import paired_bootstrap_ci
+from components.evaluation.seed_ci import paired_bootstrap_ci
 from components.io import read_json, read_jsonl
 from components.reporting import Section
 from components.reporting.plots import errorbar_plot, line_plot

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from components.evaluation.stats import paired_bootstrap_ci
+from components.evaluation.seed_ci import paired_bootstrap_ci
 from components.io import read_json, read_jsonl
 from components.reporting import Section
 

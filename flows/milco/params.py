@@ -207,7 +207,7 @@ PRESETS = presets(
         "train": {"seeds": [0], "sap_steps": 12, "steps": 10, "batch": 32, "kl_weight": 0.0},
         "resources": {"workers": 1},
         "eval": {"topk_grid": [5, 10, 30], "mass_grid": [0.5, 0.8, 0.95]},
-        "claims": {"n_resamples": 1000},
+        "claims": {"n_resamples": 1000, "power_sims": 10, "power_resamples": 200},
         "progress": False,
     },
     full={

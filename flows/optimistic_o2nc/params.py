@@ -200,7 +200,7 @@ PRESETS = presets(
             "stoch_budget": 5000,
         },
         "resources": {"workers": 1},
-        "claims": {"n_resamples": 2000},
+        "claims": {"n_resamples": 2000, "power_sims": 10, "power_resamples": 200},
     },
     full={
         "functions": Replace({}),

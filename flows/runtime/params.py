@@ -154,7 +154,7 @@ class ClaimsBase(Section):
 
     def power_plan(self, seed: int = 0):
         """The plan :func:`components.evaluation.power.planning` opens for a stage."""
-        from components.evaluation.power import PowerPlan  # the kit's power module loads numpy/scipy
+        from components.evaluation.planted import PowerPlan  # the kit's power module loads numpy/scipy
 
         return PowerPlan(tuple(self.power_deltas), self.power_sims, self.power_resamples, seed)
 

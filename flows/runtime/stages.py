@@ -180,7 +180,7 @@ def execute(ctx: StageContext, *, force: bool = False) -> dict[str, Any]:
     point = f"{ctx.paper.slug}:{ctx.stage.name}"
     t0, c0 = time.perf_counter(), cpu_time()  # the stage's own imports count as its work, not as orchestration
     module = importlib.import_module(ctx.stage.module)
-    from components.evaluation.power import planning  # loads numpy and scipy: only when a stage runs
+    from components.evaluation.planted import planning  # loads numpy and scipy: only when a stage runs
 
     try:
         crash_point(f"stage-start:{point}")

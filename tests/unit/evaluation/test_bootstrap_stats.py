@@ -7,9 +7,9 @@ import pytest
 from scipy import stats as sps
 
 from components.errors import DataError, ParamsError
+from components.evaluation.seed_ci import paired_bootstrap_ci
 from components.evaluation.stats import (
     bootstrap_samples,
-    paired_bootstrap_ci,
     percentile_ci,
     relative_delta,
     stratum_signs,

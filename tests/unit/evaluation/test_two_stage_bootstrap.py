@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from components.errors import DataError, ParamsError
-from components.evaluation.stats import bootstrap_samples, cluster_design, paired_bootstrap_ci, two_stage_means
+from components.evaluation.seed_ci import paired_bootstrap_ci
+from components.evaluation.stats import bootstrap_samples, cluster_design, two_stage_means
 
 
 def nested(n_seeds: int, rng: np.random.Generator, n_items: int = 40, sd_seed: float = 0.5, sd_item: float = 1.0):
