@@ -98,8 +98,9 @@ def _finite(*xs: float | None) -> bool:
 def _part(spec: ClaimSpec, d: dict, *, n_units: int, n_seeds: int, note: str, level: float, **kw) -> CL.ClaimResult:
     """One comparison of fitted parameters (a part declared by ``spec``): its refit-bootstrap CI under a CI rule.
 
-    The refits resample training runs (seeds within N), so ``n_seeds`` is the seeds each N holds: with fewer
-    than 2 the claim is inconclusive.
+    The refits resample training runs (seeds within N), so ``n_seeds`` is the seeds each N holds: with one the
+    verdict is decided for that one trained model (the rule as of 2026-12-04). No per-seed effects are passed (a
+    law is not fitted per seed), so with 2 or more the record says the small-sample interval is missing.
     """
     return spec.from_ci(
         effect=d["effect"],
