@@ -472,6 +472,7 @@ def evaluate_standard(
             threshold=threshold,
             null=null,
             rule=rule,
+            margin=margin,
             metric=metric,
             method=method,
             baseline=baseline,

@@ -111,3 +111,26 @@ def test_all_differences_equal_is_not_testable_not_no_effect():
     assert [t["name"] for t in r.testability if not t["passed"]] == ["paired differences vary"]
     moved = decide(np.r_[np.zeros(29), 1e-3], np.repeat([0, 1, 2], 10))
     assert moved.verdict == "not reproduced"  # the same design with any spread is a finding (inside the band)
+
+
+def test_a_non_inferiority_claim_not_reproduced_gets_its_power_under_its_own_rule():
+    from components.evaluation.power import PowerPlan, planning
+
+    rng = np.random.default_rng(2)
+    with planning(PowerPlan((0.0, 2.0), 20, 200)):
+        r = CL.evaluate_standard(
+            "C",
+            "s",
+            method_values=rng.normal(-0.3, 1.0, 90),
+            baseline_values=None,
+            clusters=np.repeat([0, 1, 2], 30),
+            rule="non-inferiority",
+            margin=0.1,
+            direction="greater",
+            metric="m",
+            method="a",
+            baseline="b",
+            unit="u",
+            seed=0,
+        )
+    assert r.verdict != "reproduced" and [row["planted"] for row in r.details["power"]["rows"]] == [-0.1, 0.1]
