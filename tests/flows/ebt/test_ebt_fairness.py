@@ -19,8 +19,11 @@ def params(**claims):
 
 
 def rows_with_gains(far_gain: float, id_gain: float, *, seeds=(0, 1, 2), n=150, sd=2.0, seed=0) -> list[dict]:
-    """Per-window NLLs whose thinking gain (points, M 2 -> 4) is ``far_gain`` on linux_docs, ``id_gain`` on id."""
+    """Per-window NLLs whose thinking gain (points, M 2 -> 4) is ``far_gain`` on linux_docs, ``id_gain`` on id.
+    Best of 4 lowers each window's NLL by 0.05 give or take 0.01 (its own generator, so the other draws stay as
+    they were): a drop of exactly 0.05 on every window would leave C3 not testable here (identical differences)."""
     rng = np.random.default_rng(seed)
+    rng_bon = np.random.default_rng(seed + 1)
     rows = []
     for s in seeds:
         for name, gain in (("linux_docs", far_gain), ("id", id_gain)):
@@ -36,7 +39,7 @@ def rows_with_gains(far_gain: float, id_gain: float, *, seeds=(0, 1, 2), n=150, 
                         "ebt_m2": base,
                         "ebt_m4": base - g / 100.0,
                         "bon_1": base,
-                        "bon_4": base - 0.05,
+                        "bon_4": base - 0.05 + rng_bon.normal(0, 0.01),
                     }
                 )
     return rows
