@@ -57,8 +57,12 @@ def run_row(grid, f, m, eps, sigma, seed, calls) -> dict:
 def make_rows(ratio: dict | None = None, *, seeds=range(10), base=400.0, naive=None, stoch=None, noise=0.05):
     """Deterministic grid: cmo23 needs ``base``/eps^0.5 calls, odog ``ratio[f]`` times that, naive-hint
     ``naive[f]`` times odog's; noisy grid: ``stoch(sigma, seed, n_det)`` calls for odog, where n_det is its
-    deterministic count at that eps (default: n_det * (1 + 10 sigma), rising with sigma)."""
+    deterministic count at that eps (default: n_det * (1 + 10 sigma), rising with sigma), times exp(N(0, 0.1^2))
+    at sigma > 0 for a run that reached eps (sigma = 0 repeats the deterministic run call for call). The noise
+    makes the per-seed Spearman(sigma, N) differ between seeds: identical per-seed values give a zero-width CI,
+    which cannot decide."""
     rng = np.random.default_rng(0)
+    srng = np.random.default_rng(1)  # the noisy grid's own stream: the deterministic grid's numbers stay as they were
     ratio = ratio or {f: 0.5 for f in FUNCS}
     naive = naive or {f: 2.0 for f in FUNCS}
     rows = []
@@ -85,6 +89,8 @@ def make_rows(ratio: dict | None = None, *, seeds=range(10), base=400.0, naive=N
             for sig in SIGMAS:
                 n_det = det["calls"]
                 calls = n_det if sig == 0 else (stoch(sig, s, n_det) if stoch else n_det * (1 + 10 * sig))
+                if sig > 0 and calls < CAP:
+                    calls = min(calls * np.exp(srng.normal(0, 0.1)), CAP - 1)
                 rows.append(run_row("stoch", f, "odog", 0.01, sig, s, calls))
     return rows
 
@@ -122,17 +128,42 @@ def test_c1_needs_two_of_three_functions(p, ratios, expected):
     assert r.verdict == expected, (per_f, r.reason)
 
 
-def test_c1_resting_on_runs_at_the_cap_is_inconclusive(p):
-    # CMO23 hits the cap at the two smallest eps on half the seeds, where ODOG reached: without those pairs
-    # ODOG is no better (ratio 1), so the verdict rests on censored pairs
+def test_c1_runs_at_the_cap_baseline_caps_are_bounds_method_caps_decide_nothing(p):
+    """The rule on censoring (step 3): a pair where only CMO23 hit the cap while ODOG reached counts as a bound
+    (CMO23 needs at least its capped count, so the cap can only understate ODOG's lead): a "reproduced" with those
+    pairs stands and says so. A pair where ODOG hit the cap is censored: the verdict must not rest on it, and
+    at least 2 uncensored seeds must remain."""
+    # CMO23 at the cap at the two smallest eps on half the seeds, where ODOG reached: bounds, the lead stands
     rows = make_rows({f: 1.0 for f in FUNCS})
     for r in rows:
         if r["method"] == "cmo23" and r["eps_rel"] < 0.1 and r["seed"] < 5:
             r.update(calls=CAP, reached=False)
     r = claim1(p, rows, index_runs(rows))
     part = r.parts[0]
-    assert part["n_censored"] == 10 and part["verdict"] == "inconclusive" and "censored" in part["reason"]
-    assert r.n_censored == 30
+    assert (part["n_censored"], part["n_censored_bound"]) == (0, 10) and part["verdict"] == "reproduced"
+    assert "10 baseline unit(s) censored at the cap count as bounds" in part["reason"]
+    assert r.n_censored == 0 and sum(q["n_censored_bound"] for q in r.parts) == 30
+    # ODOG at the cap on 7 of 10 seeds, where CMO23 reached: with those pairs ODOG looks worse (CI above 0), on
+    # the 3 uncensored seeds it needs half the calls -- the verdict rests on censored pairs
+    rows = make_rows(base=200.0)
+    for r in rows:
+        if r["grid"] == "det" and r["method"] == "odog" and r["eps_rel"] < 0.1 and r["seed"] < 7:
+            r.update(calls=CAP, reached=False)
+    r = claim1(p, rows, index_runs(rows))
+    part = r.parts[0]
+    assert part["n_censored"] == 14 and part["uncensored"]["n_seeds"] == 3 and part["ci_low"] > 0
+    assert part["uncensored"]["ci_high"] < 0
+    assert part["verdict"] == "inconclusive" and "rests on 14 of 20 censored units" in part["reason"]
+    assert r.n_censored == 42 and r.verdict == "inconclusive"
+    # ODOG at the cap on all but one seed: one uncensored seed cannot carry a seed-level verdict
+    rows = make_rows()
+    for r in rows:
+        if r["grid"] == "det" and r["method"] == "odog" and r["eps_rel"] < 0.1 and r["seed"] >= 1:
+            r.update(calls=CAP, reached=False)
+    r = claim1(p, rows, index_runs(rows))
+    part = r.parts[0]
+    assert part["n_censored"] == 18 and part["uncensored"]["n_seeds"] == 1 and part["verdict"] == "inconclusive"
+    assert "only 1 uncensored seed left, 2 needed" in part["reason"]
 
 
 def test_c2_reproduced_not_reproduced_and_ties_at_the_cap_counted(p):
@@ -153,20 +184,34 @@ def test_c2_reproduced_not_reproduced_and_ties_at_the_cap_counted(p):
     d = r.details
     assert (d["censored_pairs"], d["both_at_cap_pairs"], d["one_side_censored_pairs"]) == (15, 15, 0)
     assert d["finding"].startswith("benchmark finding") and "15 of 30 pairs censored (15 with both" in d["finding"]
-    # no effect where both reached; the naive hint at the cap where ODOG reached: the effect rests on censored pairs
+    # no effect where both reached; the naive hint at the cap where ODOG reached: those pairs are bounds (the naive
+    # hint needs at least the cap), so the lead they show stands, labelled as resting on bounds
     rows = make_rows(naive={f: 1.0 for f in FUNCS})
     for r in rows:
         if r["method"] == "naive-hint" and r["eps_rel"] == 0.001 and r["seed"] % 2:
             r.update(calls=CAP, reached=False)
     r = claim2(p, rows, index_runs(rows))
-    assert r.ci_high < 0 and r.verdict == "inconclusive" and "rests on 15 of 30 censored units" in r.reason
+    assert (r.n_censored, r.n_censored_bound) == (0, 15) and r.ci_high < 0 and r.verdict == "reproduced"
+    assert "15 baseline unit(s) censored at the cap count as bounds" in r.reason
+    # the mirror image: ODOG at the cap where the naive hint reached, on 7 of 10 seeds; with those pairs ODOG looks
+    # worse (CI above 0), on the 3 uncensored seeds it needs half the calls -- the verdict rests on censored pairs
+    rows = make_rows(base=100.0)
+    for r in rows:
+        if r["grid"] == "det" and r["method"] == "odog" and r["eps_rel"] == 0.001 and r["seed"] < 7:
+            r.update(calls=CAP, reached=False)
+    r = claim2(p, rows, index_runs(rows))
+    assert (r.n_censored, r.n_censored_bound) == (21, 0) and r.ci_low > 0 and r.uncensored["ci_high"] < 0
+    assert r.verdict == "inconclusive" and "rests on 21 of 30 censored units" in r.reason
 
 
-def test_c2_single_seed_is_inconclusive(p):
+def test_c2_single_seed_has_nothing_to_resample_and_is_inconclusive(p):
+    """One seed would be decided for that one model on its items, but C2 has one pair per function (a stratum) at
+    one eps: nothing is resampled, the CI has zero width, and a zero-width CI cannot decide."""
     p1 = params(seeds=[0])
     rows = make_rows(seeds=[0])
     r = claim2(p1, rows, index_runs(rows))
-    assert r.verdict == "inconclusive" and "only 1 seed" in r.reason
+    assert (r.n_seeds, r.n_units) == (1, 3) and r.ci_low == r.ci_high
+    assert r.verdict == "inconclusive" and "zero-width CI" in r.reason
 
 
 def test_c3_reproduced_and_each_failing_part_decides(p):
@@ -194,12 +239,17 @@ def test_c3_reproduced_and_each_failing_part_decides(p):
     assert verdicts(r)["C3/monotone"] == "not reproduced" and r.verdict == "not reproduced"
 
 
-def test_c3_one_seed_is_inconclusive(p):
+def test_c3_one_seed_decides_neither_part(p):
+    """One seed is decided for that one model where its units can show something; here neither part can: 6 of 6
+    noisy runs reached (exact binomial CI [0.54, 1] spans 0.9), and the Spearman part resamples seeds only."""
     p1 = params(seeds=[0])
     rows = make_rows(seeds=[0])
     r = claim3(p1, rows, index_runs(rows))
     assert r.verdict == "inconclusive"
-    assert all(q["verdict"] == "inconclusive" and "only 1 seed" in q["reason"] for q in r.parts)
+    a, b = r.parts
+    assert a["verdict"] == "inconclusive" and a["n_seeds"] == 1 and a["ci_low"] < 0.9 < a["ci_high"]
+    assert a["details"]["interval"].startswith("exact binomial (Clopper-Pearson) on 6 of 6 runs")
+    assert b["verdict"] == "inconclusive" and b["n_seeds"] == 1 and "zero-width CI" in b["reason"]
 
 
 def test_weighted_spearman_equals_scipy_on_repeated_rows():
