@@ -163,11 +163,13 @@ def claim3(p, preds, seeds, key: str | None = None) -> CL.ClaimResult:
     cl = [r["seed"] for r in rows]
     n_res = min(p.claims.n_resamples, 2000)
     point, lo, hi = spearman_ci([r[key] for r in rows], [r["observed"] for r in rows], cl, n_res, p.claims.level)
-    signs = []
+    signs, rhos = [], []
     for s in seeds:
         sub = [r for r in rows if r["seed"] == s]
         rho = spearmanr([r[key] for r in sub], [r["observed"] for r in sub]).statistic if len(sub) > 2 else 0.0
         signs.append(int(np.sign(rho)) if np.isfinite(rho) else 0)
+        if len(sub) > 2 and np.isfinite(rho):
+            rhos.append(float(rho))
     sp = C3_SPEARMAN.from_ci(
         effect=point,
         ci_low=lo,
@@ -175,6 +177,8 @@ def claim3(p, preds, seeds, key: str | None = None) -> CL.ClaimResult:
         n_units=len(rows),
         n_seeds=len(set(cl)),
         per_seed_signs=signs,
+        # the small-sample interval of the rule: a t-interval on each seed's own Spearman (hull with the bootstrap)
+        seed_effects=rhos if len(rhos) == len(set(cl)) else None,
         details={"predictor": key, "resamples": n_res},
     )
     br = C3_BRIER.standard(

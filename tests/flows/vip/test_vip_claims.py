@@ -18,12 +18,20 @@ P = resolve(
 
 
 def _curves(shift_vip: float, n: int = 60, k: int = 8):
+    """Per seed, n held-out prompts: VIP's counts are uniform's + ``shift_vip`` (clipped to [0, k]), with one
+    prompt moved one count up and another one count down (the mean stays; at shift 0 the paired differences
+    still vary: identical differences would make the claim not testable here); DAPO's are uniform's - 1."""
     rng = np.random.default_rng(0)
     out = []
     for s in (0, 1, 2):
         base = rng.integers(0, k + 1, n)
         for name, add in (("uniform", 0), ("vip", shift_vip), ("dapo", -1)):
             counts = np.clip(base + add, 0, k)
+            if name == "vip":
+                up = int(np.flatnonzero(counts < k)[0])
+                down = int(next(i for i in np.flatnonzero(counts > 0) if i != up))
+                counts[up] += 1
+                counts[down] -= 1
             out += [
                 {"method": name, "seed": s, "rollouts": 0, "mean@k": 0.1, "counts": base.tolist()},
                 {
@@ -104,11 +112,17 @@ def _c4_curves(finals: dict[str, list[float]], start: float = 0.25, budget: int 
     return out
 
 
+# from the start 0.25, a final of 0.875 / 0.75 / 0.25 + 0.25 / 0.6 reaches 0.5 at 40% / 50% / 60% of the budget: on
+# average at half of it, with a different share on each seed (one share per seed: identical shares on every seed
+# would make the paired differences identical, not testable here)
+SOONER = [0.875, 0.75, 0.25 + 0.25 / 0.6]
+
+
 def test_c4_known_answer_vip_reaches_the_threshold_sooner():
-    # uniform ends at 0.5 on every seed; VIP ends at 0.75 (reaches 0.5 at half the budget), DAPO at 0.5 (the end)
-    r = K.claim4(P, _c4_curves({"uniform": [0.5] * 3, "vip": [0.75] * 3, "dapo": [0.5] * 3}), [0, 1, 2], 100)
+    # uniform ends at 0.5 on every seed; VIP reaches 0.5 at 40-60% of the budget (half on average), DAPO at the end
+    r = K.claim4(P, _c4_curves({"uniform": [0.5] * 3, "vip": SOONER, "dapo": [0.5] * 3}), [0, 1, 2], 100)
     assert r.verdict == "reproduced" and r.n_censored == 0 and abs(r.effect + 0.5) < 1e-9
-    flipped = K.claim4(P, _c4_curves({"uniform": [0.5] * 3, "vip": [0.5] * 3, "dapo": [0.75] * 3}), [0, 1, 2], 100)
+    flipped = K.claim4(P, _c4_curves({"uniform": [0.5] * 3, "vip": [0.5] * 3, "dapo": SOONER}), [0, 1, 2], 100)
     assert flipped.verdict == "not reproduced"
 
 
