@@ -78,6 +78,7 @@ class ClaimSpec:
             "cluster_unit": self.cluster_unit if self.rule == "probability" else None,
             **numbers,
         }
+        kw["testability"] = supplied(self.id, self.requires, kw.get("testability", ()))
         return CL.simple(self.id, self._statement(kw), **self._common(kw))
 
     def composite(self, parts: Sequence[CL.ClaimResult], **numbers: Any) -> CL.ClaimResult:

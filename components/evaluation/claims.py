@@ -664,9 +664,11 @@ def simple(
     scale_note: str = "",
     paper_value: str | None = None,
     cluster_unit: str | None = None,
+    testability: Sequence[Check] = (),
 ) -> ClaimResult:
     """A record for a rule without a CI: 'probability' (details p_hi/p_lo), 'p-value' (details p_value/alpha),
-    'point' (a deterministic guard on ``effect``) or 'check' (details passed)."""
+    'point' (a deterministic guard on ``effect``) or 'check' (details passed). A failed ``testability`` check
+    makes it inconclusive: not testable here."""
     if rule not in ("probability", "p-value", "point", "check"):
         raise ParamsError(f"rule: expected probability, p-value, point or check, got {rule!r}")
     record = ClaimResult(
@@ -692,6 +694,7 @@ def simple(
         details=dict(details or {}),
         paper_value=paper_value,
         cluster_unit=cluster_unit,
+        testability=[c.to_dict() for c in testability],
     )
     record = finish(record)
     if rule in ("point", "check") and record.verdict != REPRODUCED:

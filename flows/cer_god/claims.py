@@ -14,6 +14,7 @@ from scipy.stats import fisher_exact
 
 from components.evaluation import claims as CL
 from components.evaluation.claim_spec import ClaimSpec
+from components.evaluation.testability import Check
 
 NOTE = (
     "Mini scale: a 2k-node SBM and the 2.6k-node Minnesota road graph with injected outliers, 2 CPU cores, "
@@ -26,6 +27,8 @@ PAPER_C1 = (
 PAPER_C2 = "Email AUC 96.98 with the masking spoiler, 87.05 without it (ablation; secondary, unverified)"
 AUC_DIFF = "AUC difference (cer-god - baseline)"
 GAP_DIFF = "(trap - rest AUC) of cer-god minus that of cer-god-nomask"
+
+COLLAPSE = "collapse occurs without l_div"
 
 CLAIMS = (
     ClaimSpec(
@@ -60,6 +63,9 @@ CLAIMS = (
         rule="composite",
         unit="(graph, seed) runs",
         scale_note=NOTE,
+        # the diversity loss is a hinge against collapse: if no run collapses without it, it never acted, and
+        # neither part can say anything about it (shared/papers/README.md, "not testable here")
+        requires=(COLLAPSE,),
     ),
     ClaimSpec(
         "C4",
@@ -205,6 +211,11 @@ def claim3(p, rows, graphs) -> CL.ClaimResult:
     runs = {m: [r for r in rows if r["method"] == m and r["seed"] in seeds] for m in ("cer-god", "cer-god-nodiv")}
     k = {m: sum(bool(r["collapsed"]) for r in rs) for m, rs in runs.items()}
     n = {m: len(rs) for m, rs in runs.items()}
+    engaged = Check(
+        COLLAPSE,
+        k["cer-god-nodiv"] > 0,
+        f"{k['cer-god-nodiv']} of {n['cer-god-nodiv']} runs without l_div collapsed",
+    )
     _, pval = fisher_exact(
         [[k["cer-god-nodiv"], n["cer-god-nodiv"] - k["cer-god-nodiv"]], [k["cer-god"], n["cer-god"] - k["cer-god"]]],
         alternative="greater",
@@ -221,6 +232,7 @@ def claim3(p, rows, graphs) -> CL.ClaimResult:
     )
     # ClaimSpec.simple leaves direction and cluster_unit unset for a p-value rule; this record has always kept both
     rate_part = rate_spec.simple(
+        testability=[engaged],
         effect=rate["cer-god-nodiv"] - rate["cer-god"],
         direction="greater",
         cluster_unit="seed",
@@ -254,6 +266,7 @@ def claim3(p, rows, graphs) -> CL.ClaimResult:
         seed=p.seed,
         n_resamples=c.n_resamples,
         level=c.level,
+        testability=[engaged],
     )
     return C3.composite([rate_part, auc_part], how="all", headline=1)
 

@@ -127,9 +127,12 @@ def test_c3_fisher_and_auc(p):
     assert auc["n_units"] == 20 and auc["details"]["strata"] == ["minnesota", "sbm"] and auc["n_seeds"] == 10
 
 
-def test_c3_not_reproduced_without_collapse_and_inconclusive_when_not_significant(p):
+def test_c3_not_testable_without_collapse_and_inconclusive_when_not_significant(p):
+    """No run collapses without l_div: the hinge never acted, so the claim cannot be judged (the rule's "not
+    testable here"; it used to read as "not reproduced"). Collapses that do occur make it testable."""
     c = run(claim3, p, make_rows(GOOD))
-    assert c.verdict == "not reproduced" and c.parts[0]["verdict"] == "not reproduced"
+    assert c.verdict == "inconclusive" and c.parts[0]["verdict"] == "inconclusive"
+    assert c.parts[0]["reason"].startswith("not testable here: collapse occurs without l_div failed")
     few = {("sbm", "cer-god-nodiv"): [0, 1]}  # 2/20 vs 0/20: the claimed side, one-sided p = 0.24
     c = run(claim3, p, make_rows(GOOD, collapsed=few))
     assert c.parts[0]["verdict"] == "inconclusive" and c.verdict == "inconclusive"
