@@ -89,3 +89,19 @@ def run_smoke(project: Path, slug: str, *extra: str):
     proc = paperline("run", slug, "--profile", "smoke", *extra, cwd=project)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return proc
+
+
+def leaves(claim: dict) -> list[dict]:
+    """A claim's records that are decided by a rule of their own: itself, or its parts and preconditions."""
+    subs = [*claim.get("preconditions", []), *claim.get("parts", [])]
+    return [x for sub in subs for x in leaves(sub)] if subs else [claim]
+
+
+def assert_one_model_claims_say_so(doc: dict) -> None:
+    """One seed (the smoke profiles'): a claim about a trained model is decided for that one model and its reason
+    says so (shared/papers/README.md, step 2), or it is inconclusive; never a silent verdict about the method."""
+    for claim in doc["claims"]:
+        for rec in leaves(claim):
+            if rec.get("cluster_unit") and rec["n_seeds"] == 1 and rec["verdict"] != "inconclusive":
+                assert "one trained model" in rec["reason"], f"{rec['id']}: {rec['reason']}"
+

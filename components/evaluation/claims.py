@@ -48,7 +48,7 @@ from components.evaluation.rules import (  # noqa: F401  (re-exported: pipelines
     inside_band,
 )
 from components.evaluation.planted import auto_power, current_plan
-from components.evaluation.seed_ci import seed_level_ci, t_interval
+from components.evaluation.seed_ci import binomial_ci, seed_level_ci, t_interval
 from components.evaluation.stats import paired_differences, stratum_signs
 from components.evaluation.testability import Check
 from components.evaluation.testability import automatic as testability_checks
@@ -413,13 +413,24 @@ def evaluate_standard(
         uncensored = {"ci_low": uci.low, "ci_high": uci.high, "n_units": int(keep.sum()), "n_seeds": n_left}
     method_arr = np.asarray(method_values, dtype=float)
     base_arr = None if baseline_values is None else np.asarray(baseline_values, dtype=float)
-    checks = [*testability_checks(diffs, method_arr, base_arr, bounds), *testability]
+    # A success rate of one arm (0/1 per unit) against a threshold can discriminate even when every unit agrees
+    # (600 of 600 hits is evidence); when seeds cannot spread it (a zero-width seed-level CI) it gets the exact
+    # binomial interval of its own units (shared/papers/README.md, step 2).
+    rate = base_arr is None and bool(np.all((diffs == 0) | (diffs == 1)))
+    checks = [*(testability_checks(diffs, method_arr, base_arr, bounds) if not rate else []), *testability]
+    exact = {}
+    if rate and hi - lo <= 1e-9 * max(1.0, abs(point)):
+        k = int(diffs.sum())
+        lo, hi = binomial_ci(k, diffs.size, level)
+        exact = {"interval": f"exact binomial (Clopper-Pearson) on {k} of {diffs.size} units: the seed-level CI had "
+                 "zero width (the rate is the same on every seed)"}
     info = {
         "seeds": seed_ids,
         "n_resamples": n_resamples,
         "bootstrap_seed": seed,
         "resampling": "two-stage (clusters, then units)" if labels is not None else "units",
         **ci.details(),
+        **exact,
         **({"strata": sorted({_plain(x) for x in strata_arr.tolist()}, key=str)} if strata_arr is not None else {}),
         **(details or {}),
     }

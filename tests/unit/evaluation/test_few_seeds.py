@@ -106,10 +106,10 @@ def test_nested_strata_use_welch_satterthwaite():
 
 
 def test_all_differences_equal_is_not_testable_not_no_effect():
-    r = decide(np.zeros(30), np.repeat([0, 1, 2], 10))
+    r = decide(np.full(30, 1e-4), np.repeat([0, 1, 2], 10))  # not 0/1 values: not a success rate
     assert r.verdict == "inconclusive" and r.reason.startswith("not testable here")
     assert [t["name"] for t in r.testability if not t["passed"]] == ["paired differences vary"]
-    moved = decide(np.r_[np.zeros(29), 1e-3], np.repeat([0, 1, 2], 10))
+    moved = decide(np.r_[np.full(29, 1e-4), 1e-3], np.repeat([0, 1, 2], 10))
     assert moved.verdict == "not reproduced"  # the same design with any spread is a finding (inside the band)
 
 
@@ -134,3 +134,25 @@ def test_a_non_inferiority_claim_not_reproduced_gets_its_power_under_its_own_rul
             seed=0,
         )
     assert r.verdict != "reproduced" and [row["planted"] for row in r.details["power"]["rows"]] == [-0.1, 0.1]
+
+
+def test_a_rate_at_one_on_every_unit_is_evidence_with_its_exact_interval():
+    """600 of 600 hits against a 0.9 threshold: not 'not testable' (one arm, 0/1 units), CI = Clopper-Pearson."""
+    r = CL.evaluate_standard(
+        "C",
+        "s",
+        method_values=np.ones(600),
+        baseline_values=None,
+        clusters=np.repeat([0, 1, 2], 200),
+        threshold=0.9,
+        direction="greater",
+        delta=0.0,
+        metric="m",
+        method="a",
+        baseline=None,
+        unit="u",
+        seed=0,
+        n_resamples=500,
+    )
+    assert r.verdict == "reproduced" and r.ci_high == 1.0 and 0.99 < r.ci_low < 0.995
+    assert r.details["interval"].startswith("exact binomial")
