@@ -257,6 +257,8 @@ def _direction_part(p, weights, units, big) -> CL.ClaimResult:
         n_seeds=len(per_seed),
         cluster_unit="seed" if p.data.source == "generator" else None,
         details={
+            "power_not_applicable": "a share of seeds whose learned weights point the card's way: with k seeds it "
+            "takes only k + 1 values against fixed thresholds (0.95 / 0.05), so there is no effect size to plant",
             "p_hi": 0.95,
             "p_lo": 0.05,
             "direction_holds_per_seed": per_seed,
@@ -372,6 +374,8 @@ def claim4(p, tab, sizes) -> CL.ClaimResult:
         ci_level=p.claims.level,
         per_seed_signs=signs or None,
         seed_effects=per_seed if clustered else None,
+        power_reason="not simulated yet: the interaction's CI is one bootstrap of signed per-question "
+        "contributions across two question groups, and the kit's planted power is wired for paired differences",
         details={
             "note": _c4_note(loss[agg].mean(), loss[fact].mean()),
             "loss_aggregate": float(loss[agg].mean()),

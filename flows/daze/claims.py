@@ -203,6 +203,8 @@ def claim2(p, episodes: list[dict]) -> CL.ClaimResult:
             n_seeds=len(seeds),
             ci_level=c.level,
             seed_effects=per_seed,
+            power_reason="a ratio of two arms' mean returns with its CI from per-seed ratios: the kit's planted "
+            "power plants a shift in paired per-unit differences, which a ratio of unpaired means does not have",
             details={
                 "ratio": point,
                 "ratio_ci": [lo, hi],
