@@ -179,18 +179,22 @@ def planted_power(
     crossed = cluster_design(c, s, x.size) == "crossed"  # the design is the run's: found once
     rng = np.random.default_rng(seed)
     rows = []
-    for effect in planted:
-        counts = {REPRODUCED: 0, NOT_REPRODUCED: 0, INCONCLUSIVE: 0}
-        for _ in range(n_sim):
-            v, sc, ss = simulated_units(centred + float(effect), c, s, rng, crossed)
-            counts[decide(v, sc, ss)] += 1
-        rows.append(
-            PowerRow(
-                planted=float(effect),
-                n_sim=n_sim,
-                reproduced=counts[REPRODUCED] / n_sim,
-                not_reproduced=counts[NOT_REPRODUCED] / n_sim,
-                inconclusive=counts[INCONCLUSIVE] / n_sim,
+    token = _PLAN.set(None)  # a simulated run's own decision carries no power check of its own
+    try:
+        for effect in planted:
+            counts = {REPRODUCED: 0, NOT_REPRODUCED: 0, INCONCLUSIVE: 0}
+            for _ in range(n_sim):
+                v, sc, ss = simulated_units(centred + float(effect), c, s, rng, crossed)
+                counts[decide(v, sc, ss)] += 1
+            rows.append(
+                PowerRow(
+                    planted=float(effect),
+                    n_sim=n_sim,
+                    reproduced=counts[REPRODUCED] / n_sim,
+                    not_reproduced=counts[NOT_REPRODUCED] / n_sim,
+                    inconclusive=counts[INCONCLUSIVE] / n_sim,
+                )
             )
-        )
+    finally:
+        _PLAN.reset(token)
     return rows

@@ -133,7 +133,8 @@ def shifted_power(
     if n_sim < 1:
         raise ParamsError(f"n_sim: must be >= 1, got {n_sim}")
     rng = np.random.default_rng(seed)
-    runs = np.array([simulate(rng) for _ in range(n_sim)], dtype=float).reshape(n_sim, 3)
+    with planning(None):  # a simulated run carries no power check of its own
+        runs = np.array([simulate(rng) for _ in range(n_sim)], dtype=float).reshape(n_sim, 3)
     rows = []
     for effect in planted:
         moved = runs + (float(effect) - float(observed))

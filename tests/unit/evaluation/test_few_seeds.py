@@ -156,3 +156,18 @@ def test_a_rate_at_one_on_every_unit_is_evidence_with_its_exact_interval():
     )
     assert r.verdict == "reproduced" and r.ci_high == 1.0 and 0.99 < r.ci_low < 0.995
     assert r.details["interval"].startswith("exact binomial")
+
+
+def test_simulated_runs_of_a_power_check_carry_no_power_check_of_their_own():
+    """Inside an open plan a simulated decision must not start its own simulations (they would nest)."""
+    from components.evaluation.planted import PowerPlan, current_plan, planning, planted_power
+
+    seen = []
+
+    def spy(v, c, s):
+        seen.append(current_plan())
+        return "inconclusive"
+
+    with planning(PowerPlan((0.0,), 3, 100)):
+        planted_power(np.arange(12.0), clusters=np.repeat([0, 1, 2], 4), planted=[0.0], decide=spy, n_sim=3)
+    assert seen == [None, None, None]
