@@ -26,7 +26,7 @@ def _claims_doc(profile: str) -> dict:
     c = CL.evaluate_standard(
         "C1",
         "s",
-        method_values=b + 3,
+        method_values=b + 3 + rng.normal(0, 0.1, 100),  # paired differences that vary: a testable comparison
         baseline_values=b,
         clusters=np.repeat(range(4), 25),
         direction="greater",
