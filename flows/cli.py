@@ -358,6 +358,18 @@ def dvc_yaml(
             typer.echo(f"removed {stale}")
 
 
+@app.command("deployments-yaml")
+def deployments_yaml(
+    write: Annotated[bool, typer.Option(help="Write prefect.yaml")] = False,
+    check: Annotated[bool, typer.Option(help="Fail if prefect.yaml differs from the registry")] = False,
+) -> None:
+    """Print (or write, or check) prefect.yaml: one deployment per paper and the recurring evaluation."""
+    from flows.cli_views import sync_generated
+    from flows.deploy_yaml import render
+
+    sync_generated(apply_env_defaults().root / "prefect.yaml", render(), write=write, check=check)
+
+
 @app.command("verdicts")
 def verdicts_cmd(
     record: Annotated[
@@ -379,17 +391,23 @@ def verdicts_cmd(
 
 @app.command("new")
 def new_pipeline(
-    slug: Annotated[str, typer.Argument(help="The paper's slug (see `paperline list`)")],
+    slug: Annotated[str, typer.Argument(help="The paper's slug: a planned card (see `paperline list`) or a new one")],
+    title: Annotated[
+        str | None, typer.Option(help="The paper's title (required for a paper that is not a planned card)")
+    ] = None,
 ) -> None:
     """Render a working pipeline skeleton for a paper (spec, params, stages, claims, report, README, tests,
-    benchmark) from the kit's templates, then regenerate dvc.yaml and params.yaml."""
+    benchmark) from the kit's templates, then regenerate dvc.yaml, params.yaml, prefect.yaml and the README's
+    papers table. A paper of your own takes the next free number: `paperline new toy-median --title "..."`."""
     from flows.kit.new import regenerate, render
 
     root = apply_env_defaults().root
-    for path in render(root, slug):
+    for path in render(root, slug, title):
         typer.echo(f"wrote {path.relative_to(root)}")
     regenerate(root)
-    typer.echo(f"regenerated dvc.yaml and params.yaml; try: paperline run {slug} --profile smoke")
+    typer.echo(
+        f"regenerated dvc.yaml, params.yaml, prefect.yaml and the README table; try: paperline run {slug} --profile smoke"
+    )
 
 
 @app.command("params")

@@ -63,6 +63,8 @@ def find_paper(slug: str):
 
 def check_stages(spec, names: list[str] | None) -> None:
     """Every name is one of the paper's stages; a misspelt one fails suggesting the closest stage."""
+    if names:
+        spec.require()
     stages = [s.name for s in spec.stages]
     for name in names or ():
         if name not in stages:
@@ -138,6 +140,8 @@ def list_rows(paths: Paths) -> list[dict[str, Any]]:
                 "slug": slug,
                 "title": spec.title,
                 "implemented": spec.implemented,
+                "status": spec.status,
+                "error": spec.error,
                 "stages": [s.name for s in spec.stages],
                 "last_verdicts": {c.get("id"): c.get("verdict") for c in doc.get("claims", [])} if doc else None,
                 "last_profile": doc.get("profile") if doc else None,
@@ -150,6 +154,7 @@ def list_rows(paths: Paths) -> list[dict[str, Any]]:
 
 def print_list(paths: Paths, *, as_json: bool = False) -> None:
     from rich.console import Console
+    from rich.markup import escape as rich_escape
     from rich.table import Table
 
     if as_json:
@@ -160,7 +165,10 @@ def print_list(paths: Paths, *, as_json: bool = False) -> None:
         table.add_column(col, overflow="fold")
     for slug in paper_slugs():
         spec = get_paper(slug)
-        stages = " → ".join(s.name for s in spec.stages) if spec.implemented else "(not implemented yet)"
+        if spec.broken:
+            stages = f"[red]broken:[/red] {rich_escape(spec.error or '')}"
+        else:
+            stages = " → ".join(s.name for s in spec.stages) if spec.implemented else "(not implemented yet)"
         doc = None if report_problem(paths, slug) else last_claims(paths, slug)
         verdicts = "(incomplete report: rerun it)" if report_problem(paths, slug) else _verdicts(doc)
         table.add_row(f"{spec.number:02d}", slug, stages, verdicts, _made(doc))
@@ -182,8 +190,10 @@ def show_doc(paths: Paths, spec, *, profile: str | None = None, overrides: list[
         "number": spec.number,
         "slug": spec.slug,
         "title": spec.title,
-        "card": f"shared/papers/{spec.card}",
+        "card": f"shared/papers/{spec.card}" if spec.card else None,
         "implemented": spec.implemented,
+        "status": spec.status,
+        "error": spec.error,
     }
     if not spec.implemented:
         return doc
@@ -208,7 +218,10 @@ def print_show(
         typer.echo(json.dumps(show_doc(paths, spec, profile=profile, overrides=overrides), indent=2, default=str))
         return
     typer.echo(f"{spec.number:02d} {spec.slug}: {spec.title}")
-    typer.echo(f"card: shared/papers/{spec.card}")
+    typer.echo(f"card: shared/papers/{spec.card}" if spec.card else "card: (none: a paper of your own)")
+    if spec.broken:
+        typer.echo(f"pipeline: broken: {spec.error}")
+        return
     if not spec.implemented:
         typer.echo("pipeline: not implemented yet")
         return
@@ -291,7 +304,7 @@ def sync_generated(path: Path, text: str, *, write: bool, check: bool) -> None:
 def _cmd(path: Path) -> str:
     if path.parent.name == "plots" and path.parent.parent.name == ".dvc":
         return "dvc-yaml"
-    return {"dvc.yaml": "dvc-yaml", "README.md": "verdicts"}.get(path.name, "params")
+    return {"dvc.yaml": "dvc-yaml", "README.md": "verdicts", "prefect.yaml": "deployments-yaml"}.get(path.name, "params")
 
 
 def write_index(paths: Paths) -> Path:

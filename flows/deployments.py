@@ -18,15 +18,11 @@ from typing import Any
 from prefect import flow
 
 from components.errors import PaperlineError, ParamsError
+from flows.deploy_yaml import DEFAULT_POOL, ENTRYPOINTS  # the names prefect.yaml is generated with
+from flows.deploy_yaml import RECURRING_NAME as RECURRING
 
 log = logging.getLogger("paperline")
 
-DEFAULT_POOL = "paperline"
-RECURRING = "recurring-eval"
-ENTRYPOINTS = {
-    "run": "flows/deployments.py:paperline_run",
-    RECURRING: "flows/recurring/flow.py:recurring_eval",
-}
 
 
 @flow(name="paperline-run", persist_result=False, log_prints=False)
@@ -108,9 +104,7 @@ def plan(
             params["profile"] = profile
         return RECURRING, ENTRYPOINTS[RECURRING], params
     check_overrides(paper, root, profile, overrides or [])
-    spec = get_paper(paper)
-    if not spec.implemented:
-        raise ParamsError(f"paper {paper!r} has no pipeline yet (see `paperline list`)")
+    spec = get_paper(paper).require()
     params = {"paper": spec.slug, "profile": profile, "overrides": overrides or [], "runner": runner, "root": str(root)}
     return spec.slug, ENTRYPOINTS["run"], params
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import yaml
 
+from components.errors import ParamsError
 from flows.registry import SHARED, dvc_stage_name, papers
 
 HEADER = (
@@ -20,6 +21,9 @@ HEADER = (
 def stage_entries() -> dict[str, dict[str, Any]]:
     """The ``stages:`` mapping of dvc.yaml, shared stages first, then papers in card order."""
     table = papers()
+    broken = [f"{slug}: {spec.error}" for slug, spec in table.items() if spec.broken]
+    if broken:  # a dvc.yaml without a broken pipeline's stages would silently drop them
+        raise ParamsError("dvc.yaml needs every pipeline's stages; fix first: " + "; ".join(broken))
     owners = [SHARED] + [slug for slug, spec in table.items() if slug != SHARED and spec.implemented]
     out: dict[str, dict[str, Any]] = {}
     for owner in owners:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from components.errors import ParamsError
 from flows import stage_specs
-from flows.specs import SHARED, TITLES, StageSpec, paper_slugs
+from flows.specs import PLANNED, SHARED, StageSpec
 
 
 @dataclass(frozen=True)
@@ -22,14 +22,28 @@ class PaperSpec:
     title: str
     params_module: str | None = None  # module with ``Params`` and ``PRESETS``
     stages: tuple[StageSpec, ...] = field(default_factory=tuple)
+    card: str = ""  # file under ../shared/papers/, empty for a paper without a card
+    error: str | None = None  # why its pipeline could not be read (a broken ``spec.py``)
 
     @property
     def implemented(self) -> bool:
-        return bool(self.stages)
+        return bool(self.stages) and self.error is None
 
     @property
-    def card(self) -> str:
-        return f"{self.number:02d}-{self.slug}.md"
+    def broken(self) -> bool:
+        return self.error is not None
+
+    @property
+    def status(self) -> str:
+        return "broken" if self.broken else "implemented" if self.implemented else "planned"
+
+    def require(self) -> PaperSpec:
+        """This paper, if its pipeline can run; else a clear error (broken: its error; planned: how to start it)."""
+        if self.broken:
+            raise ParamsError(f"{self.slug}: its pipeline flows/{self.module_name}/spec.py is broken: {self.error}")
+        if not self.implemented:
+            raise ParamsError(f"paper {self.slug!r} has no pipeline yet (start one: `paperline new {self.slug}`)")
+        return self
 
     @property
     def module_name(self) -> str:
@@ -39,6 +53,7 @@ class PaperSpec:
         for st in self.stages:
             if st.name == name:
                 return st
+        self.require()
         raise ParamsError(f"{self.slug}: unknown stage {name!r}; stages: {', '.join(s.name for s in self.stages)}")
 
 
@@ -47,13 +62,33 @@ def dvc_stage_name(owner: str, stage: str) -> str:
 
 
 def _build() -> dict[str, PaperSpec]:
-    papers = {}
-    for number, (slug, title) in enumerate(TITLES, 1):
-        stages = stage_specs.STAGES.get(slug, ())
-        params_module = f"flows.{slug.replace('-', '_')}.params" if stages else None
-        papers[slug] = PaperSpec(slug, number, title, params_module, tuple(stages))
+    """Planned cards, then every pipeline found under ``flows/`` (its own ``PAPER`` wins), ordered by number."""
+    declared = stage_specs.discover()
+    found: dict[str, PaperSpec] = {p.slug: PaperSpec(p.slug, p.number, p.title, card=p.card) for p in PLANNED}
+    for package, d in declared.items():
+        if package == SHARED:
+            continue
+        if d.paper is None:  # broken: keep what the planned card (if any) says, and the error
+            slug = package.replace("_", "-")
+            base = found.get(slug, PaperSpec(slug, 0, f"(pipeline flows/{package} is broken)"))
+            found[slug] = PaperSpec(slug, base.number, base.title, card=base.card, error=d.error)
+            continue
+        p = d.paper
+        found[p.slug] = PaperSpec(p.slug, p.number, p.title, f"flows.{package}.params", d.stages, card=p.card)
+    owners: dict[int, str] = {}
+    for slug, spec in sorted(found.items(), key=lambda kv: (kv[1].broken, kv[1].number, kv[0])):
+        if spec.broken or spec.number <= 0:
+            continue
+        if spec.number in owners:  # two papers claim one number: the second is broken, the first keeps working
+            found[slug] = PaperSpec(
+                slug, spec.number, spec.title, card=spec.card, error=f"number {spec.number} is {owners[spec.number]}'s"
+            )
+        else:
+            owners[spec.number] = slug
+    papers = dict(sorted(found.items(), key=lambda kv: (kv[1].number <= 0, kv[1].number, kv[0])))
+    shared = declared.get(SHARED, stage_specs.Declared(SHARED, error="flows/shared/spec.py is missing"))
     papers[SHARED] = PaperSpec(
-        SHARED, 0, "Shared data stages", "flows.shared.params", tuple(stage_specs.STAGES[SHARED])
+        SHARED, 0, "Shared data stages", "flows.shared.params", shared.stages, error=shared.error
     )
     return papers
 
@@ -67,6 +102,16 @@ def papers() -> dict[str, PaperSpec]:
     if _PAPERS is None:
         _PAPERS = _build()
     return _PAPERS
+
+
+def paper_slugs() -> list[str]:
+    """Every paper's slug (planned, implemented and broken), in number order; ``shared`` is not a paper."""
+    return [slug for slug in papers() if slug != SHARED]
+
+
+def next_number() -> int:
+    """The number a new paper takes: one more than the largest in use."""
+    return max((spec.number for spec in papers().values()), default=0) + 1
 
 
 def get_paper(slug: str) -> PaperSpec:

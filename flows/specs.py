@@ -28,31 +28,49 @@ class StageSpec:
     summary: str = ""
 
 
-TITLES = [
-    ("ofmu", "OFMU: penalty-based bi-level unlearning that puts forgetting first"),
-    ("assomem", "AssoMem: associative memory graph with MI-fused relevance, importance and time"),
-    ("qualitypajama", "How text-quality interventions reshape neural scaling laws"),
-    ("forestpersons", "ForestPersons: an under-canopy missing-person detection benchmark"),
-    ("ebt", "Energy-Based Transformers: System 2 thinking from unsupervised learning"),
-    ("icql", "ICQL: in-context compositional Q-learning for offline RL"),
-    ("anthrobench", "AnthroBench: multi-turn evaluation of anthropomorphic LLM behaviours"),
-    ("optimistic-o2nc", "Online-to-nonconvex conversion with a doubly optimistic hint (ODOG)"),
-    ("cdra", "CDRA: critique-driven reasoning alignment with a personalised generative PRM"),
-    ("got-r1", "GoT-R1: RL for semantic-spatial reasoning in autoregressive image generation"),
-    ("cer-god", "CER-GOD: clustering-guided edge reweighting for graph outlier detection"),
-    ("milco", "MILCO: multilingual learned sparse retrieval through an English lexical pivot"),
-    ("dka", "Dual-Kernel Adapter: widening the receptive field for low-data medical adaptation"),
-    ("vip", "VIP: variance-informed predictive rollout allocation for group RL"),
-    ("daze", "Daze: reward-free backdoors implanted through malicious simulator dynamics"),
-    ("medgmae", "MedGMAE: masked autoencoding that reconstructs 3D Gaussians instead of voxels"),
-    ("selfaug-decoding", "Self-Aug: query-aligned visual contrastive decoding with entropy-adaptive thresholding"),
-    ("implicit-planning", '"What\'s the plan?": steering-based metrics for implicit planning in LMs'),
-    ("neuraldb", "NeuralDB: edited facts stored as a gated neural key-value database"),
-]
+@dataclass(frozen=True)
+class Paper:
+    """A paper as its pipeline declares it: ``PAPER = Paper(...)`` in ``flows/<package>/spec.py``.
+
+    ``number`` orders the papers table and ``paperline list`` (the nineteen cards keep their card numbers; a paper
+    of your own takes the next free one, ``paperline new`` picks it); ``card`` is the file under
+    ``../shared/papers/`` that describes it, empty for a paper without a card.
+    """
+
+    number: int
+    slug: str
+    title: str
+    card: str = ""
+
+    @property
+    def package(self) -> str:
+        return self.slug.replace("-", "_")
 
 
-def paper_slugs() -> list[str]:
-    return [slug for slug, _ in TITLES]
+# Cards in ../shared/papers/ whose pipeline has not landed yet: `paperline list` shows them as planned and
+# `paperline new <slug>` takes their number and title from here. A pipeline, once it exists, declares its own
+# ``PAPER`` (which wins over an entry here), so the list of papers is open: any package under ``flows/`` with a
+# ``spec.py`` declaring ``PAPER`` and ``STAGES`` is a pipeline (``flows.stage_specs`` finds them).
+PLANNED = (
+    Paper(7, "anthrobench", "AnthroBench: multi-turn evaluation of anthropomorphic LLM behaviours", "07-anthrobench.md"),
+    Paper(9, "cdra", "CDRA: critique-driven reasoning alignment with a personalised generative PRM", "09-cdra.md"),
+    Paper(10, "got-r1", "GoT-R1: RL for semantic-spatial reasoning in autoregressive image generation", "10-got-r1.md"),
+    Paper(
+        16, "medgmae", "MedGMAE: masked autoencoding that reconstructs 3D Gaussians instead of voxels", "16-medgmae.md"
+    ),
+    Paper(
+        17,
+        "selfaug-decoding",
+        "Self-Aug: query-aligned visual contrastive decoding with entropy-adaptive thresholding",
+        "17-selfaug-decoding.md",
+    ),
+    Paper(
+        18,
+        "implicit-planning",
+        '"What\'s the plan?": steering-based metrics for implicit planning in LMs',
+        "18-implicit-planning.md",
+    ),
+)
 
 
 REPORT_FILES = ("report.md", "report.html", "claims.json", "figures")

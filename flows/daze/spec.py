@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from flows.specs import Layout
+from flows.specs import Layout, Paper
+
+PAPER = Paper(15, 'daze', 'Daze: reward-free backdoors implanted through malicious simulator dynamics', '15-daze.md')
 
 L = Layout("daze", code=("common",))
 MODELS, EVAL = L.out("models"), L.out("eval")

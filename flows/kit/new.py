@@ -13,6 +13,7 @@ data and claims with the paper's.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +21,7 @@ from string import Template
 
 from components.errors import ParamsError
 from components.io import write_text
-from flows.specs import TITLES
+from flows.specs import PLANNED
 
 TEMPLATES = Path(__file__).with_name("templates")
 
@@ -57,17 +58,47 @@ def targets(slug: str) -> dict[str, str]:
     return out
 
 
-def _values(slug: str) -> dict[str, str]:
-    numbers = {s: (i + 1, title) for i, (s, title) in enumerate(TITLES)}
-    if slug not in numbers:
-        raise ParamsError(f"new: unknown paper {slug!r}; choose one of: {', '.join(numbers)}")
-    number, title = numbers[slug]
-    return {"slug": slug, "package": slug.replace("-", "_"), "title": title, "card": f"{number:02d}-{slug}.md"}
+SLUG = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+RESERVED = {"shared", "kit", "runtime", "recurring"}  # packages under flows/ that are not papers
 
 
-def render(root: Path, slug: str) -> list[Path]:
+def _values(slug: str, title: str | None = None) -> dict[str, str]:
+    """Template values: a planned card's number and title, or the next free number and ``title`` for a paper of
+    your own (``--title``)."""
+    from flows.registry import next_number, papers
+
+    if not SLUG.match(slug) or slug.replace("-", "_") in RESERVED:
+        raise ParamsError(
+            f"new: {slug!r} is not a usable slug: lower-case words joined by '-' (e.g. toy-median), "
+            f"not one of {', '.join(sorted(RESERVED))}"
+        )
+    known = papers().get(slug)
+    if known is not None and (known.implemented or known.broken):
+        raise ParamsError(f"new: {slug} already has files (flows/{known.module_name}); remove them or edit the pipeline")
+    planned = next((p for p in PLANNED if p.slug == slug), None)
+    if planned is None and not (title and title.strip()):
+        raise ParamsError(
+            f"new: {slug!r} is not one of the planned cards ({', '.join(p.slug for p in PLANNED)}): "
+            'give its title with --title "..." to start a paper of your own'
+        )
+    number = planned.number if planned else next_number()
+    title = (title or "").strip() or planned.title
+    card = planned.card if planned else ""
+    return {
+        "slug": slug,
+        "package": slug.replace("-", "_"),
+        "title": title,
+        "number": str(number),
+        "slug_literal": repr(slug),
+        "title_literal": repr(title),
+        "card_literal": repr(card),
+        "card_ref": f"`../shared/papers/{card}`" if card else "no card (a paper of your own)",
+    }
+
+
+def render(root: Path, slug: str, title: str | None = None) -> list[Path]:
     """Write the skeleton's files under ``root``; refuses (before writing anything) if any of them exists."""
-    values = _values(slug)
+    values = _values(slug, title)
     plan = targets(slug)
     existing = [rel for rel in plan.values() if (root / rel).exists()]
     if existing or (root / f"flows/{values['package']}").exists():
@@ -84,14 +115,14 @@ def render(root: Path, slug: str) -> list[Path]:
 
 
 def regenerate(root: Path) -> None:
-    """Rewrite dvc.yaml and params.yaml in a fresh process (this one imported the stage registry before the new
+    """Rewrite dvc.yaml, params.yaml, prefect.yaml and the README's papers table in a fresh process (this one imported the stage registry before the new
     package existed)."""
     env = {
         **os.environ,
         "PAPERLINE_ROOT": str(root),
         "PYTHONPATH": os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH", "")) if p),
     }
-    for command in ("dvc-yaml", "params"):
+    for command in ("dvc-yaml", "params", "deployments-yaml", "verdicts"):
         proc = subprocess.run(
             [sys.executable, "-m", "flows.cli", command, "--write"], cwd=root, env=env, capture_output=True, text=True
         )

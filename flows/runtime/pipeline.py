@@ -27,8 +27,8 @@ log = logging.getLogger("paperline")
 
 def resolve_owner_params(paper: PaperSpec, paths: Paths, profile: str, overrides: Sequence[str]) -> BaseModel:
     """Validated params of one owner (paper or ``shared``) for ``profile``."""
-    if paper.params_module is None:
-        raise ParamsError(f"paper {paper.slug!r} has no pipeline yet (see `paperline list`)")
+    if paper.params_module is None or paper.broken:
+        paper.require()
     module = importlib.import_module(paper.params_module)
     file_values = P.load_params_file(paths.params_file)
     return P.resolve(
@@ -49,9 +49,7 @@ def file_profile(paths: Paths) -> str:
 
 def plan(slug: str, stages: Sequence[str] | None, *, with_upstream: bool) -> list[tuple[str, str]]:
     """(owner, stage) pairs to run, in order."""
-    paper = get_paper(slug)
-    if not paper.implemented:
-        raise ParamsError(f"paper {paper.slug!r} has no pipeline yet (see `paperline list`)")
+    paper = get_paper(slug).require()
     names = list(stages) if stages else [s.name for s in paper.stages]
     for name in names:
         paper.stage(name)  # validates the name

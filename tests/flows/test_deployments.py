@@ -23,6 +23,12 @@ def test_bad_cron_is_rejected_before_anything_is_created(monkeypatch, tmp_path):
         deployments.schedule("qualitypajama", tmp_path, cron="every day")
 
 
+def test_committed_prefect_yaml_is_the_generated_one():
+    from flows.deploy_yaml import render
+
+    assert (ROOT / "prefect.yaml").read_text() == render(), "run `paperline deployments-yaml --write`"
+
+
 def test_prefect_yaml_has_one_deployment_per_paper_and_the_recurring_eval():
     doc = yaml.safe_load((ROOT / "prefect.yaml").read_text())
     names = {d["name"] for d in doc["deployments"]}
