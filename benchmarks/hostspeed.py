@@ -10,7 +10,7 @@ the kind of work the pipelines do, are timed here (best of ``repeats``, so a bur
 
 ``factor`` is the geometric mean over the three of (seconds here / seconds on the reference host):
 above 1 means slower than the reference, and ``cpu_s / factor`` estimates a run's CPU seconds on the
-reference host. The reference is the host of 2026-12-04 on which the README's recent times were measured
+reference host. The reference is the host of 2026-12-04 on which the recent times in docs/run-times.md were measured
 (``REFERENCE``, measured idle with this script). A single factor is approximate: workloads scale
 differently across CPUs, which is why the three parts are kept.
 

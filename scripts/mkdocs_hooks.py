@@ -1,8 +1,9 @@
 """MkDocs hook: the site is built from the READMEs where they live (no copies under docs/).
 
 The top-level README becomes the home page, each implemented pipeline's ``flows/<package>/README.md`` its page,
-``infra/README.md``, ``data/README.md`` and ``reports/README.md`` theirs, all under their repository paths, so the
-READMEs' own relative links resolve unchanged. The reports index and each paper's report.html are added as they
+``infra/README.md``, ``data/README.md`` and ``reports/README.md`` theirs, and the reference pages ``docs/*.md``
+(listed in mkdocs.yml's ``nav``) theirs, all under their repository paths, so their own relative links resolve
+unchanged on GitHub and in the site. The reports index and each paper's report.html are added as they
 are when a run has written them (``paperline report`` rebuilds them), so the site links the latest verdicts.
 """
 
@@ -24,6 +25,8 @@ def pages() -> dict[str, Path]:
     for folder in ("infra", "data", "reports"):
         if (ROOT / folder / "README.md").is_file():
             out[f"{folder}/README.md"] = ROOT / folder / "README.md"
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        out[page.relative_to(ROOT).as_posix()] = page
     return out
 
 
@@ -34,13 +37,16 @@ def reports() -> dict[str, Path]:
 
 
 def on_files(files: Files, config) -> Files:
+    for file in list(files):
+        if file.src_uri.endswith(".md") and "/" not in file.src_uri:
+            files.remove(file)  # docs/*.md, collected from docs_dir at the site's root: added under docs/ below
     for src_uri, path in {**pages(), **reports()}.items():
         files.append(File.generated(config, src_uri, abs_src_path=str(path)))
     return files
 
 
 def on_config(config):
-    nav = [{"Home": "index.md"}]
+    nav = [{"Home": "index.md"}, *(config.get("nav") or [])]  # mkdocs.yml's nav: the docs/ pages
     pipelines = [{_title(p): uri} for uri, p in pages().items() if uri.startswith("flows/")]
     nav.append({"Pipelines": pipelines})
     nav += [

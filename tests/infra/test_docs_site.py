@@ -1,4 +1,5 @@
-"""The documentation site: `mkdocs build --strict` over the READMEs where they live, one page per pipeline."""
+"""The documentation site: `mkdocs build --strict` over the READMEs where they live, one page per pipeline, and the
+reference pages in docs/ that the short top README points to."""
 
 from __future__ import annotations
 
@@ -30,6 +31,20 @@ def test_site_builds_strict_offline_with_a_page_per_pipeline(tmp_path):
     for page in site.rglob("*.html"):
         assert not re.search(r"<script[^>]+src=[\"']https?://", page.read_text()), f"{page} loads a script from the web"
     assert (site / "infra" / "index.html").is_file()
+    for page in sorted((ROOT / "docs").glob("*.md")):  # the reference pages the README points to
+        assert (site / "docs" / f"{page.stem}.html").is_file(), f"no page for docs/{page.name}"
+        assert f'href="docs/{page.stem}.html' in home, f"the home page does not link docs/{page.name}"
+
+
+def test_readme_quick_start_is_the_two_commands_and_points_to_the_docs():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    quick = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    block = quick.split("```bash\n", 1)[1].split("```", 1)[0]
+    assert [line.split()[:2] for line in block.splitlines()] == [["make", "repro"], ["make", "test"]]
+    assert "exec make test" in (ROOT / ".ci" / "run").read_text(), "CI runs the README's test command"
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        assert f"](docs/{page.name}" in readme, f"README.md does not link docs/{page.name}"
+    assert "docs/run-times.md" in readme and "2026-12-04" in (ROOT / "docs" / "run-times.md").read_text()
 
 
 def test_github_style_lists_become_python_markdown_lists():
