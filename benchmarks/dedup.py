@@ -127,9 +127,12 @@ def load_corpus(args) -> tuple[list[dict], str]:
 
     path = args.corpus
     for candidate in () if path else DEFAULT_CORPORA:
-        if candidate.exists() and sum(1 for _ in open(candidate, encoding="utf-8")) >= args.min_docs:
-            path = candidate
-            break
+        if candidate.exists():
+            with open(candidate, encoding="utf-8") as fh:
+                enough = sum(1 for _ in fh) >= args.min_docs
+            if enough:
+                path = candidate
+                break
     if path:
         docs = read_jsonl(path, required=("id", "text", "dup_of"))
         return docs[: args.n_docs] if args.n_docs else docs, str(path)
@@ -202,7 +205,8 @@ def datatrove_worker(tmp: str, args) -> None:
     for n, (pipeline, tasks) in enumerate(stages):
         LocalPipelineExecutor(pipeline, tasks=tasks, workers=1, logging_dir=str(w / f"logs{n}")).run()
     seconds = time.perf_counter() - t0
-    removed = [json.loads(ln)["id"] for f in sorted((w / "removed").glob("*.jsonl")) for ln in open(f)]
+    files = sorted((w / "removed").glob("*.jsonl"))
+    removed = [json.loads(ln)["id"] for f in files for ln in f.read_text().splitlines()]
     (w / "result.json").write_text(json.dumps({"seconds": seconds, "removed_ids": removed}))
 
 

@@ -361,8 +361,8 @@ def dvc_yaml(
 @app.command("verdicts")
 def verdicts_cmd(
     record: Annotated[
-        list[str], typer.Option(help="Record this paper's default-profile claims.json (repeatable)")
-    ] = [],
+        list[str] | None, typer.Option(help="Record this paper's default-profile claims.json (repeatable)")
+    ] = None,
     write: Annotated[bool, typer.Option(help="Write the README's papers table")] = False,
     check: Annotated[bool, typer.Option(help="Fail if the README's papers table differs from the records")] = False,
 ) -> None:
@@ -372,7 +372,7 @@ def verdicts_cmd(
     from flows.verdicts import render_readme
 
     root = apply_env_defaults().root
-    for slug in record:
+    for slug in record or []:
         typer.echo(f"recorded {record_verdicts(root, slug)}")
     sync_generated(root / "README.md", render_readme(root), write=write, check=check)
 

@@ -472,7 +472,7 @@ def evaluate_standard(
     if "power" in record.details or "power_not_applicable" in record.details:
         return record  # the caller's own power check (e.g. QualityPajama's refits) or its reason stands
 
-    def decide(v: np.ndarray, c: np.ndarray, st: np.ndarray) -> str:
+    def decide_simulation(v: np.ndarray, c: np.ndarray, st: np.ndarray) -> str:
         return evaluate_standard(
             claim_id,
             statement,
@@ -496,7 +496,7 @@ def evaluate_standard(
             power=False,
         ).verdict
 
-    return auto_power(record, diffs, labels, strata_arr, decide, plan)
+    return auto_power(record, diffs, labels, strata_arr, decide_simulation, plan)
 
 
 def composite(

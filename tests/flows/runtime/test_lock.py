@@ -46,9 +46,11 @@ def test_second_writer_fails_at_once_naming_the_holder(tmp_path):
     paths = Paths(tmp_path)
     proc = start_holder(tmp_path)
     try:
-        with pytest.raises(PaperLocked, match=rf"^paper qualitypajama is being written by PID {proc.pid} "):
-            with hold(paths, ["qualitypajama"]):
-                pass
+        with (
+            pytest.raises(PaperLocked, match=rf"^paper qualitypajama is being written by PID {proc.pid} "),
+            hold(paths, ["qualitypajama"]),
+        ):
+            pass
         with hold(paths, ["ofmu"]):  # another paper is not blocked
             pass
     finally:
