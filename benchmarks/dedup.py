@@ -9,8 +9,8 @@ threshold, found with a sparse matrix product), which separates "is the MinHash
 implementation faithful" from "is the threshold right for these edits".
 
 Corpus: ``--corpus`` (JSONL with id, text, dup_of) or data/qualitypajama/corpus.jsonl
-(then corpus/pool.jsonl) if it exists with >= --min-docs records; otherwise one is built from text files on this machine (/usr/share/doc and
-/usr/share/common-licenses), cut into 1-3 KB docs, with natural near-duplicates removed
+(then corpus/pool.jsonl) if it exists with >= --min-docs records; otherwise one is built from text files on this
+machine (/usr/share/doc and /usr/share/common-licenses), cut into 1-3 KB docs, with natural near-duplicates removed
 (true Jaccard >= 0.3 to an earlier doc) and 15% near-copies injected (each with random
 word substitutions/deletions/insertions at a rate drawn from ``--edit-rate``).
 

@@ -39,7 +39,8 @@ RunnerOpt = Annotated[
     typer.Option(
         "--runner",
         metavar="RUNNER",
-        help="Task runner for fan-out: local | process[:N] | dask[:N] | tcp://HOST:PORT | ray[:ADDRESS] (env PAPERLINE_RUNNER)",
+        help="Task runner for fan-out: local | process[:N] | dask[:N] | tcp://HOST:PORT | ray[:ADDRESS] "
+        "(env PAPERLINE_RUNNER)",
     ),
 ]
 WaitOpt = Annotated[
@@ -128,7 +129,8 @@ def show(
 
 @app.command()
 def doctor(as_json: JsonOpt = False) -> None:
-    """Check the set-up: venv packages, offline sources, SmolLM2, Prefect, MLflow, DVC, disk; exit 1 if one is missing."""
+    """Check the set-up: venv packages, offline sources, SmolLM2, Prefect, MLflow, DVC, disk; exit 1 if one is
+    missing."""
     import dataclasses
 
     from flows.doctor import failed, format_table, run_checks

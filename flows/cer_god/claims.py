@@ -3,8 +3,8 @@
 Seeds are the clusters (every compared number comes from a randomly initialised, trained model); graphs are strata
 (fixed by design). Claims 1-2 are judged per graph, and each graph's verdict has the card's leakage guard as a
 precondition: CER-GOD's mean AUC must beat the leakage probe's on that graph (max of the degree and feature-norm
-ranks), else that graph's part is inconclusive (the injection leaks). Nothing here can be censored: every run trains a fixed number of
-epochs, with no budget cap or time-out, and its metrics are GX-checked to lie in [0, 1].
+ranks), else that graph's part is inconclusive (the injection leaks). Nothing here can be censored: every run
+trains a fixed number of epochs, with no budget cap or time-out, and its metrics are GX-checked to lie in [0, 1].
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The Kubernetes Dask manifests' own commands and TLS ConfigMap, run here: a worker joins over TLS, a plain client is refused.
+"""The Kubernetes Dask manifests' own commands and TLS ConfigMap, run here: a worker joins over TLS, a plain client
+is refused.
 
 infra/k8s/dask.yaml's scheduler and worker commands and its ConfigMap (Dask config as environment variables)
 are run as written, with only what the cluster supplies replaced: the Secret's mount /tls by a folder with

@@ -120,7 +120,8 @@ def test_lock_is_reentrant_in_one_thread_but_not_across_threads(tmp_path):
 def test_children_of_the_holder_inherit_its_lock_others_do_not(tmp_path, monkeypatch):
     paths = Paths(tmp_path)
     child = (
-        "import sys; from pathlib import Path; from flows.runtime.lock import hold; from flows.runtime.settings import Paths\n"
+        "import sys; from pathlib import Path; from flows.runtime.lock import hold; "
+        "from flows.runtime.settings import Paths\n"
         "with hold(Paths(Path(sys.argv[1])), ['qualitypajama']) as mine: print(mine)"
     )
     with hold(paths, ["qualitypajama"], export=True):
