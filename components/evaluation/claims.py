@@ -25,6 +25,7 @@ import numpy as np
 
 from components.errors import DataError, ParamsError
 from components.evaluation.explain import reason as explain_reason
+from components.evaluation.planted import auto_power, current_plan
 from components.evaluation.rules import (  # noqa: F401  (re-exported: pipelines import the rules from here)
     COMBINES,
     DIRECTIONS,
@@ -47,7 +48,6 @@ from components.evaluation.rules import (  # noqa: F401  (re-exported: pipelines
     decide_pvalue,
     inside_band,
 )
-from components.evaluation.planted import auto_power, current_plan
 from components.evaluation.seed_ci import binomial_ci, seed_level_ci, t_interval
 from components.evaluation.stats import paired_differences, stratum_signs
 from components.evaluation.testability import Check

@@ -37,7 +37,6 @@ import numpy as np
 
 from components.errors import ParamsError
 from components.evaluation.claims import ClaimResult, derive_verdict
-from components.evaluation.rules import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 from components.evaluation.planted import (  # noqa: F401  (re-exported: the power check's public names)
     Decide,
     PowerPlan,
@@ -49,6 +48,7 @@ from components.evaluation.planted import (  # noqa: F401  (re-exported: the pow
     planted_power,
     simulated_units,
 )
+from components.evaluation.rules import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 from components.evaluation.seed_ci import seed_level_ci
 from components.evaluation.stats import _as_values, _labels, cluster_design
 
