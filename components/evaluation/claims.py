@@ -422,8 +422,10 @@ def evaluate_standard(
     if rate and hi - lo <= 1e-9 * max(1.0, abs(point)):
         k = int(diffs.sum())
         lo, hi = binomial_ci(k, diffs.size, level)
-        exact = {"interval": f"exact binomial (Clopper-Pearson) on {k} of {diffs.size} units: the seed-level CI had "
-                 "zero width (the rate is the same on every seed)"}
+        exact = {
+            "interval": f"exact binomial (Clopper-Pearson) on {k} of {diffs.size} units: the seed-level CI had "
+            "zero width (the rate is the same on every seed)"
+        }
     info = {
         "seeds": seed_ids,
         "n_resamples": n_resamples,
@@ -465,8 +467,10 @@ def evaluate_standard(
     )
     record = finish(record)
     plan = current_plan()
-    if not (power and plan is not None and plan.n_sim > 0) or record.verdict == REPRODUCED or not all(
-        c.passed for c in checks
+    if (
+        not (power and plan is not None and plan.n_sim > 0)
+        or record.verdict == REPRODUCED
+        or not all(c.passed for c in checks)
     ):
         return record
     if "power" in record.details or "power_not_applicable" in record.details:

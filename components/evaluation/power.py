@@ -234,7 +234,9 @@ def mean_simulator(
 
     def simulate(rng: np.random.Generator) -> tuple[float, float, float]:
         v, sc, ss = simulated_units(x, c, s, rng, crossed)
-        ci = seed_level_ci(v, clusters=sc, strata=ss, n_resamples=n_resamples, level=level, seed=int(rng.integers(1 << 31)))
+        ci = seed_level_ci(
+            v, clusters=sc, strata=ss, n_resamples=n_resamples, level=level, seed=int(rng.integers(1 << 31))
+        )
         return ci.point, ci.low, ci.high
 
     return simulate

@@ -70,9 +70,7 @@ def test_the_k8s_dask_commands_run_over_tls_and_refuse_plain_tcp(tmp_path, monke
         ]
         with open(tmp_path / "worker.log", "wb") as log:  # the child keeps its own copy of the handle
             procs.append(
-                subprocess.Popen(
-                    worker, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=log
-                )
+                subprocess.Popen(worker, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=log)
             )
         probe = (
             "import sys\n"
