@@ -1,7 +1,7 @@
 # The two commands of the README's quick start. Each sets up first (idempotent).
 VENV ?= .venv
 
-.PHONY: setup repro test smoke docs
+.PHONY: setup repro test smoke docs lint format
 setup:
 	bash scripts/setup.sh
 
@@ -20,3 +20,7 @@ smoke: setup
 ## The documentation site from the READMEs (site/index.html); `.venv/bin/mkdocs serve` to browse it live.
 docs: setup
 	$(VENV)/bin/mkdocs build --strict
+
+## Lint and format in place (either name): ruff's safe fixes, then its formatter; tests/test_style.py checks both.
+lint format: setup
+	$(VENV)/bin/ruff check --fix . && $(VENV)/bin/ruff format .

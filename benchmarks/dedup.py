@@ -9,8 +9,8 @@ threshold, found with a sparse matrix product), which separates "is the MinHash
 implementation faithful" from "is the threshold right for these edits".
 
 Corpus: ``--corpus`` (JSONL with id, text, dup_of) or data/qualitypajama/corpus.jsonl
-(then corpus/pool.jsonl) if it exists with >= --min-docs records; otherwise one is built from text files on this machine (/usr/share/doc and
-/usr/share/common-licenses), cut into 1-3 KB docs, with natural near-duplicates removed
+(then corpus/pool.jsonl) if it exists with >= --min-docs records; otherwise one is built from text files on this
+machine (/usr/share/doc and /usr/share/common-licenses), cut into 1-3 KB docs, with natural near-duplicates removed
 (true Jaccard >= 0.3 to an earlier doc) and 15% near-copies injected (each with random
 word substitutions/deletions/insertions at a rate drawn from ``--edit-rate``).
 
@@ -127,9 +127,12 @@ def load_corpus(args) -> tuple[list[dict], str]:
 
     path = args.corpus
     for candidate in () if path else DEFAULT_CORPORA:
-        if candidate.exists() and sum(1 for _ in open(candidate, encoding="utf-8")) >= args.min_docs:
-            path = candidate
-            break
+        if candidate.exists():
+            with open(candidate, encoding="utf-8") as fh:
+                enough = sum(1 for _ in fh) >= args.min_docs
+            if enough:
+                path = candidate
+                break
     if path:
         docs = read_jsonl(path, required=("id", "text", "dup_of"))
         return docs[: args.n_docs] if args.n_docs else docs, str(path)
@@ -202,7 +205,8 @@ def datatrove_worker(tmp: str, args) -> None:
     for n, (pipeline, tasks) in enumerate(stages):
         LocalPipelineExecutor(pipeline, tasks=tasks, workers=1, logging_dir=str(w / f"logs{n}")).run()
     seconds = time.perf_counter() - t0
-    removed = [json.loads(ln)["id"] for f in sorted((w / "removed").glob("*.jsonl")) for ln in open(f)]
+    files = sorted((w / "removed").glob("*.jsonl"))
+    removed = [json.loads(ln)["id"] for f in files for ln in f.read_text().splitlines()]
     (w / "result.json").write_text(json.dumps({"seconds": seconds, "removed_ids": removed}))
 
 

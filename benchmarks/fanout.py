@@ -78,7 +78,8 @@ def main() -> None:
             over, _ = timed_grid(spec, noop)
             rows[name] = (wall, over / len(noop), len(procs))
             print(
-                f"{name:>5}: grid of {args.runs} x {args.work:.1f} s work: {wall:6.2f} s wall in {len(procs)} process(es); "
+                f"{name:>5}: grid of {args.runs} x {args.work:.1f} s work: {wall:6.2f} s wall "
+                f"in {len(procs)} process(es); "
                 f"per-task overhead {1000 * over / len(noop):7.1f} ms"
             )
         ideal = args.runs * args.work

@@ -4,9 +4,10 @@ Attributed SBMs (5 blocks, mean degree about 10, 32-d features, 8% injected outl
 nodes, all in one run. Both models run on sparse message passing (edge lists, scatter-add) and DOMINANT's
 structure error is computed exactly through the Gram matrix, so neither forms an n x n matrix.
 Time per epoch is the difference between a run of 2E and one of E epochs divided by E, after one untimed
-warm-up run (this removes set-up and CER-GOD's one-off k-means initialisation); each (method, size) runs in a fresh process so its peak
-resident memory (ru_maxrss) minus the resident memory before training is the training peak. CPU time per epoch
-(process_time) is printed beside wall time because wall time on a shared machine mostly measures the load.
+warm-up run (this removes set-up and CER-GOD's one-off k-means initialisation); each (method, size) runs in a
+fresh process so its peak resident memory (ru_maxrss) minus the resident memory before training is the training
+peak. CPU time per epoch (process_time) is printed beside wall time because wall time on a shared machine mostly
+measures the load.
 CER-GOD: hid 32, MMD on 256 sampled nodes per cluster, all losses active (warm-up 1 epoch);
 DOMINANT: PyGOD defaults (hid 64). Ratios are CER-GOD / DOMINANT, measured in this run.
 

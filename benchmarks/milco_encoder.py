@@ -68,7 +68,7 @@ def main() -> None:
         h = torch.randn(n, a.length, model.cfg.d_model, generator=gen, requires_grad=grad)
         weights = torch.randn(n, a.terms, generator=gen)
 
-        def run(form):
+        def run(form, h=h, mask=mask, weights=weights, grad=grad):  # this iteration's inputs, bound explicitly
             def go():
                 with torch.set_grad_enabled(grad):
                     out = form(h, mask)

@@ -61,7 +61,8 @@ def main() -> None:
         for m in METHODS:
             best[m] = min(best[m], overhead(m, fn, a.calls))
     print(
-        f"method overhead per gradient evaluation, excluding the oracle (d={a.dim}, {a.calls} calls, best of {a.repeats})"
+        f"method overhead per gradient evaluation, excluding the oracle "
+        f"(d={a.dim}, {a.calls} calls, best of {a.repeats})"
     )
     for m in METHODS:
         print(f"{m:14s} {best[m] * 1e6:8.2f} us   x{best[m] / best['gd']:.2f} vs gd")

@@ -86,7 +86,8 @@ def main() -> None:
     total_work = sum(r[2] for r in rows)
     mean_over = (total_wall - total_work) / len(rows)
     print(
-        f"{'all':<10} {total_wall:>15.2f} {total_work:>9.2f} {total_wall - total_work:>11.2f} {(total_wall - total_work) / total_wall:>14.0%}"
+        f"{'all':<10} {total_wall:>15.2f} {total_work:>9.2f} {total_wall - total_work:>11.2f} "
+        f"{(total_wall - total_work) / total_wall:>14.0%}"
     )
     print(f"mean orchestration overhead per stage process (shared server): {mean_over:.2f} s")
     eph_over = ephemeral - ephemeral_inside

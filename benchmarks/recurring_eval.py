@@ -38,8 +38,8 @@ t0 = time.perf_counter()
 from flows.recurring.flow import run
 res = run(sys.argv[1], {})
 u = resource.getrusage(resource.RUSAGE_SELF)
-print(json.dumps({"wall": time.perf_counter() - t0, "cpu": u.ru_utime + u.ru_stime,
-                  "papers": {k: {"seconds": v.get("seconds"), "regressions": v["regressions"]} for k, v in res.items()}}))
+papers = {k: {"seconds": v.get("seconds"), "regressions": v["regressions"]} for k, v in res.items()}
+print(json.dumps({"wall": time.perf_counter() - t0, "cpu": u.ru_utime + u.ru_stime, "papers": papers}))
 """
 
 

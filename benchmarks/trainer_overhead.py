@@ -42,7 +42,8 @@ def plain_steps(model, tokens, *, steps: int, warmup: int, batch: int, seq: int,
 
 
 def lightning_steps(model, tokens, *, steps: int, warmup: int, batch: int, seq: int, lr: float) -> list[float]:
-    """Per-iteration seconds of ``lightning.Trainer`` (CPU, no logger/checkpoints/progress bar), as for the plain loop."""
+    """Per-iteration seconds of ``lightning.Trainer`` (CPU, no logger/checkpoints/progress bar), as for the plain
+    loop."""
     import lightning as L
 
     from components.training.lightning_lm import LitLM, RandomWindows

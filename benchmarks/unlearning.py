@@ -120,10 +120,12 @@ def main() -> None:
     ref = next(r for r in rows if r["method"] == "graddiff")
     print(
         f"TinyLM d={args.d_model} L={args.layers} vocab={args.vocab} batch={args.batch}x2 seq={args.seq} "
-        f"threads={args.threads}; budget {rows[-1]['evals']} gradient evaluations; baseline process {base['rss_mb']:.0f} MB"
+        f"threads={args.threads}; budget {rows[-1]['evals']} gradient evaluations; "
+        f"baseline process {base['rss_mb']:.0f} MB"
     )
     print(
-        f"{'method':22s} {'steps':>5s} {'s/step':>8s} {'x GradDiff':>10s} {'s/eval':>8s} {'x GradDiff':>10s} {'extra MB':>9s} {'x GradDiff':>10s}"
+        f"{'method':22s} {'steps':>5s} {'s/step':>8s} {'x GradDiff':>10s} {'s/eval':>8s} {'x GradDiff':>10s} "
+        f"{'extra MB':>9s} {'x GradDiff':>10s}"
     )
     for r in rows:
         print(

@@ -90,7 +90,7 @@ def main() -> None:
         obs_rng = np.random.default_rng(7)
         gp = GPPredictor(feats, window=256, inference=inference)
         times = []
-        for step in range(20):
+        for _ in range(20):
             ids = obs_rng.choice(2000, 16, replace=False)
             start = time.perf_counter()
             gp.predict(ids)

@@ -285,7 +285,7 @@ def iter_jsonl(path: str | os.PathLike, required: Iterable[str] = ()) -> Iterato
     required = tuple(required)
     check_input_file(path)
     try:
-        fh = open(path, "rb")
+        fh = open(path, "rb")  # noqa: SIM115  (opened apart from the `with` so only open()'s OSError is caught here)
     except OSError as exc:
         raise DataError(f"{path}: cannot read ({_reason(exc)})") from None
     with fh:

@@ -39,7 +39,8 @@ RunnerOpt = Annotated[
     typer.Option(
         "--runner",
         metavar="RUNNER",
-        help="Task runner for fan-out: local | process[:N] | dask[:N] | tcp://HOST:PORT | ray[:ADDRESS] (env PAPERLINE_RUNNER)",
+        help="Task runner for fan-out: local | process[:N] | dask[:N] | tcp://HOST:PORT | ray[:ADDRESS] "
+        "(env PAPERLINE_RUNNER)",
     ),
 ]
 WaitOpt = Annotated[
@@ -128,7 +129,8 @@ def show(
 
 @app.command()
 def doctor(as_json: JsonOpt = False) -> None:
-    """Check the set-up: venv packages, offline sources, SmolLM2, Prefect, MLflow, DVC, disk; exit 1 if one is missing."""
+    """Check the set-up: venv packages, offline sources, SmolLM2, Prefect, MLflow, DVC, disk; exit 1 if one is
+    missing."""
     import dataclasses
 
     from flows.doctor import failed, format_table, run_checks
@@ -373,8 +375,8 @@ def deployments_yaml(
 @app.command("verdicts")
 def verdicts_cmd(
     record: Annotated[
-        list[str], typer.Option(help="Record this paper's default-profile claims.json (repeatable)")
-    ] = [],
+        list[str] | None, typer.Option(help="Record this paper's default-profile claims.json (repeatable)")
+    ] = None,
     write: Annotated[bool, typer.Option(help="Write the README's papers table")] = False,
     check: Annotated[bool, typer.Option(help="Fail if the README's papers table differs from the records")] = False,
 ) -> None:
@@ -384,7 +386,7 @@ def verdicts_cmd(
     from flows.verdicts import render_readme
 
     root = apply_env_defaults().root
-    for slug in record:
+    for slug in record or []:
         typer.echo(f"recorded {record_verdicts(root, slug)}")
     sync_generated(root / "README.md", render_readme(root), write=write, check=check)
 

@@ -104,4 +104,3 @@ def assert_one_model_claims_say_so(doc: dict) -> None:
         for rec in leaves(claim):
             if rec.get("cluster_unit") and rec["n_seeds"] == 1 and rec["verdict"] != "inconclusive":
                 assert "one trained model" in rec["reason"], f"{rec['id']}: {rec['reason']}"
-

@@ -2,8 +2,9 @@
 focal loss on Gaussian targets, plus box size and sub-cell offset heads; decoding keeps 3x3 heatmap peaks.
 
 About 0.15M parameters (width 32): a 4x4 patch stem to stride 4, a stride-8 trunk with dilated convolutions (large
-people span ~18 cells) upsampled back to stride 4 and fused with the stem's features. Sizes are regressed as log(w), log(h) in pixels (a choice; the
-paper's CenterNet regresses raw sizes with weight 0.1) so 4 px aerial figures and 70 px people share one scale.
+people span ~18 cells) upsampled back to stride 4 and fused with the stem's features. Sizes are regressed as
+log(w), log(h) in pixels (a choice; the paper's CenterNet regresses raw sizes with weight 0.1) so 4 px aerial
+figures and 70 px people share one scale.
 """
 
 from __future__ import annotations

@@ -156,7 +156,7 @@ def average_precision(p: Pooled, weights: np.ndarray | None = None) -> dict[str,
         if hits.size
         else Pooled(image=p.image[:0], tp=p.tp[:, :0], fp=p.fp[:, :0], n_gt=p.n_gt)
     )
-    B, T, n = W.shape[0], p.tp.shape[0], p.tp.shape[1]
+    n = p.tp.shape[1]
     if n == 0:
         zeros = np.where(W @ p.n_gt > 0, 0.0, np.nan)
         return {"ap": zeros, "ap50": zeros, "ap75": zeros, "ar": zeros}

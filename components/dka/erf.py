@@ -3,8 +3,9 @@
 ``erf_maps(fn, x)`` backpropagates half the squared norm of the centre output position of ``fn(x)`` (a grid of
 shape (B, C, H, W), or ViT patch tokens (B, 1 + H*W, C) with the CLS token first) to every input pixel; the
 map of an image is |grad| summed over input channels. (The plain sum over channels would be degenerate here:
-after a LayerNorm without affine shift the channels of a token sum to a constant, so its gradient is 0.) ``erf_area(maps, t)`` is the share of pixels whose map,
-normalised by that image's maximum, is >= t; the card reports t in {0.05, 0.2}.
+after a LayerNorm without affine shift the channels of a token sum to a constant, so its gradient is 0.)
+``erf_area(maps, t)`` is the share of pixels whose map, normalised by that image's maximum, is >= t; the card
+reports t in {0.05, 0.2}.
 """
 
 from __future__ import annotations

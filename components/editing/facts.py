@@ -151,7 +151,7 @@ def crossed_neighbours(subjects: Sequence[str], n: int, seed: int) -> list[str]:
     lasts = list(dict.fromkeys(parts[i][1] for i in rng.permutation(len(parts))))
     have = set(map(tuple, parts))
     for a in range(1, max(len(firsts), len(lasts)) + 1):
-        block = [f"{f} {l}" for f in firsts[:a] for l in lasts[:a] if (f, l) in have]
+        block = [f"{first} {last}" for first in firsts[:a] for last in lasts[:a] if (first, last) in have]
         if len(block) >= n:
             return [block[i] for i in sorted(rng.permutation(len(block))[:n])]
     raise DataError(f"neighbour_pool: the subjects hold no crossed block of {n}")

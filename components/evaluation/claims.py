@@ -25,6 +25,7 @@ import numpy as np
 
 from components.errors import DataError, ParamsError
 from components.evaluation.explain import reason as explain_reason
+from components.evaluation.planted import auto_power, current_plan
 from components.evaluation.rules import (  # noqa: F401  (re-exported: pipelines import the rules from here)
     COMBINES,
     DIRECTIONS,
@@ -47,7 +48,6 @@ from components.evaluation.rules import (  # noqa: F401  (re-exported: pipelines
     decide_pvalue,
     inside_band,
 )
-from components.evaluation.planted import auto_power, current_plan
 from components.evaluation.seed_ci import binomial_ci, seed_level_ci, t_interval
 from components.evaluation.stats import paired_differences, stratum_signs
 from components.evaluation.testability import Check
@@ -422,8 +422,10 @@ def evaluate_standard(
     if rate and hi - lo <= 1e-9 * max(1.0, abs(point)):
         k = int(diffs.sum())
         lo, hi = binomial_ci(k, diffs.size, level)
-        exact = {"interval": f"exact binomial (Clopper-Pearson) on {k} of {diffs.size} units: the seed-level CI had "
-                 "zero width (the rate is the same on every seed)"}
+        exact = {
+            "interval": f"exact binomial (Clopper-Pearson) on {k} of {diffs.size} units: the seed-level CI had "
+            "zero width (the rate is the same on every seed)"
+        }
     info = {
         "seeds": seed_ids,
         "n_resamples": n_resamples,
@@ -465,14 +467,16 @@ def evaluate_standard(
     )
     record = finish(record)
     plan = current_plan()
-    if not (power and plan is not None and plan.n_sim > 0) or record.verdict == REPRODUCED or not all(
-        c.passed for c in checks
+    if (
+        not (power and plan is not None and plan.n_sim > 0)
+        or record.verdict == REPRODUCED
+        or not all(c.passed for c in checks)
     ):
         return record
     if "power" in record.details or "power_not_applicable" in record.details:
         return record  # the caller's own power check (e.g. QualityPajama's refits) or its reason stands
 
-    def decide(v: np.ndarray, c: np.ndarray, st: np.ndarray) -> str:
+    def decide_simulation(v: np.ndarray, c: np.ndarray, st: np.ndarray) -> str:
         return evaluate_standard(
             claim_id,
             statement,
@@ -496,7 +500,7 @@ def evaluate_standard(
             power=False,
         ).verdict
 
-    return auto_power(record, diffs, labels, strata_arr, decide, plan)
+    return auto_power(record, diffs, labels, strata_arr, decide_simulation, plan)
 
 
 def composite(

@@ -21,7 +21,8 @@ def _ci(lo: float | None, hi: float | None) -> str:
 
 
 def rule_text(c: Mapping) -> str:
-    """What the claim's rule asks, e.g. "reproduced iff the 95% CI of method - baseline lies above 0 and outside 0 +- 0.01"."""
+    """What the claim's rule asks, e.g. "reproduced iff the 95% CI of method - baseline lies above 0 and outside
+    0 +- 0.01"."""
     rule, side = c.get("rule"), {"greater": "above", "less": "below"}.get(str(c.get("direction")), "beyond")
     t, null, delta = c.get("threshold"), c.get("null") or 0.0, c.get("delta")
     if rule == "standard":

@@ -37,7 +37,6 @@ import numpy as np
 
 from components.errors import ParamsError
 from components.evaluation.claims import ClaimResult, derive_verdict
-from components.evaluation.rules import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 from components.evaluation.planted import (  # noqa: F401  (re-exported: the power check's public names)
     Decide,
     PowerPlan,
@@ -49,6 +48,7 @@ from components.evaluation.planted import (  # noqa: F401  (re-exported: the pow
     planted_power,
     simulated_units,
 )
+from components.evaluation.rules import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 from components.evaluation.seed_ci import seed_level_ci
 from components.evaluation.stats import _as_values, _labels, cluster_design
 
@@ -234,7 +234,9 @@ def mean_simulator(
 
     def simulate(rng: np.random.Generator) -> tuple[float, float, float]:
         v, sc, ss = simulated_units(x, c, s, rng, crossed)
-        ci = seed_level_ci(v, clusters=sc, strata=ss, n_resamples=n_resamples, level=level, seed=int(rng.integers(1 << 31)))
+        ci = seed_level_ci(
+            v, clusters=sc, strata=ss, n_resamples=n_resamples, level=level, seed=int(rng.integers(1 << 31))
+        )
         return ci.point, ci.low, ci.high
 
     return simulate

@@ -58,7 +58,8 @@ class GATLayer(nn.Module):
 
 
 class AnomalyDAE(nn.Module):
-    """Structure autoencoder (dense + GAT) and attribute autoencoder over X^T; X^ = Z_v Z_a^T, S^ = sigmoid(Z_v Z_v^T)."""
+    """Structure autoencoder (dense + GAT) and attribute autoencoder over X^T; X^ = Z_v Z_a^T,
+    S^ = sigmoid(Z_v Z_v^T)."""
 
     def __init__(self, in_dim: int, n: int, emb: int, hid: int):
         super().__init__()

@@ -50,7 +50,8 @@ class TinyLMConfig:
                 raise ParamsError(f"TinyLMConfig.{name} must be >= 1, got {getattr(self, name)}")
         if self.d_model % self.n_heads or (self.d_model // self.n_heads) % 2:
             raise ParamsError(
-                f"TinyLMConfig.d_model ({self.d_model}) must split into n_heads ({self.n_heads}) heads of even size (RoPE)"
+                f"TinyLMConfig.d_model ({self.d_model}) must split into n_heads ({self.n_heads}) "
+                "heads of even size (RoPE)"
             )
         if not 0.0 <= self.dropout < 1.0:
             raise ParamsError(f"TinyLMConfig.dropout must be in [0, 1), got {self.dropout}")

@@ -193,7 +193,8 @@ def make_function(
     if name == "quadratic":
         return Quadratic()
     raise ParamsError(
-        f"function: unknown test function {name!r}; use robust-synthetic, robust-diabetes, hard-chain, tanh-digits, quadratic"
+        f"function: unknown test function {name!r}; "
+        "use robust-synthetic, robust-diabetes, hard-chain, tanh-digits, quadratic"
     )
 
 

@@ -21,8 +21,8 @@ class GradientOracle:
     ``sigma`` sets the isotropic Gaussian noise added to each counted query. With ``noise="total"`` (default)
     sigma bounds the noise vector's variance, E||xi||^2 = sigma^2 (per-coordinate std sigma / sqrt(d)), the
     bounded-variance assumption of the paper's stochastic rate; ``noise="per-coordinate"`` gives each coordinate
-    std sigma (E||xi||^2 = d sigma^2). With ``shared_noise`` a query made with ``reuse_noise=True`` reuses the previous query's sample
-    (ODOG's two queries per iteration share one xi_n by default).
+    std sigma (E||xi||^2 = d sigma^2). With ``shared_noise`` a query made with ``reuse_noise=True`` reuses the
+    previous query's sample (ODOG's two queries per iteration share one xi_n by default).
     """
 
     def __init__(

@@ -1,4 +1,5 @@
-"""An optimiser's tuned settings as a model folder: ``settings.json`` (the method and its scale-free config), no weights.
+"""An optimiser's tuned settings as a model folder: ``settings.json`` (the method and its scale-free config), no
+weights.
 
 Where nothing is trained (optimistic-o2nc), the artifact that stands for the method is the setting its tuning
 chose. It is saved and logged like a trained model (an MLflow pyfunc folder with an allow-listed loader), so the

@@ -16,8 +16,7 @@ from typing import Any
 
 from components.errors import DataError
 from components.evaluation.claims import VERDICTS  # one list of verdicts for the rule and the reports
-from components.evaluation.explain import verdict_text
-from components.evaluation.explain import rule_text
+from components.evaluation.explain import rule_text, verdict_text
 from components.io import read_json
 
 REQUIRED_FIELDS: tuple[str, ...] = ("id", "statement", "verdict")

@@ -224,7 +224,14 @@ class _RefCollector(HTMLParser):
         if tag in _LOADING_TAGS:
             self.refs.append((tag, "tag", ""))
         for name, value in attrs:
-            if value and name in _URL_ATTRS and _EXTERNAL_URL.match(value) or value and name == "style" and re.search(r"url\(|@import", value):
+            if (
+                value
+                and name in _URL_ATTRS
+                and _EXTERNAL_URL.match(value)
+                or value
+                and name == "style"
+                and re.search(r"url\(|@import", value)
+            ):
                 self.refs.append((tag, name, value))
 
     def handle_data(self, data: str) -> None:

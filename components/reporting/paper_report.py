@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 import pandas as pd
 from matplotlib.figure import Figure
@@ -38,7 +38,7 @@ from components.reporting.plots import figure_to_png
 
 log = logging.getLogger(__name__)
 
-Table = Union[pd.DataFrame, Sequence[Mapping[str, Any]]]
+Table = pd.DataFrame | Sequence[Mapping[str, Any]]
 FigureSpec = tuple[str, Figure | bytes, str]
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _CLAIM_HEADERS = [

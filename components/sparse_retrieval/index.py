@@ -49,7 +49,10 @@ def _prune_rows(m: sp.csr_matrix, keep_count) -> sp.csr_matrix:
         data.append(v[sel])
         indices.append(c[sel])
         indptr.append(indptr[-1] + n)
-    cat = lambda xs, dt: np.concatenate(xs).astype(dt) if xs else np.zeros(0, dt)
+
+    def cat(xs: list, dt) -> np.ndarray:
+        return np.concatenate(xs).astype(dt) if xs else np.zeros(0, dt)
+
     return sp.csr_matrix((cat(data, np.float32), cat(indices, np.int32), np.asarray(indptr)), shape=m.shape)
 
 

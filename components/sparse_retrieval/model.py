@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -175,8 +176,6 @@ def served_output(model: MilcoEncoder, ids) -> np.ndarray:
     the English lexical space, or the dense embedding (``flows/milco/pyfunc.py`` and the retriever's pyfunc).
 
     MLflow hands a signature's named tensor over as ``{"token_ids": array}``; a bare array is taken as it is."""
-    import numpy as np
-
     if isinstance(ids, dict):
         ids = ids["token_ids"] if "token_ids" in ids else next(iter(ids.values()))
     ids = torch.as_tensor(np.asarray(ids, dtype="int64"))

@@ -70,7 +70,8 @@ def model_utility(splits: dict[str, dict[str, np.ndarray]]) -> float:
 
 
 def mia_efficacy(retain_loss: np.ndarray, test_loss: np.ndarray, forget_loss: np.ndarray) -> float:
-    """Fraction of forget samples a loss-threshold attack (fit on retain = member vs test = non-member) calls non-members."""
+    """Fraction of forget samples a loss-threshold attack (fit on retain = member vs test = non-member) calls
+    non-members."""
     from sklearn.linear_model import LogisticRegression
 
     x = np.concatenate([retain_loss, test_loss])[:, None]

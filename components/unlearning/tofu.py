@@ -199,7 +199,7 @@ ATTRIBUTES: dict[str, tuple[list[str], str, str, list[str]]] = {
 
 def author_names(n: int, rng: random.Random) -> list[str]:
     """``n`` distinct fictitious full names."""
-    pool = [f"{f} {l}" for f in FIRST for l in LAST]
+    pool = [f"{first} {last}" for first in FIRST for last in LAST]
     if n > len(pool):
         raise DataError(f"n_authors: at most {len(pool)} distinct names, got {n}")
     return rng.sample(pool, n)

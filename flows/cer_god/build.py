@@ -45,7 +45,7 @@ def run(ctx: StageContext[Params]) -> dict:
     out = ctx.output(CLEAN)
     out.mkdir(parents=True, exist_ok=True)
     summary = {}
-    for i, spec in enumerate(p.graphs):
+    for i in range(len(p.graphs)):
         g = clean_graph(p, i, ctx.paths.root / PYGOD_CACHE)
         check_graph_gx(g, out / "_checks", label_rate=None, tag="clean")
         g.save(out / f"{g.name}.npz")

@@ -3,8 +3,8 @@
 Seeds are the clusters (every compared number comes from a randomly initialised, trained model); graphs are strata
 (fixed by design). Claims 1-2 are judged per graph, and each graph's verdict has the card's leakage guard as a
 precondition: CER-GOD's mean AUC must beat the leakage probe's on that graph (max of the degree and feature-norm
-ranks), else that graph's part is inconclusive (the injection leaks). Nothing here can be censored: every run trains a fixed number of
-epochs, with no budget cap or time-out, and its metrics are GX-checked to lie in [0, 1].
+ranks), else that graph's part is inconclusive (the injection leaks). Nothing here can be censored: every run
+trains a fixed number of epochs, with no budget cap or time-out, and its metrics are GX-checked to lie in [0, 1].
 """
 
 from __future__ import annotations
@@ -174,7 +174,10 @@ def claim2(p, rows, graphs, leak) -> CL.ClaimResult:
     seeds, c = list(p.run.seeds), p.claims
     per_graph = []
     for g in graphs:
-        gap = lambda m: np.subtract(_vals(rows, g, m, seeds, "trap_auc"), _vals(rows, g, m, seeds, "rest_auc"))
+        gap = {
+            m: np.subtract(_vals(rows, g, m, seeds, "trap_auc"), _vals(rows, g, m, seeds, "rest_auc"))
+            for m in ("cer-god", "cer-god-nomask")
+        }
         means = {
             f"mean_{k}": {m: float(np.mean(_vals(rows, g, m, seeds, k))) for m in ("cer-god", "cer-god-nomask")}
             for k in ("trap_auc", "rest_auc")
@@ -183,8 +186,8 @@ def claim2(p, rows, graphs, leak) -> CL.ClaimResult:
         part = on_g.part(
             "diff-in-diff", f"on {g}, removing the spoiler costs more trap AUC than rest AUC", rule="standard"
         ).standard(
-            method_values=gap("cer-god"),
-            baseline_values=gap("cer-god-nomask"),
+            method_values=gap["cer-god"],
+            baseline_values=gap["cer-god-nomask"],
             clusters=seeds,
             delta=c.delta_auc,
             seed=p.seed,

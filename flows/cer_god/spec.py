@@ -53,7 +53,7 @@ STAGES = (
         params=("seed", "graphs", "run", "cergod.collapse_share"),
         plots={"auc_by_method.csv": {"x": "mean_auc", "y": "method", "template": "bar_horizontal"}},
         after=("evaluate",),
-        summary="claims 1-4 with the leakage guard (max of degree and feature-norm ranks); scores per method and graph; edge weights; "
-        "collapse rates",
+        summary="claims 1-4 with the leakage guard (max of degree and feature-norm ranks); "
+        "scores per method and graph; edge weights; collapse rates",
     ),
 )

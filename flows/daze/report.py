@@ -30,7 +30,10 @@ def summary_rows(p: Params, states: list[dict], episodes: list[dict], runs: list
             [x for x in episodes if x["env"] == e.id and x["method"] == "clean" and x["condition"] == "clean"], "return"
         )
         for m in e.methods:
-            sel = lambda rows: [r for r in rows if r["env"] == e.id and r["method"] == m]  # noqa: E731
+
+            def sel(rows: list[dict], env: str = e.id, method: str = m) -> list[dict]:
+                return [r for r in rows if r["env"] == env and r["method"] == method]
+
             br = _mean([x for x in sel(episodes) if x["condition"] == "clean"], "return")
             costs = [attack_cost(r["counts"]) for r in sel(runs)]
             out.append(

@@ -159,7 +159,8 @@ def sections(p, rows: list[dict], runs_meta: list[dict], data_meta: dict, claims
         Section(
             "Learning curves and plateau check",
             f"Dev score (mean normalised score of {p.train.dev_episodes} rollouts from reset seeds "
-            f"{p.train.dev_seed}.., disjoint from the test seeds) every {max(1, p.train.steps // p.train.curve_points)} "
+            f"{p.train.dev_seed}.., disjoint from the test seeds) "
+            f"every {max(1, p.train.steps // p.train.curve_points)} "
             f"of {p.train.steps} steps (batch {p.train.batch_size}), mean over seeds. Plateaued: the mean dev score "
             f"of the last {PLATEAU_WINDOW:.0%} of the curve is within {PLATEAU_POINTS:g} points of the previous "
             f"{PLATEAU_WINDOW:.0%}'s; the loss column is `curves.plateau` (relative change of the mean loss).",

@@ -4,8 +4,8 @@ Writes ``data/icql/models/<run>/{config.json,model.pt,history.json}`` and ``runs
 (the list of runs with their wall time); runs on ``data.external`` datasets
 (``train.external_methods``) are listed in ``external_runs.json``. ICQL reads the nearest-state contexts of its
 dataset, ``icql-random`` the random ones; the other methods use no retrieval. The champion, the ICQL run on the task
-with the most subtasks (C1's), first seed, is also saved as ``champion/`` (config.json + model.safetensors) and logged as the MLflow
-model of its own child run (``flows/icql/champion.py``).
+with the most subtasks (C1's), first seed, is also saved as ``champion/`` (config.json + model.safetensors) and
+logged as the MLflow model of its own child run (``flows/icql/champion.py``).
 """
 
 from __future__ import annotations

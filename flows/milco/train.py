@@ -243,9 +243,12 @@ def run(ctx: StageContext[Params]) -> dict:
         "embed": str(ctx.input(EMBED)),
         "out": str(out),
     }
-    go = lambda jobs, desc: (
-        runners.map_items(train_job, jobs, workers=p.resources.workers, desc=desc, progress=p.progress) if jobs else []
-    )
+
+    def go(jobs: list, desc: str) -> list:
+        if not jobs:
+            return []
+        return runners.map_items(train_job, jobs, workers=p.resources.workers, desc=desc, progress=p.progress)
+
     first, rest = t.seeds[0], t.seeds[1:]
     sweeping = len(t.lr_grid) > 1
     tied = [v for v in t.variants if v in SAP_VARIANTS]  # start from the seed's SAP checkpoint

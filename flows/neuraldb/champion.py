@@ -115,5 +115,6 @@ def save(model, db, layer: int, folder: Path) -> Path:
 
 
 def candidate(p, run_id: str | None, name: str, folder: Path, seed: int, m: int, root: Path) -> dict | None:
-    """The champion record: its metrics computed on the edited model loaded back from ``folder`` by its logged loader."""
+    """The champion record: its metrics computed on the edited model loaded back from ``folder`` by its logged
+    loader."""
     return evaluated_candidate(SLUG, run_id, name, folder, LOADER, evaluate, RULES, settings_for(p, seed, m), root)

@@ -149,7 +149,8 @@ def run(ctx: StageContext[Params]) -> dict:
         Section(
             "MEMIT lambda",
             f"lambda = {gamma.get('mom2_weight', 'n/a')} "
-            f"({'tuned on the dev split by the same rule as gamma' if gamma.get('mom2_tuned') else 'fixed in params'}).",
+            f"({'tuned on the dev split by the same rule as gamma' if gamma.get('mom2_tuned') else 'fixed in params'})"
+            ".",
             tables=[gamma.get("mom2_dev") or []],
         ),
         Section(

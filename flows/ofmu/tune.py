@@ -7,7 +7,8 @@ claims' forget split. Rule: per method, the best dev MU among settings whose dev
 Vision (``vision.tune``): the dev scenario ``tune_scenario`` on ``tune_seeds`` (own split, models and forget set).
 Rule: the best TA at the matched-UA checkpoint among settings that reach Retrain's UA band on every tune seed;
 if none does, the most seeds in band, then the smallest distance to the band at the end.
-Untuned variants (``ofmu-beta0``, ``ofmu-cos2``, ``wsum-*``) take their kind's pick with their own distinguishing options.
+Untuned variants (``ofmu-beta0``, ``ofmu-cos2``, ``wsum-*``) take their kind's pick with their own
+distinguishing options.
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ Every method is checked on the same grid of gradient evaluations (``vision.check
 the lcm of the methods' step costs: one OFMU round), so no method gets finer chances to hit the band; the
 record kept for claim 4 is the first checkpoint whose UA lies within ``claims.ua_band`` of the Retrain
 model's UA ("at a UA within +-2 points of Retrain's"), else the final one (flagged ``in_band = False``).
-``vision.tune`` first sweeps the methods on the dev scenario ``tune_scenario`` (see :mod:`flows.ofmu.tune`). Writes ``data/ofmu/vision/{runs.jsonl,
-test_correct.jsonl}`` and GX results.
+``vision.tune`` first sweeps the methods on the dev scenario ``tune_scenario`` (see :mod:`flows.ofmu.tune`).
+Writes ``data/ofmu/vision/{runs.jsonl,test_correct.jsonl}`` and GX results.
 """
 
 from __future__ import annotations

@@ -134,7 +134,8 @@ def run(ctx: StageContext[Params]) -> dict:
         Section(
             "Oracle complexity vs eps",
             "Median counted gradient calls over seeds; unreached runs count the calls "
-            "they used (the budget, or where they diverged). Lines: the theoretical eps^-1.75 (ODOG) and eps^-1.75 log(1/eps) (CMO23) slopes anchored at "
+            "they used (the budget, or where they diverged). Lines: the theoretical eps^-1.75 (ODOG) and "
+            "eps^-1.75 log(1/eps) (CMO23) slopes anchored at "
             "ODOG's largest eps.",
             figures=figs,
             tables=[slope_rows],

@@ -142,7 +142,8 @@ class ClaimsParams(ClaimsBase):
         10.0,
         gt=1,
         le=10,
-        description="claims 3-4: project to this multiple of the largest trained compute (at most 10: a law fitted on about a decade says little further out)",
+        description="claims 3-4: project to this multiple of the largest trained compute "
+        "(at most 10: a law fitted on about a decade says little further out)",
     )
     allocation_ratio: float = Field(
         3.0, gt=1, le=1e6, description="claim 4: D/N ratio difference to detect (at most 1e6)"

@@ -138,7 +138,8 @@ def _loss_section(rows: list[dict], fits: dict) -> Section:
     ]
     text = (
         "Each point is one cooldown branch of one warmup-stable-decay run (a separate-run stand-in, see the README). "
-        "Fits: L = E + A/N^alpha + B/D^beta (Chinchilla convention; the paper pairs A/alpha with D, so its alpha is our beta)."
+        "Fits: L = E + A/N^alpha + B/D^beta "
+        "(Chinchilla convention; the paper pairs A/alpha with D, so its alpha is our beta)."
     )
     return Section(
         "Training grid and fitted laws",

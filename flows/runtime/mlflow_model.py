@@ -34,7 +34,7 @@ ALLOWED_LOADERS = frozenset(
         "components.ebt.predictor:load_predictor",  # an EBT (config.json + model.safetensors) served as a causal LM
         "components.backdoor.policy:load_actor",  # daze's PPO actor (config.json + policy.safetensors, numpy)
         "components.graph.cergod:load_detector",  # cer-god's detector + its graph's edges (config.json + safetensors)
-        "components.rl.trainer:load_agent_safetensors",  # icql's agent: critics + policy (config.json + model.safetensors)
+        "components.rl.trainer:load_agent_safetensors",  # icql's agent: critics + policy (config + model.safetensors)
         "components.editing.neuraldb:load_edited",  # neuraldb's TinyLM + its NeuralDB store (safetensors + JSON)
         "components.retrieval.assomem.index:load_index",  # assomem's memory index + CMI weights (npz, no pickle + JSON)
         "components.optim.settings:load_settings",  # optimistic-o2nc's tuned ODOG settings (settings.json, no weights)

@@ -2,7 +2,8 @@
 
 Resolution order for one paper (later wins):
 1. the profile's preset (``smoke``, ``default`` or ``full``), declared in the paper's params module;
-2. explicit (non-null) values in the paper's section of ``params.yaml`` (an empty value, i.e. ``null``, means "the preset");
+2. explicit (non-null) values in the paper's section of ``params.yaml`` (an empty value, i.e. ``null``, means
+   "the preset");
 3. ``--set key=value`` on the command line.
 
 The merged dict is validated by the paper's pydantic model (unknown keys are

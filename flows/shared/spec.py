@@ -11,6 +11,7 @@ STAGES = (
         deps=("flows/shared/sources.py", "flows/shared/params.py", "components/data/corpus"),
         params=("profile", "shared.sources"),
         outs=("data/sources",),
-        summary="extract the offline English sources (Debian docs, GCIDE, WordNet, Austen, Shakespeare, Bibles) to JSONL",
+        summary="extract the offline English sources (Debian docs, GCIDE, WordNet, Austen, Shakespeare, Bibles) "
+        "to JSONL",
     ),
 )

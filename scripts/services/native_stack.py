@@ -59,7 +59,7 @@ except ImportError:
         free_port,
         missing_binaries,
         pg_binary,
-        why_not_startable,
+        why_not_startable,  # noqa: F401  (re-exported: the stack tests call native_stack.why_not_startable())
     )
 
 POOL = "paperline"
@@ -87,10 +87,10 @@ class Stack:
 
     # -- helpers -------------------------------------------------------------------------------
     def _spawn(self, name: str, cmd: list[str], env: dict[str, str], cwd: Path | None = None) -> subprocess.Popen:
-        log = open(self.dir / f"{name}.log", "ab")
-        proc = subprocess.Popen(
-            cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=cwd or self.root, start_new_session=True
-        )
+        with open(self.dir / f"{name}.log", "ab") as log:  # the child keeps its own copy; ours was left open
+            proc = subprocess.Popen(
+                cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=cwd or self.root, start_new_session=True
+            )
         self.state["pids"][name] = proc.pid
         self._save()
         return proc
@@ -388,7 +388,7 @@ def stop(folder: Path) -> None:
     if not record.is_file():
         return
     state = json.loads(record.read_text())
-    for name, pid in reversed(list(state.get("pids", {}).items())):
+    for pid in reversed(list(state.get("pids", {}).values())):
         _kill_group(pid)
     if state.get("pg_data"):
         run_as = ["runuser", "-u", "postgres", "--"] if state.get("pg_as_postgres") else []

@@ -126,12 +126,16 @@ def mlflow_auth_available() -> str | None:
     try:
         import flask_wtf  # noqa: F401
     except ImportError:
-        return "MLflow's basic-auth app needs Flask-WTF (the scale extra: pip install -e '.[scale]'), which is not installed"
+        return (
+            "MLflow's basic-auth app needs Flask-WTF (the scale extra: pip install -e '.[scale]'), "
+            "which is not installed"
+        )
     return None
 
 
 def mlflow_auth_ini(database_uri: str, admin: str = MLFLOW_ADMIN) -> str:
-    """The text of the ``basic-auth`` app's config; no password in it (``MLFLOW_AUTH_ADMIN_PASSWORD`` by environment)."""
+    """The text of the ``basic-auth`` app's config; no password in it (``MLFLOW_AUTH_ADMIN_PASSWORD`` by
+    environment)."""
     return (
         "[mlflow]\ndefault_permission = READ\n"
         f"database_uri = {database_uri}\nadmin_username = {admin}\n"

@@ -45,16 +45,15 @@ def problems(doc: Mapping) -> list[str]:
     for where, c in (x for top in doc["claims"] for x in walk(top)):
         d = c.get("details") or {}
         sampled = c["rule"] in CI_RULES and c.get("ci_low") is not None
-        if sampled and c.get("cluster_unit") and c["n_seeds"] >= 2:
-            if "interval" not in d or "small_sample_interval" in d:
-                out.append(f"{where}: a CI over {c['n_seeds']} seeds without the small-sample interval")
+        small_sample = sampled and c.get("cluster_unit") and c["n_seeds"] >= 2
+        if small_sample and ("interval" not in d or "small_sample_interval" in d):
+            out.append(f"{where}: a CI over {c['n_seeds']} seeds without the small-sample interval")
         if sampled and "n_resamples" in d and d["n_resamples"] < 10_000 and "n_resamples_reason" not in d:
             out.append(f"{where}: {d['n_resamples']} resamples and no reason")
-        if c["verdict"] != "reproduced" and c["rule"] != "composite" and not (c.get("testability") and any(
-            not t["passed"] for t in c["testability"]
-        )):
-            if "power" not in d and "power_not_applicable" not in d:
-                out.append(f"{where}: {c['verdict']} without a power check or a reason why none applies")
+        not_testable = any(not t["passed"] for t in c.get("testability") or [])
+        needs_power = c["verdict"] != "reproduced" and c["rule"] != "composite" and not not_testable
+        if needs_power and "power" not in d and "power_not_applicable" not in d:
+            out.append(f"{where}: {c['verdict']} without a power check or a reason why none applies")
         if WEAK in labels(c) and WEAK not in verdict_text(c):
             out.append(f"{where}: a weak reproduction not labelled")
     return out

@@ -1,4 +1,5 @@
-"""Secrets and exposure of the stack: pinned images, scoped S3 keys, auth and TLS in compose, NetworkPolicy, 0600 files."""
+"""Secrets and exposure of the stack: pinned images, scoped S3 keys, auth and TLS in compose, NetworkPolicy, 0600
+files."""
 
 from __future__ import annotations
 

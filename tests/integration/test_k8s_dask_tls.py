@@ -1,4 +1,5 @@
-"""The Kubernetes Dask manifests' own commands and TLS ConfigMap, run here: a worker joins over TLS, a plain client is refused.
+"""The Kubernetes Dask manifests' own commands and TLS ConfigMap, run here: a worker joins over TLS, a plain client
+is refused.
 
 infra/k8s/dask.yaml's scheduler and worker commands and its ConfigMap (Dask config as environment variables)
 are run as written, with only what the cluster supplies replaced: the Secret's mount /tls by a folder with
@@ -52,15 +53,11 @@ def test_the_k8s_dask_commands_run_over_tls_and_refuse_plain_tcp(tmp_path, monke
     env = {**os.environ, **{k: v.replace("/tls/", f"{tls}/") for k, v in config.items()}}
     procs = []
     try:
-        procs.append(
-            subprocess.Popen(
-                local(commands["dask-scheduler"]),
-                env=env,
-                start_new_session=True,
-                stdout=subprocess.DEVNULL,
-                stderr=open(tmp_path / "scheduler.log", "wb"),
+        with open(tmp_path / "scheduler.log", "wb") as log:  # the child keeps its own copy of the handle
+            scheduler = local(commands["dask-scheduler"])
+            procs.append(
+                subprocess.Popen(scheduler, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=log)
             )
-        )
         stack_procs._wait(
             lambda: stack_procs._port_open(port), "dask scheduler", 90, procs[0], tmp_path / "scheduler.log"
         )
@@ -71,15 +68,10 @@ def test_the_k8s_dask_commands_run_over_tls_and_refuse_plain_tcp(tmp_path, monke
             "--local-directory",
             str(tmp_path / "w"),
         ]
-        procs.append(
-            subprocess.Popen(
-                worker,
-                env=env,
-                start_new_session=True,
-                stdout=subprocess.DEVNULL,
-                stderr=open(tmp_path / "worker.log", "wb"),
+        with open(tmp_path / "worker.log", "wb") as log:  # the child keeps its own copy of the handle
+            procs.append(
+                subprocess.Popen(worker, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=log)
             )
-        )
         probe = (
             "import sys\n"
             "from distributed import Client\n"

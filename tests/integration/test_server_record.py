@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from pathlib import Path
 
 import pytest
 
@@ -83,8 +84,8 @@ def _servers_of(root) -> list[int]:
         if not entry.name.isdigit():
             continue
         try:
-            cmd = open(f"/proc/{entry.name}/cmdline", "rb").read()
-            env = open(f"/proc/{entry.name}/environ", "rb").read()
+            cmd = Path(f"/proc/{entry.name}/cmdline").read_bytes()
+            env = Path(f"/proc/{entry.name}/environ").read_bytes()
         except OSError:
             continue
         if b"prefect\0server\0start" in cmd and home in env.split(b"\0"):

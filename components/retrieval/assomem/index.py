@@ -55,7 +55,8 @@ class AssoMemIndex:
         return [rank(s, self.weights_for(t), self.top_k) for s, t in zip(sigs, types)]
 
     def pyfunc_predict(self, model_input) -> np.ndarray:
-        """MLflow pyfunc entry: rows ``[type index (QUESTION_TYPES), query time (days), *embedding]`` -> (n, k) positions."""
+        """MLflow pyfunc entry: rows ``[type index (QUESTION_TYPES), query time (days), *embedding]`` -> (n, k)
+        positions."""
         from components.retrieval.memory import QUESTION_TYPES
 
         x = np.atleast_2d(np.asarray(model_input, dtype=np.float64))

@@ -89,7 +89,10 @@ def test_c1_reproduced_clustered_by_seed_and_stratified_by_type(p):
 def test_c1_not_reproduced_and_inconclusive(p):
     c = claim1(p, table(make_rows(wins(-0.3))), list(SIZES))
     assert c.verdict == "not reproduced" and "lies below 0" in c.reason
-    split = lambda m, size, t, seed, i: wins(0.3 if seed < 2 else -0.5)(m, size, t, seed, i)
+
+    def split(m, size, t, seed, i):
+        return wins(0.3 if seed < 2 else -0.5)(m, size, t, seed, i)
+
     c = claim1(p, table(make_rows(split)), list(SIZES))
     assert c.verdict == "inconclusive" and c.per_seed_signs == [1, 1, -1] and "spans 0" in c.reason
 
@@ -103,9 +106,9 @@ def test_c1_single_seed_is_decided_for_one_trained_model_and_a_real_source_is_no
 
 
 def test_c2_drop_of_recall(p):
-    dense_drops = lambda m, size, t, seed, i: (
-        wins(0.0)(m, size, t, seed, i) - (0.3 if m == "dense" and size == 10000 else 0.0)
-    )
+    def dense_drops(m, size, t, seed, i):
+        return wins(0.0)(m, size, t, seed, i) - (0.3 if m == "dense" and size == 10000 else 0.0)
+
     c = claim2(p, table(make_rows(dense_drops)), list(SIZES))
     assert c.verdict == "reproduced" and c.details["drop_dense"] == pytest.approx(0.3)
     c = claim2(p, table(make_rows(wins())), list(SIZES))

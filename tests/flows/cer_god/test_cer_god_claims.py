@@ -1,4 +1,5 @@
-"""CER-GOD's claims on small hand-built evaluated rows with known verdicts (default profile, its first 2 graphs, 5/10 seeds)."""
+"""CER-GOD's claims on small hand-built evaluated rows with known verdicts (default profile, its first 2 graphs,
+5/10 seeds)."""
 
 from __future__ import annotations
 

@@ -24,7 +24,8 @@ def test_presets_validate(profile):
             "daze.envs.0.id: Value error, unknown env 'Pong-v5'",
         ),
         (
-            "envs=[{id: CartPole-v1, steps: 1000, methods: [clean, sleepernets], attack: {target: 0, beta: 0.02, k: 5}}]",
+            "envs=[{id: CartPole-v1, steps: 1000, methods: [clean, sleepernets], "
+            "attack: {target: 0, beta: 0.02, k: 5}}]",
             "daze.envs.0.methods: Value error, unknown method(s) ['sleepernets']",
         ),
         (
@@ -36,11 +37,13 @@ def test_presets_validate(profile):
             "CartPole-v1 has actions 0..1, got 3.0",
         ),
         (
-            "envs=[{id: InvertedPendulum-v5, steps: 1000, methods: [clean, daze], attack: {target: -2, beta: 0.01, k: 10}}]",
+            "envs=[{id: InvertedPendulum-v5, steps: 1000, methods: [clean, daze], "
+            "attack: {target: -2, beta: 0.01, k: 10}}]",
             "normalised units must lie in [-1, 1]",
         ),
         (
-            "envs=[{id: CartPole-v1, steps: 1000, methods: [clean, daze], attack: {target: 0, beta: 0.02, tau: 0, k: 5}}]",
+            "envs=[{id: CartPole-v1, steps: 1000, methods: [clean, daze], "
+            "attack: {target: 0, beta: 0.02, tau: 0, k: 5}}]",
             "daze.envs.0.attack.tau: Input should be greater than 0",
         ),
         ("train.seeds=[]", "daze.train.seeds: List should have at least 1 item"),

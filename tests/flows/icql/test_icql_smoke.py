@@ -45,7 +45,8 @@ def test_smoke_profile_end_to_end(project, tmp_path, monkeypatch):
 
     check_smoke_report(project, "icql", section="Retrieval ablation", plots={"scores.csv": "group,score"})
 
-    # the champion (ICQL on C1's 4-subtask task, first seed) re-evaluates through the registry to the evaluate stage's own numbers
+    # the champion (ICQL on C1's 4-subtask task, first seed) re-evaluates through the registry to the evaluate
+    # stage's own numbers
     assert (project / "data/icql/models/champion/model.safetensors").is_file()
     candidate, result = check_champion(project, "icql", tmp_path, monkeypatch)
     assert candidate["name"] == "t4-icql-s0" and set(candidate["metrics"]) == {"score", "q_spearman", "q_mae"}

@@ -1,4 +1,5 @@
-"""After a kill: stale RUNNING MLflow runs are marked KILLED on the next start; no Prefect server outlives its parent."""
+"""After a kill: stale RUNNING MLflow runs are marked KILLED on the next start; no Prefect server outlives its
+parent."""
 
 from __future__ import annotations
 
@@ -164,8 +165,9 @@ def test_an_owned_server_runs_under_the_guard_and_ends_with_its_owner(tmp_path):
     """``orphan_guard.py run`` (what ``prefect_server.start(owned=True)`` wraps the server in)."""
     code = textwrap.dedent(f"""
         import os, subprocess, sys, time
+        child = "import os, time; print(os.getpid(), flush=True); time.sleep(600)"
         guard = subprocess.Popen([sys.executable, {str(GUARD)!r}, "run", "--parent", str(os.getpid()), "--",
-                                  sys.executable, "-c", "import os, time; print(os.getpid(), flush=True); time.sleep(600)"])
+                                  sys.executable, "-c", child])
         time.sleep(600)
     """)
     parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)

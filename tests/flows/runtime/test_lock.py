@@ -46,9 +46,11 @@ def test_second_writer_fails_at_once_naming_the_holder(tmp_path):
     paths = Paths(tmp_path)
     proc = start_holder(tmp_path)
     try:
-        with pytest.raises(PaperLocked, match=rf"^paper qualitypajama is being written by PID {proc.pid} "):
-            with hold(paths, ["qualitypajama"]):
-                pass
+        with (
+            pytest.raises(PaperLocked, match=rf"^paper qualitypajama is being written by PID {proc.pid} "),
+            hold(paths, ["qualitypajama"]),
+        ):
+            pass
         with hold(paths, ["ofmu"]):  # another paper is not blocked
             pass
     finally:
@@ -118,7 +120,8 @@ def test_lock_is_reentrant_in_one_thread_but_not_across_threads(tmp_path):
 def test_children_of_the_holder_inherit_its_lock_others_do_not(tmp_path, monkeypatch):
     paths = Paths(tmp_path)
     child = (
-        "import sys; from pathlib import Path; from flows.runtime.lock import hold; from flows.runtime.settings import Paths\n"
+        "import sys; from pathlib import Path; from flows.runtime.lock import hold; "
+        "from flows.runtime.settings import Paths\n"
         "with hold(Paths(Path(sys.argv[1])), ['qualitypajama']) as mine: print(mine)"
     )
     with hold(paths, ["qualitypajama"], export=True):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -74,7 +75,7 @@ def test_smoke_run_logs_config_report_artifacts_and_verdicts(project, tmp_path):
     assert {k: run.data.tags.get(f"verdict.{k}") for k in verdicts} == verdicts
     assert run.data.tags["verdicts"] == ", ".join(f"{k}={v}" for k, v in doc["summary"].items())
     local = client.download_artifacts(run.info.run_id, "claims.json", str(tmp_path))
-    assert json.loads(open(local).read()) == doc
+    assert json.loads(Path(local).read_text()) == doc
 
     # a smoke run registers no model
     assert client.search_registered_models() == []
@@ -110,9 +111,8 @@ def test_a_smoke_run_never_moves_champion(smoke_run, tmp_path, monkeypatch):
     assert all(r.info.status == "FINISHED" for r in trained)
     assert all(r.data.tags["champion.qualitypajama"] == "not moved: smoke profile" for r in trained)
     assert client.search_registered_models() == []
-    candidate = json.loads(
-        open(client.download_artifacts(trained[0].info.run_id, "champion/qualitypajama.json", str(tmp_path))).read()
-    )
+    local = client.download_artifacts(trained[0].info.run_id, "champion/qualitypajama.json", str(tmp_path))
+    candidate = json.loads(Path(local).read_text())
     assert candidate["run_id"] and "loss" in candidate["metrics"]  # on record, for whoever promotes it
     # promoted by hand, it re-evaluates through the registry to the train stage's own losses
     from tests.champion_checks import check_champion

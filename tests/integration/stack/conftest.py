@@ -1,4 +1,5 @@
-"""The native stack for the `stack` tests: started once for their module on 127.0.0.1, stopped at the end even on failure.
+"""The native stack for the `stack` tests: started once for their module on 127.0.0.1, stopped at the end even on
+failure.
 
 PostgreSQL (Debian's server binaries; run as the `postgres` user when root), a Prefect
 server on it with a process pool and worker, an MLflow server on it with artifacts on a

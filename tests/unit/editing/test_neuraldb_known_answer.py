@@ -63,7 +63,10 @@ def setup():
     torch.set_num_threads(1)
     model, rng = _model(), random.Random(0)
     lower = string.ascii_lowercase
-    name = lambda: "".join(rng.choice(lower) for _ in range(4)) + " " + "".join(rng.choice(lower) for _ in range(5))
+
+    def name() -> str:
+        return "".join(rng.choice(lower) for _ in range(4)) + " " + "".join(rng.choice(lower) for _ in range(5))
+
     ends = [c for c in string.ascii_uppercase + string.digits if c not in "BHL"]  # not in any template
     rng.shuffle(ends)
     subjects = [name() + ends[i] for i in range(N_EDITS * (1 + N_NEIGHBOURS))]

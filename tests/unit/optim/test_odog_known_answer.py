@@ -1,4 +1,5 @@
-"""Known answer and sabotage check for ODOG (components/optim; pipeline optimistic-o2nc), the "trusted verdicts" contract.
+"""Known answer and sabotage check for ODOG (components/optim; pipeline optimistic-o2nc), the "trusted verdicts"
+contract.
 
 Known answer 1 (the conversion): on robust nonconvex regression (rho(t) = t^2 / (1 + t^2), m = 200, d = 40,
 seeds 0-2) with one set of learner settings for all (eta = 1.3 / L1, D = ||grad F(x0)|| / L1, episodes of 20),

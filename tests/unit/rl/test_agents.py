@@ -108,7 +108,7 @@ def test_stacked_critics_equal_separate_critics(small_data):
         net = agent.qs.net if method == "iql" else agent.qs.phi_net
         lins = [m for m in net if hasattr(m, "weight")]
 
-        def member(x, i):
+        def member(x, i, lins=lins):
             for j, lin in enumerate(lins):
                 x = F.linear(x, lin.weight[i].t(), lin.bias[i, 0])
                 x = torch.relu(x) if j < len(lins) - 1 else x
@@ -120,7 +120,7 @@ def test_stacked_critics_equal_separate_critics(small_data):
                     want = member(torch.cat([batch["obs"], batch["act"]], -1), i).squeeze(-1)
                 else:
                     c, d = batch["ctx"], CFG["d"]
-                    phi = lambda o, a: F.layer_norm(member(torch.cat([o, a], -1), i), (d,)) / d**0.5  # noqa: E731
+                    phi = lambda o, a, i=i, d=d: F.layer_norm(member(torch.cat([o, a], -1), i), (d,)) / d**0.5  # noqa: E731
                     tf = LinearTDTransformer(d, CFG["n_layers"])
                     for one, many in zip(tf.layers, agent.qs.tf.layers):
                         one.P.copy_(many.P[i]), one.G.copy_(many.G[i])

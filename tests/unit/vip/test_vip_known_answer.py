@@ -13,10 +13,10 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-torch.set_num_threads(1)
-
 from components.vip import allocator
 from components.vip.evaluation import pass_at_k, zero_variance_fraction
+
+torch.set_num_threads(1)
 
 
 def _mc_variance(p, sizes, form, rng, reps=4000):
