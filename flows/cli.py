@@ -401,14 +401,18 @@ def new_pipeline(
     """Render a working pipeline skeleton for a paper (spec, params, stages, claims, report, README, tests,
     benchmark) from the kit's templates, then regenerate dvc.yaml, params.yaml, prefect.yaml and the README's
     papers table. A paper of your own takes the next free number: `paperline new toy-median --title "..."`."""
-    from flows.kit.new import regenerate, render
+    from flows.kit.new import regenerate, render, tidy
 
     root = apply_env_defaults().root
-    for path in render(root, slug, title):
+    written = render(root, slug, title)
+    for path in written:
         typer.echo(f"wrote {path.relative_to(root)}")
+    if not tidy(root, written):
+        typer.echo("ruff is not installed (`make setup`): the rendered files are not formatted")
     regenerate(root)
     typer.echo(
-        f"regenerated dvc.yaml, params.yaml, prefect.yaml and the README table; try: paperline run {slug} --profile smoke"
+        "regenerated dvc.yaml, params.yaml, prefect.yaml and the README table; "
+        f"try: paperline run {slug} --profile smoke"
     )
 
 

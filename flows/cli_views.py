@@ -304,7 +304,9 @@ def sync_generated(path: Path, text: str, *, write: bool, check: bool) -> None:
 def _cmd(path: Path) -> str:
     if path.parent.name == "plots" and path.parent.parent.name == ".dvc":
         return "dvc-yaml"
-    return {"dvc.yaml": "dvc-yaml", "README.md": "verdicts", "prefect.yaml": "deployments-yaml"}.get(path.name, "params")
+    return {"dvc.yaml": "dvc-yaml", "README.md": "verdicts", "prefect.yaml": "deployments-yaml"}.get(
+        path.name, "params"
+    )
 
 
 def write_index(paths: Paths) -> Path:

@@ -24,7 +24,6 @@ from flows.deploy_yaml import RECURRING_NAME as RECURRING
 log = logging.getLogger("paperline")
 
 
-
 @flow(name="paperline-run", persist_result=False, log_prints=False)
 def paperline_run(
     paper: str,

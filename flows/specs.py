@@ -52,7 +52,9 @@ class Paper:
 # ``PAPER`` (which wins over an entry here), so the list of papers is open: any package under ``flows/`` with a
 # ``spec.py`` declaring ``PAPER`` and ``STAGES`` is a pipeline (``flows.stage_specs`` finds them).
 PLANNED = (
-    Paper(7, "anthrobench", "AnthroBench: multi-turn evaluation of anthropomorphic LLM behaviours", "07-anthrobench.md"),
+    Paper(
+        7, "anthrobench", "AnthroBench: multi-turn evaluation of anthropomorphic LLM behaviours", "07-anthrobench.md"
+    ),
     Paper(9, "cdra", "CDRA: critique-driven reasoning alignment with a personalised generative PRM", "09-cdra.md"),
     Paper(10, "got-r1", "GoT-R1: RL for semantic-spatial reasoning in autoregressive image generation", "10-got-r1.md"),
     Paper(

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from flows.specs import Layout, Paper
 
-PAPER = Paper(2, 'assomem', 'AssoMem: associative memory graph with MI-fused relevance, importance and time', '02-assomem.md')
+PAPER = Paper(
+    2, "assomem", "AssoMem: associative memory graph with MI-fused relevance, importance and time", "02-assomem.md"
+)
 
 L = Layout("assomem", code=("common",))
 MEMORIES, EMBEDDINGS, GRAPHS, RUNS, EVAL = (L.out(n) for n in ("memories", "embeddings", "graphs", "runs", "eval"))

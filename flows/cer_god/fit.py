@@ -22,7 +22,7 @@ from components.io import write_json, write_jsonl
 from flows.cer_god import champion
 from flows.cer_god.params import Params
 from flows.cer_god.spec import GRAPHS, RUNS
-from flows.runtime import runners
+from flows.runtime.grid import run_grid
 from flows.runtime.stages import StageContext
 
 log = logging.getLogger("paperline")
@@ -126,7 +126,7 @@ def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     todo = tasks(ctx)
     log.info("cer-god: %d fits on %d worker(s)", len(todo), p.resources.workers)
-    results = runners.map_items(run_one, todo, workers=p.resources.workers, desc="cer-god fits", progress=p.progress)
+    results = run_grid(ctx, run_one, todo, desc="cer-god fits", workers=p.resources.workers, progress=p.progress)
     out = ctx.output(RUNS)
     out.mkdir(parents=True, exist_ok=True)
     rows = [r for r, _ in results]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flows.specs import Layout, Paper
 
-PAPER = Paper(11, 'cer-god', 'CER-GOD: clustering-guided edge reweighting for graph outlier detection', '11-cer-god.md')
+PAPER = Paper(11, "cer-god", "CER-GOD: clustering-guided edge reweighting for graph outlier detection", "11-cer-god.md")
 
 L = Layout("cer-god", code=("common",))
 CLEAN, GRAPHS, RUNS, EVAL = (L.out(n) for n in ("clean", "graphs", "runs", "eval"))

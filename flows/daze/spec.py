@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flows.specs import Layout, Paper
 
-PAPER = Paper(15, 'daze', 'Daze: reward-free backdoors implanted through malicious simulator dynamics', '15-daze.md')
+PAPER = Paper(15, "daze", "Daze: reward-free backdoors implanted through malicious simulator dynamics", "15-daze.md")
 
 L = Layout("daze", code=("common",))
 MODELS, EVAL = L.out("models"), L.out("eval")

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from flows.specs import Layout, Paper
 
-PAPER = Paper(13, 'dka', 'Dual-Kernel Adapter: widening the receptive field for low-data medical adaptation', '13-dka.md')
+PAPER = Paper(
+    13, "dka", "Dual-Kernel Adapter: widening the receptive field for low-data medical adaptation", "13-dka.md"
+)
 
 L = Layout("dka", code=("common",))
 DATA, PRETRAIN, ADAPT = L.out("data"), L.out("pretrain"), L.out("adapt")

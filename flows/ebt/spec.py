@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from flows.specs import Layout, Paper, SHARED
+from flows.specs import SHARED, Layout, Paper
 
-PAPER = Paper(5, 'ebt', 'Energy-Based Transformers: System 2 thinking from unsupervised learning', '05-ebt.md')
+PAPER = Paper(5, "ebt", "Energy-Based Transformers: System 2 thinking from unsupervised learning", "05-ebt.md")
 
 L = Layout("ebt", code=("common",))
 DATA, MODELS, EVAL = L.out("data"), L.out("models"), L.out("eval")

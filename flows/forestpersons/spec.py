@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from flows.specs import Layout, Paper
 
-PAPER = Paper(4, 'forestpersons', 'ForestPersons: an under-canopy missing-person detection benchmark', '04-forestpersons.md')
+PAPER = Paper(
+    4, "forestpersons", "ForestPersons: an under-canopy missing-person detection benchmark", "04-forestpersons.md"
+)
 
 L = Layout("forestpersons", code=("common",))
 SCENES, SPLIT, MODELS, EVAL = (L.out(n) for n in ("scenes", "split", "models", "eval"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flows.specs import Layout, Paper
 
-PAPER = Paper(6, 'icql', 'ICQL: in-context compositional Q-learning for offline RL', '06-icql.md')
+PAPER = Paper(6, "icql", "ICQL: in-context compositional Q-learning for offline RL", "06-icql.md")
 
 L = Layout("icql", code=("common",))
 DATASETS, MODELS, EVAL = (L.out(n) for n in ("datasets", "models", "eval"))

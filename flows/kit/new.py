@@ -74,7 +74,9 @@ def _values(slug: str, title: str | None = None) -> dict[str, str]:
         )
     known = papers().get(slug)
     if known is not None and (known.implemented or known.broken):
-        raise ParamsError(f"new: {slug} already has files (flows/{known.module_name}); remove them or edit the pipeline")
+        raise ParamsError(
+            f"new: {slug} already has files (flows/{known.module_name}); remove them or edit the pipeline"
+        )
     planned = next((p for p in PLANNED if p.slug == slug), None)
     if planned is None and not (title and title.strip()):
         raise ParamsError(
@@ -115,8 +117,8 @@ def render(root: Path, slug: str, title: str | None = None) -> list[Path]:
 
 
 def regenerate(root: Path) -> None:
-    """Rewrite dvc.yaml, params.yaml, prefect.yaml and the README's papers table in a fresh process (this one imported the stage registry before the new
-    package existed)."""
+    """Rewrite dvc.yaml, params.yaml, prefect.yaml and the README's papers table in a fresh process (this one
+    imported the stage registry before the new package existed)."""
     env = {
         **os.environ,
         "PAPERLINE_ROOT": str(root),
@@ -130,3 +132,18 @@ def regenerate(root: Path) -> None:
             raise ParamsError(
                 f"new: `paperline {command} --write` failed: {(proc.stderr or proc.stdout).strip()[-800:]}"
             )
+
+
+def tidy(root: Path, written: list[Path]) -> bool:
+    """Format and lint-fix the rendered Python files with ruff (the suite's style test checks every file), when
+    ruff is installed (``make setup`` installs it); True if it ran."""
+    files = [str(p) for p in written if p.suffix == ".py"]
+    if not files:
+        return False
+    for args in (["check", "--fix", "--quiet", *files], ["format", "--quiet", *files]):
+        proc = subprocess.run([sys.executable, "-m", "ruff", *args], cwd=root, capture_output=True, text=True)
+        if proc.returncode and "No module named ruff" in proc.stderr:
+            return False
+        if proc.returncode:
+            raise ParamsError(f"new: `ruff {args[0]}` on the rendered files failed: {proc.stdout.strip()[-800:]}")
+    return True

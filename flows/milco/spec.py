@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from flows.specs import Layout, Paper
 
-PAPER = Paper(12, 'milco', 'MILCO: multilingual learned sparse retrieval through an English lexical pivot', '12-milco.md')
+PAPER = Paper(
+    12, "milco", "MILCO: multilingual learned sparse retrieval through an English lexical pivot", "12-milco.md"
+)
 
 L = Layout("milco", code=("common",))
 DATA, EMBED, MODELS, EVAL = L.out("data"), L.out("embed"), L.out("models"), L.out("eval")

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from flows.specs import Layout, Paper, SHARED
+from flows.specs import SHARED, Layout, Paper
 
-PAPER = Paper(19, 'neuraldb', 'NeuralDB: edited facts stored as a gated neural key-value database', '19-neuraldb.md')
+PAPER = Paper(19, "neuraldb", "NeuralDB: edited facts stored as a gated neural key-value database", "19-neuraldb.md")
 
 L = Layout("neuraldb")
 DATA, MODEL, EDITS = (L.out(n) for n in ("data", "model", "edits"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flows.specs import Layout, Paper
 
-PAPER = Paper(1, 'ofmu', 'OFMU: penalty-based bi-level unlearning that puts forgetting first', '01-ofmu.md')
+PAPER = Paper(1, "ofmu", "OFMU: penalty-based bi-level unlearning that puts forgetting first", "01-ofmu.md")
 
 L = Layout("ofmu", code=("common", "tune"))
 DATA, MODELS, UNLEARN, VISION = (L.out(n) for n in ("data", "models", "unlearn", "vision"))

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from flows.specs import Layout, Paper
 
-PAPER = Paper(8, 'optimistic-o2nc', 'Online-to-nonconvex conversion with a doubly optimistic hint (ODOG)', '08-optimistic-o2nc.md')
+PAPER = Paper(
+    8, "optimistic-o2nc", "Online-to-nonconvex conversion with a doubly optimistic hint (ODOG)", "08-optimistic-o2nc.md"
+)
 
 L = Layout("optimistic-o2nc")
 RUNS = L.out("runs")

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from flows.specs import Layout, Paper, SHARED
+from flows.specs import SHARED, Layout, Paper
 
-PAPER = Paper(3, 'qualitypajama', 'How text-quality interventions reshape neural scaling laws', '03-qualitypajama.md')
+PAPER = Paper(3, "qualitypajama", "How text-quality interventions reshape neural scaling laws", "03-qualitypajama.md")
 
 L = Layout("qualitypajama", code=("common",))
 CORPUS, CURATED, REWRITE, TOKENS, GRID, FITS = (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flows.specs import Layout, Paper
 
-PAPER = Paper(14, 'vip', 'VIP: variance-informed predictive rollout allocation for group RL', '14-vip.md')
+PAPER = Paper(14, "vip", "VIP: variance-informed predictive rollout allocation for group RL", "14-vip.md")
 
 L = Layout("vip", code=("common",))
 DATA, SFT, RUNS = L.out("data"), L.out("sft"), L.out("runs")

@@ -25,6 +25,7 @@ REGISTRY_WIDE = [
     "tests/flows/test_verdict_records.py",
     "tests/flows/test_cli_habits.py",
     "tests/infra/test_docs_site.py",
+    "tests/test_style.py",
 ]
 
 

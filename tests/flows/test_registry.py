@@ -5,8 +5,8 @@ import yaml
 from flows.cli_views import params_yaml
 from flows.dvcgen import render, stage_entries
 from flows.registry import get_paper, paper_slugs, upstream
-from flows.specs import PLANNED
 from flows.runtime.settings import Paths
+from flows.specs import PLANNED
 from tests.conftest import ROOT
 
 
