@@ -18,7 +18,7 @@ import numpy as np
 
 from components.errors import DataError, ParamsError
 from components.evaluation import claims as CL
-from components.evaluation.claims import CIRule, Combine, Direction, Rule, SimpleRule
+from components.evaluation.claims import CIRule, ClaimResult, Combine, Direction, Rule, SimpleRule
 from components.evaluation.testability import Check, supplied
 
 SIMPLE_RULES = CL.SIMPLE_RULES
@@ -296,11 +296,11 @@ class ClaimSpec:
 
     def composite(
         self,
-        parts: Sequence[CL.ClaimResult | Mapping],
+        parts: Sequence[ClaimResult | Mapping],
         *,
         how: Combine = "all",
         min_parts: int | None = None,
-        preconditions: Sequence[CL.ClaimResult | Mapping] = (),
+        preconditions: Sequence[ClaimResult | Mapping] = (),
         metric: str | Declared = AS_DECLARED,
         method: str | Declared = AS_DECLARED,
         baseline: str | None | Declared = AS_DECLARED,
