@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from typing import Any, get_args
 
 import numpy as np
 
@@ -34,6 +34,11 @@ from components.evaluation.rules import (  # noqa: F401  (re-exported: pipelines
     REPRODUCED,
     RULES,
     VERDICTS,
+    CIRule,
+    Combine,
+    Direction,
+    Rule,
+    SimpleRule,
     censored_verdict,
     ci_rule_verdict,
     combine,
@@ -53,7 +58,8 @@ from components.evaluation.stats import paired_differences, stratum_signs
 from components.evaluation.testability import Check
 from components.evaluation.testability import automatic as testability_checks
 
-CI_RULES: tuple[str, ...] = ("standard", "non-inferiority", "ci-excludes")
+CI_RULES: tuple[str, ...] = get_args(CIRule)
+SIMPLE_RULES: tuple[str, ...] = get_args(SimpleRule)
 
 
 @dataclass(kw_only=True)
@@ -65,7 +71,7 @@ class ClaimResult:
     metric: str
     method: str
     baseline: str | None
-    direction: str | None  # "greater" | "less" | "two-sided" | None (probability, check, composite)
+    direction: Direction | None  # None for probability, check, composite
     threshold: float | None  # the claimed side's boundary; -margin for non-inferiority
     delta: float | None  # half-width of the no-practical-effect band around ``null``
     effect: float | None  # point estimate; the probability itself for the probability rule
@@ -76,7 +82,7 @@ class ClaimResult:
     n_units: int
     unit: str  # what the paired units are: "items", "seeds", "edited facts", ...
     per_seed_signs: list[int] | None
-    rule: str
+    rule: Rule
     verdict: str
     scale_note: str = ""
     details: dict = field(default_factory=dict)
@@ -87,7 +93,7 @@ class ClaimResult:
     uncensored: dict | None = None  # {"ci_low", "ci_high", "n_units", "n_seeds"} without the censored units
     n_censored_bound: int = 0  # units censored on the baseline's side only, kept at the cap as bounds
     testability: list = field(default_factory=list)  # [{"name", "passed", "detail"}]: any failed -> inconclusive
-    combine: str | None = None  # composite: "all" | "any" | "at_least" (with min_parts)
+    combine: Combine | None = None  # composite: "all" | "any" | "at_least" (with min_parts)
     min_parts: int | None = None  # composite with combine "at_least": how many parts must be reproduced
     parts: list = field(default_factory=list)  # composite: the part records
     preconditions: list = field(default_factory=list)  # composite: records that must be reproduced
@@ -329,11 +335,11 @@ def evaluate_standard(
     seeds: Sequence[Any] | np.ndarray | int | None = None,
     strata: Sequence[Any] | np.ndarray | None = None,
     censored: Sequence[bool] | np.ndarray | None = None,
-    direction: str,
+    direction: Direction,
     delta: float | None = None,
     threshold: float = 0.0,
     null: float = 0.0,
-    rule: str = "standard",
+    rule: CIRule = "standard",
     margin: float | None = None,
     metric: str,
     method: str,
@@ -373,6 +379,37 @@ def evaluate_standard(
     inconclusive, not testable here. When a power plan is open
     (:func:`components.evaluation.power.planning`) and ``power`` is true, a
     testable claim that is not reproduced carries its design's power.
+
+    Args:
+        claim_id: the claim's id in ``claims.json`` ("C1", "C2/part").
+        statement: the claim in one sentence, as the report shows it.
+        method_values: the method's value on each paired unit (or the per-unit effect when there is no baseline).
+        baseline_values: the baseline's value on each paired unit; None: ``method_values`` are the differences.
+        clusters: the top-level independent unit of each paired unit (seed, run); one label for all is allowed.
+        seeds: the older name of ``clusters``; give one of them, not both.
+        strata: a group fixed by design for each unit; the bootstrap resamples within each.
+        censored: per unit, whether either side hit a budget cap, diverged or timed out.
+        direction: the claimed side: "greater", "less" or "two-sided".
+        delta: half-width of the no-practical-effect band around ``null`` (not with non-inferiority).
+        threshold: the claimed side's boundary of the effect.
+        null: the value of no effect: 0 for a difference, 1 for a ratio.
+        rule: the CI rule: "standard", "non-inferiority" or "ci-excludes".
+        margin: the non-inferiority margin (rule "non-inferiority" only).
+        metric: what is measured, in words.
+        method: the method's name.
+        baseline: the baseline's name; None for a claim about the method alone.
+        unit: what the paired units are ("items", "seeds", "edited facts").
+        seed: the bootstrap's random seed.
+        n_resamples: bootstrap resamples.
+        level: the CI's confidence level.
+        scale_note: how this run's scale differs from the paper's.
+        details: extra numbers kept in the record's ``details``.
+        paper_value: the paper's own number, where the card gives one.
+        cluster_unit: what a cluster is ("seed"); set, the rule needs at least two of them; None: not clustered.
+        censored_bound: per unit, whether only the baseline's side was censored (kept at the cap as a bound).
+        bounds: the metric's (floor, ceiling): both arms at one on every unit -> not testable.
+        testability: the run's mechanism checks; any failed -> inconclusive.
+        power: attach the open power plan's power when a testable claim is not reproduced.
     """
     if clusters is not None and seeds is not None:
         raise ParamsError("evaluate_standard: give clusters or seeds (its older name), not both")
@@ -508,7 +545,7 @@ def composite(
     statement: str,
     parts: Sequence[ClaimResult | Mapping],
     *,
-    how: str = "all",
+    how: Combine = "all",
     min_parts: int | None = None,
     preconditions: Sequence[ClaimResult | Mapping] = (),
     metric: str,
@@ -572,8 +609,8 @@ def from_ci(
     effect: float | None,
     ci_low: float | None,
     ci_high: float | None,
-    rule: str = "standard",
-    direction: str,
+    rule: CIRule = "standard",
+    direction: Direction,
     threshold: float = 0.0,
     delta: float | None = None,
     null: float = 0.0,
@@ -667,7 +704,7 @@ def simple(
     claim_id: str,
     statement: str,
     *,
-    rule: str,
+    rule: SimpleRule,
     effect: float | None,
     metric: str,
     method: str,
@@ -675,7 +712,7 @@ def simple(
     unit: str,
     n_units: int,
     n_seeds: int = 0,
-    direction: str | None = None,
+    direction: Direction | None = None,
     threshold: float | None = None,
     details: Mapping | None = None,
     scale_note: str = "",
@@ -686,7 +723,7 @@ def simple(
     """A record for a rule without a CI: 'probability' (details p_hi/p_lo), 'p-value' (details p_value/alpha),
     'point' (a deterministic guard on ``effect``) or 'check' (details passed). A failed ``testability`` check
     makes it inconclusive: not testable here."""
-    if rule not in ("probability", "p-value", "point", "check"):
+    if rule not in SIMPLE_RULES:
         raise ParamsError(f"rule: expected probability, p-value, point or check, got {rule!r}")
     record = ClaimResult(
         id=claim_id,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
+from typing import Literal, get_args
 
 import numpy as np
 
@@ -17,18 +18,16 @@ from components.errors import DataError, ParamsError
 
 REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE = "reproduced", "not reproduced", "inconclusive"
 VERDICTS: tuple[str, ...] = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE)
-RULES: tuple[str, ...] = (
-    "standard",
-    "non-inferiority",
-    "ci-excludes",
-    "probability",
-    "p-value",
-    "point",
-    "check",
-    "composite",
-)
-DIRECTIONS: tuple[str, ...] = ("greater", "less", "two-sided")
-COMBINES: tuple[str, ...] = ("all", "any", "at_least")
+# The option values as ``Literal`` types, so an editor completes them and a type checker flags a typo; the
+# tuples below are read off them (one list). Records keep them as plain strings.
+CIRule = Literal["standard", "non-inferiority", "ci-excludes"]  # rules decided on a confidence interval
+SimpleRule = Literal["probability", "p-value", "point", "check"]  # rules without a CI
+Rule = Literal[CIRule, SimpleRule, "composite"]
+Direction = Literal["greater", "less", "two-sided"]  # the claimed side of the null
+Combine = Literal["all", "any", "at_least"]  # how a composite's parts combine
+RULES: tuple[str, ...] = get_args(Rule)
+DIRECTIONS: tuple[str, ...] = get_args(Direction)
+COMBINES: tuple[str, ...] = get_args(Combine)
 
 
 def _num(name: str, v: object) -> float:

@@ -161,7 +161,7 @@ def test_per_run_overrides_parts_and_composites():
     whole = C2.composite([part], how="all", statement="A and B both (run 7)")
     assert whole.id == "C2" and whole.rule == "composite" and whole.statement == "A and B both (run 7)"
     assert whole.verdict == part.verdict == "reproduced"
-    assert C2.evaluate(parts=[part]).verdict == "reproduced"
+    assert C2.composite([part]).verdict == "reproduced"
     with pytest.raises(ParamsError, match="rule 'bogus'"):
         ClaimSpec("C9", "x", metric="m", method="a", baseline="b", rule="bogus")
 
