@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import functools
 import hashlib
 import json
 import logging
@@ -53,6 +54,8 @@ def encode(value: Any) -> Any:
     """``value`` as JSON-safe data that :func:`decode` turns back into an equal value."""
     import numpy as np
 
+    if isinstance(value, np.generic):  # before float and int: np.float64 is a float, np.bool_ is not a bool
+        return {"__npscalar__": [value.dtype.str, base64.b64encode(value.tobytes()).decode()]}
     if value is None or isinstance(value, (bool, str, int)):
         return value
     if isinstance(value, float):
@@ -62,8 +65,6 @@ def encode(value: Any) -> Any:
             raise TypeError("grid results: numpy arrays of Python objects are not plain data")
         data = np.ascontiguousarray(value)
         return {"__ndarray__": [data.dtype.str, list(data.shape), base64.b64encode(data.tobytes()).decode()]}
-    if isinstance(value, np.generic):
-        return {"__npscalar__": [value.dtype.str, base64.b64encode(value.tobytes()).decode()]}
     if isinstance(value, tuple):
         return {"__tuple__": [encode(v) for v in value]}
     if isinstance(value, list):
@@ -112,10 +113,17 @@ def _plain(job: Any) -> Any:
     return job
 
 
+def _function(fn: Callable) -> Any:
+    """A function's name, with the arguments bound by ``functools.partial``."""
+    if isinstance(fn, functools.partial):
+        return {"fn": _function(fn.func), "args": list(fn.args), "kwargs": fn.keywords}
+    return f"{fn.__module__}.{fn.__qualname__}"
+
+
 def job_key(stage_fingerprint: str, fn: Callable, job: Any) -> str:
     """The cache key of one job: the stage's fingerprint, the function and the job's values."""
     text = json.dumps(
-        {"stage": stage_fingerprint, "fn": f"{fn.__module__}.{fn.__qualname__}", "job": _plain(job)},
+        {"stage": stage_fingerprint, "fn": _function(fn), "job": _plain(job)},
         sort_keys=True,
         default=str,
     )

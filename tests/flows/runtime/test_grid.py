@@ -1,0 +1,54 @@
+"""The kit's grid stage: results survive the store unchanged, and a job's key moves with what it depends on."""
+
+from __future__ import annotations
+
+import json
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from flows.runtime.grid import decode, encode, job_key
+
+
+def _job(x: dict) -> dict:
+    return x
+
+
+def _other(x: dict) -> dict:
+    return x
+
+
+def test_plain_results_come_back_equal_through_json():
+    value = (
+        {"row": {"id": "g0/cer-god/0", "auc": 0.8125, "nan": float("nan"), "inf": -float("inf"), "n": 3}},
+        {"scores": np.linspace(0, 1, 7, dtype=np.float32), "labels": np.array([[1, 0], [0, 1]], dtype=np.int64)},
+        [np.float64(0.1), np.int32(4), True, None, Path("a/b")],
+        {1: "int key", "__odd": 2},
+    )
+    back = decode(json.loads(json.dumps(encode(value), allow_nan=False)))  # strict JSON: no NaN literals
+    assert isinstance(back, tuple) and isinstance(back[0], dict)
+    assert back[0]["row"]["auc"] == 0.8125 and np.isnan(back[0]["row"]["nan"]) and back[0]["row"]["inf"] == -np.inf
+    for name in ("scores", "labels"):
+        assert back[1][name].dtype == value[1][name].dtype and np.array_equal(back[1][name], value[1][name])
+    assert back[2][0] == np.float64(0.1) and back[2][0].dtype == np.float64 and back[2][1].dtype == np.int32
+    assert back[2][2:] == [True, None, Path("a/b")]
+    assert back[3] == {1: "int key", "__odd": 2}
+
+
+def test_objects_that_are_not_plain_data_are_refused():
+    with pytest.raises(TypeError, match="plain data"):
+        encode({"model": object()})
+    with pytest.raises(TypeError, match="plain data"):
+        encode(np.array([object()], dtype=object))
+
+
+def test_a_job_key_changes_with_the_stage_inputs_the_function_and_the_job():
+    job = {"graph": "g0", "seed": 1}
+    key = job_key("fp-a", _job, job)
+    assert key == job_key("fp-a", _job, dict(reversed(list(job.items()))))  # order of keys does not matter
+    assert key != job_key("fp-b", _job, job)  # code, data or params of the stage changed
+    assert key != job_key("fp-a", _other, job)
+    assert key != job_key("fp-a", _job, {**job, "seed": 2})
+    assert job_key("fp-a", partial(_job), job) != job_key("fp-a", partial(_job, y=1), job)
