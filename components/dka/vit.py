@@ -13,7 +13,6 @@ MHSA and MLP (Convpass: ``x + attn(n1(x)) + s * side(n1(x))``).
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import os
 from dataclasses import dataclass
@@ -24,8 +23,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from components.errors import DataError, ParamsError
-from components.io import atomic_path, read_model_config, write_json
+from components.errors import ParamsError
+from components.models import checkpoint
 
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
@@ -193,29 +192,9 @@ def pretrain(
 
 def save_model(model: TinyViT, directory: str | os.PathLike) -> Path:
     """``config.json`` + ``model.safetensors`` (the backbone and its pretraining head), atomically."""
-    from safetensors.torch import save_file
-
-    with atomic_path(directory, is_dir=True) as tmp:
-        write_json(tmp / CONFIG_FILE, {"model_type": MODEL_TYPE, **dataclasses.asdict(model.config)})
-        save_file({k: v.detach().contiguous() for k, v in model.state_dict().items()}, str(tmp / WEIGHTS_FILE))
-    return Path(directory)
+    return checkpoint.save(model, directory, MODEL_TYPE)
 
 
 def load_model(directory: str | os.PathLike) -> TinyViT:
     """Rebuild a :class:`TinyViT` written by :func:`save_model` (eval mode); a wrong folder is a DataError."""
-    from safetensors.torch import load_file
-
-    directory = Path(directory)
-    model = TinyViT(read_model_config(directory / CONFIG_FILE, MODEL_TYPE, ViTConfig))
-    weights = directory / WEIGHTS_FILE
-    if not weights.is_file():
-        raise DataError(f"{weights}: file not found")
-    try:
-        state = load_file(str(weights))
-    except Exception as exc:  # safetensors raises its own error types for a corrupt header
-        raise DataError(f"{weights}: not a safetensors file ({type(exc).__name__})") from None
-    try:
-        model.load_state_dict(state, strict=True)
-    except RuntimeError as exc:
-        raise DataError(f"{weights}: weights do not match {CONFIG_FILE} ({str(exc).splitlines()[0]})") from None
-    return model.eval()
+    return checkpoint.load(directory, TinyViT, ViTConfig, MODEL_TYPE)

@@ -16,7 +16,6 @@ with the tiny LM's SwiGLU and RoPE tables, so EBT and the Transformer++ baseline
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import os
 from dataclasses import dataclass
@@ -26,8 +25,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from components.errors import DataError, ParamsError
-from components.io import atomic_path, read_model_config, write_json
+from components.errors import ParamsError
+from components.models import checkpoint
 from components.models.tiny_lm import SwiGLU, TinyLMConfig, _apply_rope, _rope_tables
 
 CONFIG_FILE = "config.json"
@@ -184,24 +183,9 @@ def non_embedding_params(model: EnergyTransformer) -> int:
 
 def save_model(model: EnergyTransformer, directory: str | os.PathLike) -> Path:
     """Write ``config.json`` and ``model.safetensors`` (alpha included) into ``directory`` atomically."""
-    from safetensors.torch import save_model as st_save
-
-    with atomic_path(directory, is_dir=True) as tmp:
-        write_json(tmp / CONFIG_FILE, {"model_type": MODEL_TYPE, **dataclasses.asdict(model.config)})
-        st_save(model, str(tmp / WEIGHTS_FILE))
-    return Path(directory)
+    return checkpoint.save(model, directory, MODEL_TYPE)
 
 
 def load_model(directory: str | os.PathLike) -> EnergyTransformer:
     """Rebuild an :class:`EnergyTransformer` written by :func:`save_model` (eval mode)."""
-    from safetensors.torch import load_model as st_load
-
-    directory = Path(directory)
-    model = EnergyTransformer(read_model_config(directory / CONFIG_FILE, MODEL_TYPE, EBTConfig))
-    weights = directory / WEIGHTS_FILE
-    if not weights.is_file():
-        raise DataError(f"{weights}: file not found")
-    missing, unexpected = st_load(model, str(weights), strict=False)
-    if missing or unexpected:
-        raise DataError(f"{weights}: weights do not match {CONFIG_FILE}")
-    return model.eval()
+    return checkpoint.load(directory, EnergyTransformer, EBTConfig, MODEL_TYPE)

@@ -12,7 +12,6 @@ cleaner in that count.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import os
 from dataclasses import dataclass
@@ -22,8 +21,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from components.errors import DataError, ParamsError
-from components.io import atomic_path, read_model_config, write_json
+from components.errors import ParamsError
+from components.models import checkpoint
 
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
@@ -299,25 +298,16 @@ def config_for_params(
 
 
 def save_model(model: TinyLM, directory: str | os.PathLike) -> Path:
-    """Write ``config.json`` and ``model.safetensors`` into ``directory`` atomically."""
-    from safetensors.torch import save_model as st_save  # handles the tied head/embedding
-
-    with atomic_path(directory, is_dir=True) as tmp:
-        write_json(tmp / CONFIG_FILE, {"model_type": MODEL_TYPE, **dataclasses.asdict(model.config)})
-        st_save(model, str(tmp / WEIGHTS_FILE))
-    return Path(directory)
+    """Write ``config.json`` and ``model.safetensors`` into ``directory`` atomically (the tied head once)."""
+    return checkpoint.save(model, directory, MODEL_TYPE)
 
 
 def load_model(directory: str | os.PathLike) -> TinyLM:
     """Rebuild a :class:`TinyLM` written by :func:`save_model` (in eval mode)."""
-    from safetensors.torch import load_model as st_load
-
-    directory = Path(directory)
-    model = TinyLM(read_model_config(directory / CONFIG_FILE, MODEL_TYPE, TinyLMConfig))
-    weights = directory / WEIGHTS_FILE
-    if not weights.is_file():
-        raise DataError(f"{weights}: file not found")
-    missing, unexpected = st_load(model, str(weights), strict=False)
-    if unexpected or [m for m in missing if not (model.config.tie_embeddings and m == "head.weight")]:
-        raise DataError(f"{weights}: weights do not match {CONFIG_FILE} (missing {missing}, unexpected {unexpected})")
-    return model.eval()
+    return checkpoint.load(
+        directory,
+        TinyLM,
+        TinyLMConfig,
+        MODEL_TYPE,
+        may_be_missing=lambda c: {"head.weight"} if c.tie_embeddings else set(),
+    )
