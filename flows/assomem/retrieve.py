@@ -26,6 +26,7 @@ from flows.assomem.common import fit_group, load_base, load_units, unit_view
 from flows.assomem.params import Params
 from flows.assomem.spec import EMBEDDINGS, GRAPHS, MEMORIES, RUNS
 from flows.runtime.stages import StageContext
+from flows.runtime.tracking import Tensor
 
 log = logging.getLogger("paperline")
 VARIANTS = {"assomem": ("R", "I", "T"), "assomem-no-I": ("R", "T"), "assomem-no-T": ("R", "I")}
@@ -237,15 +238,11 @@ def _champion(ctx: StageContext[Params], load: _Loader, unit: dict, weights: dic
 
 def _log_champion(ctx: StageContext[Params], name: str, folder) -> str | None:
     """The champion's MLflow child run with its index folder (the allow-listed AssoMem loader); its run id."""
-    if ctx.tracker is None:
-        return None
-    from mlflow.models import ModelSignature
-    from mlflow.types import Schema, TensorSpec
-
-    sig = ModelSignature(
-        inputs=Schema([TensorSpec(np.dtype("float64"), (-1, -1), "type_time_embedding")]),
-        outputs=Schema([TensorSpec(np.dtype("int64"), (-1, -1), "utterance_positions")]),
+    return ctx.log_model(
+        f"index-{name}",
+        {"method": champion.METHOD, "unit": name},
+        folder,
+        loader=champion.LOADER,
+        inputs=Tensor("type_time_embedding", "float64", (-1, -1)),
+        outputs=Tensor("utterance_positions", "int64", (-1, -1)),
     )
-    with ctx.tracker.child(f"index-{name}", {"method": champion.METHOD, "unit": name}) as rid:
-        ctx.tracker.log_state_dict_model(rid, folder, loader=champion.LOADER, signature=sig)
-    return rid

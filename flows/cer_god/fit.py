@@ -24,6 +24,7 @@ from flows.cer_god.params import Params
 from flows.cer_god.spec import GRAPHS, RUNS
 from flows.runtime.grid import run_grid
 from flows.runtime.stages import StageContext
+from flows.runtime.tracking import Tensor
 
 log = logging.getLogger("paperline")
 _CACHE: dict = {}
@@ -160,17 +161,11 @@ def run(ctx: StageContext[Params]) -> dict:
 
 def _log_champion(ctx: StageContext, row: dict, folder, in_dim: int) -> str | None:
     """The champion's MLflow child run with its model (the allow-listed CER-GOD loader); its run id."""
-    if ctx.tracker is None:
-        return None
-    from mlflow.models import ModelSignature
-    from mlflow.types import Schema, TensorSpec
-
-    sig = ModelSignature(
-        inputs=Schema([TensorSpec(np.dtype("float32"), (-1, int(in_dim)), "x")]),
-        outputs=Schema([TensorSpec(np.dtype("float64"), (-1,), "score")]),
+    return ctx.log_model(
+        f"champion-{row['id']}",
+        {"graph": row["graph"], "method": row["method"], "seed": row["seed"]},
+        folder,
+        loader=champion.LOADER,
+        inputs=Tensor("x", "float32", (-1, int(in_dim))),
+        outputs=Tensor("score", "float64", (-1,)),
     )
-    with ctx.tracker.child(
-        f"champion-{row['id']}", {"graph": row["graph"], "method": row["method"], "seed": row["seed"]}
-    ) as rid:
-        ctx.tracker.log_state_dict_model(rid, folder, loader=champion.LOADER, signature=sig)
-    return rid

@@ -37,6 +37,7 @@ from flows.neuraldb import champion
 from flows.neuraldb.params import Params
 from flows.neuraldb.spec import DATA, EDITS, MODEL
 from flows.runtime.stages import StageContext
+from flows.runtime.tracking import NEXT_TOKEN, TOKEN_IDS
 
 log = logging.getLogger("paperline")
 
@@ -320,15 +321,11 @@ def _champion(ctx: StageContext[Params], model, site, stats, champ, kw: dict, ou
 
 def _log_champion(ctx: StageContext[Params], name: str, folder) -> str | None:
     """The champion's MLflow child run with its folder model (the allow-listed NeuralDB loader); its run id."""
-    if ctx.tracker is None:
-        return None
-    from mlflow.models import ModelSignature
-    from mlflow.types import Schema, TensorSpec
-
-    sig = ModelSignature(
-        inputs=Schema([TensorSpec(np.dtype("int64"), (-1, -1), "token_ids")]),
-        outputs=Schema([TensorSpec(np.dtype("int64"), (-1,), "next_token")]),
+    return ctx.log_model(
+        f"edited-{name}",
+        {"method": champion.METHOD},
+        folder,
+        loader=champion.LOADER,
+        inputs=TOKEN_IDS,
+        outputs=NEXT_TOKEN,
     )
-    with ctx.tracker.child(f"edited-{name}", {"method": champion.METHOD}) as rid:
-        ctx.tracker.log_state_dict_model(rid, folder, loader=champion.LOADER, signature=sig)
-    return rid

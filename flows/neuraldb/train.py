@@ -13,25 +13,13 @@ from components.training.tokenizer import load_bpe
 from flows.neuraldb.params import Params
 from flows.neuraldb.spec import DATA, MODEL
 from flows.runtime.stages import StageContext
+from flows.runtime.tracking import LM_LOADER, NEXT_TOKEN, TOKEN_IDS
 
 log = logging.getLogger("paperline")
 
 
 def _log_model(ctx: StageContext, model_dir, params: dict, summary: dict) -> None:
-    if ctx.tracker is None:
-        return
-    from mlflow.models import ModelSignature
-    from mlflow.types import Schema, TensorSpec
-
-    sig = ModelSignature(
-        inputs=Schema([TensorSpec(np.dtype("int64"), (-1, -1), "token_ids")]),
-        outputs=Schema([TensorSpec(np.dtype("int64"), (-1,), "next_token")]),
-    )
-    with ctx.tracker.child("base-lm", params) as run_id:
-        ctx.tracker.log_metrics(summary, run_id=run_id)
-        ctx.tracker.log_state_dict_model(
-            run_id, model_dir, loader="components.models.tiny_lm:load_model", signature=sig
-        )
+    ctx.log_model("base-lm", params, model_dir, loader=LM_LOADER, inputs=TOKEN_IDS, outputs=NEXT_TOKEN, metrics=summary)
 
 
 def run(ctx: StageContext[Params]) -> dict:

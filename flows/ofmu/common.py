@@ -19,15 +19,3 @@ def eval_splits(rows: list[dict], n_retain: int) -> dict[str, list[dict]]:
     out = {s: [r for r in rows if r["split"] == s] for s in SPLITS}
     out["retain"] = out["retain"][:n_retain]
     return out
-
-
-def lm_signature():
-    """The MLflow signature of a logged TinyLM: token ids in, the next token out."""
-    import numpy as np
-    from mlflow.models import ModelSignature
-    from mlflow.types import Schema, TensorSpec
-
-    return ModelSignature(
-        inputs=Schema([TensorSpec(np.dtype("int64"), (-1, -1), "token_ids")]),
-        outputs=Schema([TensorSpec(np.dtype("int64"), (-1,), "next_token")]),
-    )

@@ -17,10 +17,11 @@ from components.models.tiny_lm import TinyLM, TinyLMConfig, save_model
 from components.training.tokenizer import eos_id, load_bpe
 from components.unlearning.base import Timer
 from components.unlearning.lm import encode_pairs, train_lm
-from flows.ofmu.common import lm_signature, log, set_threads
+from flows.ofmu.common import log, set_threads
 from flows.ofmu.params import Params
 from flows.ofmu.spec import DATA, MODELS
 from flows.runtime.stages import StageContext
+from flows.runtime.tracking import LM_LOADER, NEXT_TOKEN, TOKEN_IDS
 
 
 def train_one(p, tok, rows: list[dict], name: str) -> tuple[TinyLM, dict]:
@@ -58,13 +59,11 @@ def ctx_progress(p) -> bool:
 
 
 def _log(ctx: StageContext, name: str, info: dict, model_dir) -> None:
-    if ctx.tracker is None:
-        return
-    sig = lm_signature()
-    with ctx.tracker.child(f"lm-{name}", {"model": ctx.params.model.model_dump(), "examples": info["examples"]}) as rid:
+    params = {"model": ctx.params.model.model_dump(), "examples": info["examples"]}
+    rid = ctx.log_model(f"lm-{name}", params, model_dir, loader=LM_LOADER, inputs=TOKEN_IDS, outputs=NEXT_TOKEN)
+    if rid is not None:  # the loss curve, every 10 steps
         for i in range(0, len(info["losses"]), 10):
             ctx.tracker.log_metrics({"train_loss": info["losses"][i]}, step=i, run_id=rid)
-        ctx.tracker.log_state_dict_model(rid, model_dir, loader="components.models.tiny_lm:load_model", signature=sig)
 
 
 def run(ctx: StageContext[Params]) -> dict:

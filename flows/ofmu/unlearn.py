@@ -24,10 +24,11 @@ from components.unlearning.lm_eval import evaluate_model
 from components.unlearning.metrics import forget_quality, model_utility
 from flows.ofmu import champion
 from flows.ofmu import tune as T
-from flows.ofmu.common import eval_splits, lm_signature, log, set_threads
+from flows.ofmu.common import eval_splits, log, set_threads
 from flows.ofmu.params import Params
 from flows.ofmu.spec import DATA, MODELS, UNLEARN
 from flows.runtime.stages import StageContext
+from flows.runtime.tracking import LM_LOADER, NEXT_TOKEN, TOKEN_IDS
 
 RUN_SUITE = [
     V.columns_present(["method", "seed", "budget", "used"]),
@@ -228,10 +229,6 @@ def tune_lm(p, tok, rows, base, out) -> dict:
 
 def _log_champion(ctx: StageContext, name: str, folder) -> str | None:
     """The champion's MLflow child run with its model (the allow-listed TinyLM loader); its run id."""
-    if ctx.tracker is None:
-        return None
-    with ctx.tracker.child(f"lm-{name}", {"method": champion.METHOD}) as rid:
-        ctx.tracker.log_state_dict_model(
-            rid, folder, loader="components.models.tiny_lm:load_model", signature=lm_signature()
-        )
-    return rid
+    return ctx.log_model(
+        f"lm-{name}", {"method": champion.METHOD}, folder, loader=LM_LOADER, inputs=TOKEN_IDS, outputs=NEXT_TOKEN
+    )

@@ -33,6 +33,7 @@ from flows.registry import PaperSpec, StageSpec
 from flows.runtime import publish as pub
 from flows.runtime.paths import allowed_roots, inside
 from flows.runtime.settings import Paths
+from flows.runtime.tracking import Tensor
 
 log = logging.getLogger("paperline")
 
@@ -62,6 +63,26 @@ class StageContext(Generic[P]):
         if self.tracker_handle is not None and hasattr(self.tracker_handle, "result"):
             self.tracker_handle = self.tracker_handle.result()
         return self.tracker_handle
+
+    def log_model(
+        self,
+        name: str,
+        params: dict[str, Any] | None,
+        model_dir: Path,
+        *,
+        loader: str,
+        inputs: Tensor,
+        outputs: Tensor,
+        metrics: dict[str, Any] | None = None,
+    ) -> str | None:
+        """Log a saved model folder in its own MLflow child run: its params and metrics, the folder as a pyfunc
+        (``loader``: the allow-listed function that rebuilds it) with the signature ``inputs`` -> ``outputs``.
+        Returns the run id, or None when the run is not tracked. Pipelines call this instead of importing MLflow."""
+        if self.tracker is None:
+            return None
+        return self.tracker.log_model(
+            name, params, model_dir, loader=loader, inputs=inputs, outputs=outputs, metrics=metrics
+        )
 
     @property
     def slug(self) -> str:

@@ -18,10 +18,38 @@ import contextlib
 import logging
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """One named tensor of a logged model's signature: ``Tensor("token_ids", "int64", (-1, -1))`` (-1: any size)."""
+
+    name: str
+    dtype: str
+    shape: tuple[int, ...]
+
+
+def signature(inputs: Tensor, outputs: Tensor) -> Any:
+    """The MLflow ``ModelSignature`` of a model that maps one tensor to one tensor."""
+    import numpy as np
+    from mlflow.models import ModelSignature
+    from mlflow.types import Schema, TensorSpec
+
+    def spec(t: Tensor) -> Any:
+        return Schema([TensorSpec(np.dtype(t.dtype), tuple(int(d) for d in t.shape), t.name)])
+
+    return ModelSignature(inputs=spec(inputs), outputs=spec(outputs))
+
+
+# The signatures several pipelines share: a language model's next token, and its logits.
+TOKEN_IDS = Tensor("token_ids", "int64", (-1, -1))
+NEXT_TOKEN = Tensor("next_token", "int64", (-1,))
+LM_LOADER = "components.models.tiny_lm:load_model"  # the allow-listed loader of a logged tiny LM folder
 
 
 # What an MLflow server takes: 500 characters per param value (the limit of older servers; 3.x takes 6000),
@@ -184,6 +212,25 @@ class Tracker:
 
         with self._mlflow.start_run(run_id=run_id, nested=False):
             log_folder_model(model_dir, loader=loader, signature=signature)
+
+    def log_model(
+        self,
+        name: str,
+        params: Mapping[str, Any] | None,
+        model_dir: Path,
+        *,
+        loader: str,
+        inputs: Tensor,
+        outputs: Tensor,
+        metrics: Mapping[str, Any] | None = None,
+    ) -> str:
+        """One model's child run: its params (and final metrics), the folder logged as a pyfunc with its
+        signature; returns the run id."""
+        with self.child(name, params) as run_id:
+            if metrics:
+                self.log_metrics(metrics, run_id=run_id)
+            self.log_state_dict_model(run_id, model_dir, loader=loader, signature=signature(inputs, outputs))
+        return run_id
 
     def set_tag(self, key: str, value: str, run_id: str | None = None) -> None:
         self.client.set_tag(run_id or self.run_id, key, value)
