@@ -56,8 +56,8 @@ def _setup(args):
 
 
 def _worker(args, kind, opts, queue) -> None:
+    from components.training.qa_lm import nll_per_example
     from components.unlearning import make_config, run_method, step_cost
-    from components.unlearning.lm import nll_per_example
 
     model, stream = _setup(args)
     if kind == "none":

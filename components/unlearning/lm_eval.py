@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 from torch import nn
 
-from components.unlearning.lm import answer_nll, greedy
+from components.training.qa_lm import answer_nll, greedy
 from components.unlearning.metrics import rouge_l_recall, truth_ratio
 
 

@@ -10,9 +10,9 @@ import pandas as pd
 from components.data import validate as V
 from components.errors import DataError
 from components.io import write_json, write_jsonl
+from components.training.qa_lm import prompt
 from components.training.tokenizer import train_bpe
 from components.unlearning import tofu
-from components.unlearning.lm import prompt
 from flows.ofmu.common import log
 from flows.ofmu.params import Params
 from flows.ofmu.spec import DATA

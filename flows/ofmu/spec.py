@@ -13,7 +13,12 @@ _UNL = ("components/unlearning",)
 STAGES = (
     L.stage(
         "data",
-        code=("components/unlearning/tofu.py", "components/data/validate.py", "components/training/tokenizer.py"),
+        code=(
+            "components/unlearning/tofu.py",
+            "components/data/validate.py",
+            "components/training/tokenizer.py",
+            "components/training/qa_lm.py",
+        ),
         params=("data",),
         writes=(DATA,),
         summary="synthetic TOFU authors (forget/retain) + WordNet world facts, BPE tokenizer, GX checks",
@@ -29,7 +34,7 @@ STAGES = (
     ),
     L.stage(
         "unlearn",
-        code=(*_UNL, L.module_file("train")),
+        code=(*_UNL, "components/training/qa_lm.py", L.module_file("train")),
         reads=(DATA, MODELS),
         params=("model", "unlearn", "data", "resources"),
         writes=(UNLEARN,),

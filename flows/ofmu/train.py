@@ -14,9 +14,9 @@ import numpy as np
 from components.errors import ParamsError
 from components.io import read_jsonl, write_json
 from components.models.tiny_lm import TinyLM, TinyLMConfig, save_model
+from components.training.qa_lm import encode_pairs, train_lm
 from components.training.tokenizer import eos_id, load_bpe
 from components.unlearning.base import Timer
-from components.unlearning.lm import encode_pairs, train_lm
 from flows.ofmu.common import log, set_threads
 from flows.ofmu.params import Params
 from flows.ofmu.spec import DATA, MODELS

@@ -17,9 +17,9 @@ from components.data import validate as V
 from components.errors import DataError
 from components.io import read_jsonl, write_json, write_jsonl
 from components.models.tiny_lm import load_model, save_model
+from components.training.qa_lm import batch_stream, check_vocab, collate, encode_pairs, nll_per_example, pair_stream
 from components.training.tokenizer import eos_id, load_bpe
 from components.unlearning import make_config, run_method
-from components.unlearning.lm import batch_stream, check_vocab, collate, encode_pairs, nll_per_example, pair_stream
 from components.unlearning.lm_eval import evaluate_model
 from components.unlearning.metrics import forget_quality, model_utility
 from flows.ofmu import champion

@@ -10,7 +10,7 @@ import numpy as np
 from components.errors import ParamsError
 from components.io import read_jsonl, write_json
 from components.models.tiny_lm import TinyLM, TinyLMConfig, save_model
-from components.unlearning.lm import train_lm
+from components.training.qa_lm import train_lm
 from components.vip import evaluation as E
 from components.vip import task as T
 from components.vip.codec import CHAR, Codec, hf_codec

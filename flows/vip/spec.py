@@ -32,7 +32,7 @@ STAGES = (
             "components/vip/policy.py",
             "components/rl_text/sampling.py",
             "components/models",
-            "components/unlearning/lm.py",
+            "components/training/qa_lm.py",
         ),
         reads=(DATA,),
         params=("data", "model", "rl.eval_k", "rl.max_new", "resources"),

@@ -14,7 +14,7 @@ import torch
 from components.errors import DataError
 from components.io import write_jsonl
 from components.models.tiny_lm import TinyLM, TinyLMConfig, save_model
-from components.unlearning.lm import train_lm
+from components.training.qa_lm import train_lm
 from components.vip import task as T
 from flows.runtime.mlflow_model import ALLOWED_LOADERS, resolve_loader
 from flows.runtime.params import resolve

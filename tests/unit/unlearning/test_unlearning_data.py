@@ -7,8 +7,9 @@ import pytest
 
 from components.errors import DataError, OfflineError, ParamsError, ValidationFailed
 from components.models.tiny_lm import TinyLM, TinyLMConfig
+from components.training import qa_lm as lm
 from components.training.tokenizer import load_bpe, train_bpe
-from components.unlearning import lm, metrics, tofu
+from components.unlearning import metrics, tofu
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "ofmu"
 

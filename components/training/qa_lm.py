@@ -1,4 +1,6 @@
-"""The language track: QA rows as padded token batches, answer-only NLL, training and greedy generation.
+"""Question-answer language modelling: QA rows as padded token batches, answer-only NLL, training, greedy generation.
+
+Shared by OFMU (the unlearning track) and VIP (its SFT stage).
 
 The model sees ``Question: q\nAnswer: a<eos>``; the loss is on the answer
 tokens only (as TOFU fine-tuning does). Targets outside the answer are -100,
