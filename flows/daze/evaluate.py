@@ -2,7 +2,7 @@
 
 Per agent and condition (``clean``, ``mass x f``, ``length x f`` for f in ``eval.factors``): benign episodes
 (reset seeds shared by every agent) give the benign return; states drawn from those episodes, shown with the
-trigger channel on, give the attack-success hits. Agents fan out through ``flows.runtime.runners.map_items``.
+trigger channel on, give the attack-success hits. Agents fan out through the kit's grid stage (``run_grid``).
 Writes ``episodes.jsonl`` and ``states.jsonl``, both checked by Great Expectations.
 """
 
@@ -20,7 +20,7 @@ from components.io import read_json, write_jsonl
 from flows.daze.common import env_by_id
 from flows.daze.params import Params
 from flows.daze.spec import EVAL, MODELS
-from flows.runtime import runners
+from flows.runtime.grid import run_grid
 from flows.runtime.stages import StageContext
 
 
@@ -81,7 +81,7 @@ def run(ctx: StageContext[Params]) -> dict:
         )
     # About a second per agent: a process pool's start-up would cost more than it saves, so the default is the
     # local runner; --runner / PAPERLINE_RUNNER still fans the agents out (the smoke test checks it does).
-    results = runners.map_items(evaluate_agent, jobs, workers=1, desc="daze evaluations", progress=p.progress)
+    results = run_grid(ctx, evaluate_agent, jobs, desc="daze evaluations", workers=1, progress=p.progress)
     episodes = [e for res in results for e in res["episodes"]]
     states = [s for res in results for s in res["states"]]
     out = ctx.output(EVAL)

@@ -1,4 +1,6 @@
-"""Stage ``train``: one PPO agent per (env, method, seed), fanned out through the task runner.
+"""Stage ``train``: one PPO agent per (env, method, seed), a job of the kit's grid stage (``run_grid``: the task
+runner fans them out; a killed stage resumes from the finished runs). Each run writes into its own job folder, which
+the stage copies to ``models/<run>/``.
 
 Writes ``data/daze/models/<run>/{policy.safetensors,config.json,curve.json,transitions.npz}`` and ``runs.json``.
 ``transitions.npz`` is the learner's own stream (the reward it was given, the clean reward function on the same
@@ -11,6 +13,7 @@ learning curve and its actor logged with a signature.
 from __future__ import annotations
 
 import logging
+import shutil
 import time
 from pathlib import Path
 
@@ -25,7 +28,7 @@ from flows.daze import champion
 from flows.daze.common import attack_of, env_by_id, grid, run_name
 from flows.daze.params import Params
 from flows.daze.spec import MODELS
-from flows.runtime import runners
+from flows.runtime.grid import DONE, run_grid
 from flows.runtime.stages import StageContext
 
 log = logging.getLogger("paperline")
@@ -44,8 +47,9 @@ def curve(returns: np.ndarray, ends: np.ndarray, steps: int, every: int) -> list
     return out
 
 
-def train_one(job: dict) -> dict:
-    """Train, save the actor and the transition log; module level so process runners can pickle it."""
+def train_one(job: dict, job_dir: Path) -> dict:
+    """Train, save the actor and the transition log in ``job_dir``; module level so process runners can pickle it.
+    The row's ``folder`` is ``job_dir`` (the stage pops it before writing ``runs.json``)."""
     env, _ = build_env(job["env"], job["method"], job["attack"], seed=job["seed"] + 7919)
     cfg = PPOConfig(**job["ppo"])
     t0, c0 = time.perf_counter(), time.process_time()
@@ -53,7 +57,7 @@ def train_one(job: dict) -> dict:
     seconds = time.perf_counter() - t0
     rec = env.arrays()
     clean = clean_rewards(task_for(job["env"]), rec)
-    folder = Path(job["out"]) / job["name"]
+    folder = job_dir
     save_actor(model, folder, {k: job[k] for k in ("env", "method", "seed", "steps")})
     returns, ends = episode_returns(clean, rec["done"])
     write_json(folder / "curve.json", curve(returns, ends, len(clean), job["log_every"]))
@@ -79,6 +83,7 @@ def train_one(job: dict) -> dict:
         "seconds": round(seconds, 2),
         "cpu_s": round(time.process_time() - c0, 2),
         "steps_per_s": round(len(clean) / max(seconds, 1e-9), 1),
+        "folder": str(job_dir),
     }
 
 
@@ -174,7 +179,7 @@ def _track(ctx: StageContext, row: dict, folder: Path, job: dict) -> str | None:
     return run_id
 
 
-def jobs_for(p: Params, out: Path) -> list[dict]:
+def jobs_for(p: Params) -> list[dict]:
     return [
         {
             **g,
@@ -183,7 +188,6 @@ def jobs_for(p: Params, out: Path) -> list[dict]:
             "ppo": p.train.ppo.model_dump(),
             "threads": p.resources.threads,
             "log_every": p.train.log_every,
-            "out": str(out),
         }
         for g in grid(p)
     ]
@@ -193,11 +197,13 @@ def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     out = ctx.output(MODELS)
     out.mkdir(parents=True, exist_ok=True)
-    jobs = jobs_for(p, out)
+    jobs = jobs_for(p)
     log.info("daze: %d PPO runs on %d worker(s)", len(jobs), p.resources.workers)
-    rows = runners.map_items(
-        train_one, jobs, workers=p.resources.workers, desc="daze training runs", progress=p.progress
+    rows = run_grid(
+        ctx, train_one, jobs, desc="daze training runs", workers=p.resources.workers, files=True, progress=p.progress
     )
+    for row in rows:  # each run's files, copied from its job folder into the output
+        shutil.copytree(row.pop("folder"), out / row["name"], dirs_exist_ok=True, ignore=shutil.ignore_patterns(DONE))
     check_transitions(out, rows, p)
     run_ids = {row["name"]: _track(ctx, row, out / row["name"], job) for row, job in zip(rows, jobs)}
     write_json(out / "runs.json", rows)

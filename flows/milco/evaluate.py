@@ -3,8 +3,9 @@ index; dense: a faiss flat index): per-query nDCG@10, R@100 and MRR@10, active d
 single-thread latency, term grounding; the mass vs top-k pruning sweep of MILCO; BM25 and USE-multilingual.
 
 Tasks: ``es-en`` (Spanish queries, English LibreOffice paragraphs), ``es-es`` (the Spanish paragraphs) and
-``bible-es-en`` (Spanish verse spans, English verses). Seeds fan out through ``runners.map_items``. The champion
-(the first seed's MILCO encoder with its ES->EN index, ``flows/milco/champion.py``) is saved under ``champion/``.
+``bible-es-en`` (Spanish verse spans, English verses). Seeds fan out through the kit's grid stage (``run_grid``).
+The champion (the first seed's MILCO encoder with its ES->EN index, ``flows/milco/champion.py``) is saved under
+``champion/``.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 from components.data import validate as V
 from components.io import read_jsonl, write_json, write_jsonl
@@ -25,7 +27,7 @@ from flows.milco import champion
 from flows.milco.common import ENGLISH, PAIRS, QUERIES, TASKS, TOKENIZER, USE_FILE, log, set_threads
 from flows.milco.params import Params
 from flows.milco.spec import DATA, EMBED, EVAL, MODELS
-from flows.runtime import runners
+from flows.runtime.grid import run_grid
 from flows.runtime.stages import StageContext
 
 METRIC_COLS = ("nDCG@10", "R@100", "MRR@10")
@@ -196,7 +198,7 @@ def eval_seed(job: dict) -> dict:
                 sweep += s
                 rows += claim_rows
                 if seed == p.train.seeds[0]:  # the champion's index: the documents this system was scored on
-                    chosen = {"docs": dm, "doc_ids": b["doc_ids"]}
+                    chosen = {"docs": (dm.data, dm.indices, dm.indptr, dm.shape), "doc_ids": b["doc_ids"]}
     return {"rows": rows, "systems": systems, "grounding": ground, "sweep": sweep, "champion": chosen}
 
 
@@ -251,9 +253,7 @@ def run(ctx: StageContext[Params]) -> dict:
         {"seed": s, "params": p.model_dump(mode="json"), "data": str(data), "models": str(ctx.input(MODELS))}
         for s in p.train.seeds
     ] + [{"seed": None, "data": str(data), "embed": str(embed), "k": p.eval.k}]
-    *results, base = runners.map_items(
-        eval_job, jobs, workers=p.resources.workers, desc="milco eval", progress=p.progress
-    )
+    *results, base = run_grid(ctx, eval_job, jobs, desc="milco eval", workers=p.resources.workers, progress=p.progress)
     rows, systems = base["rows"], base["systems"]
     for r in results:
         rows += r["rows"]
@@ -271,7 +271,9 @@ def run(ctx: StageContext[Params]) -> dict:
     if chosen is not None:
         seed = p.train.seeds[0]
         name = f"{champion.VARIANT}-seed{seed}"
-        folder = champion.save(ctx.input(MODELS), seed, chosen["docs"], chosen["doc_ids"], out / "champion")
+        data, indices, indptr, shape = chosen["docs"]  # the index's CSR arrays (grid results are plain data)
+        docs = sp.csr_matrix((data, indices, indptr), shape=shape)
+        folder = champion.save(ctx.input(MODELS), seed, docs, chosen["doc_ids"], out / "champion")
         summary["champion"] = champion.candidate(p, _log_champion(ctx, name, folder), name, folder, ctx.paths.root)
     return summary
 

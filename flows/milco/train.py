@@ -3,7 +3,9 @@ InfoNCE + FLOPS + KL to USE-multilingual) for MILCO (SAP + LexEcho), MILCO witho
 and the dense bi-encoder on the same backbone. Each model is saved as config + safetensors and logged to MLflow as
 a child run (loss curves in batches, the model with its signature).
 
-Seeds fan out through ``flows.runtime.runners.map_items`` (``--runner``/``resources.workers`` reach it).
+Seeds fan out through the kit's grid stage (``flows.runtime.grid.run_grid``: ``--runner``/``resources.workers``
+reach it; a killed stage resumes from the finished jobs). Each job writes its model into its own job folder; the
+stage copies the models it keeps into ``models/``.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from components.training.curves import plateau  # relative change of the mean lo
 from flows.milco.common import ENGLISH, PAIRS, QUERIES, TOKENIZER, USE_FILE, log, set_threads
 from flows.milco.params import Params
 from flows.milco.spec import DATA, EMBED, MODELS
-from flows.runtime import runners
+from flows.runtime.grid import DONE, run_grid
 from flows.runtime.stages import StageContext
 
 
@@ -86,8 +88,9 @@ def fresh_model(p: Params, inp: dict, variant: str, seed: int, head: bool = True
     return model
 
 
-def sap_seed(job: dict) -> dict:
-    """Stage 1 for one seed: SAP of the lexical-head-initialised model; saved under ``seed_<s>/sap``."""
+def sap_seed(job: dict, job_dir: Path) -> dict:
+    """Stage 1 for one seed: SAP of the lexical-head-initialised model, saved in ``job_dir`` (published under
+    ``seed_<s>/sap``)."""
     p = Params.model_validate(job["params"])
     set_threads(p.resources.threads)
     inp = load_inputs(job["data"], job["embed"])
@@ -106,9 +109,8 @@ def sap_seed(job: dict) -> dict:
         seed=job["seed"],
         floor=t.teacher_floor,
     )
-    folder = Path(job["out"]) / f"seed_{job['seed']}" / "sap"
-    save_encoder(model, folder)
-    return {"seed": job["seed"], "folder": str(folder), "losses": losses, "seconds": time.perf_counter() - start}
+    save_encoder(model, job_dir)
+    return {"seed": job["seed"], "folder": str(job_dir), "losses": losses, "seconds": time.perf_counter() - start}
 
 
 def dev_ndcg(model, inp: dict, p: Params) -> float:
@@ -119,10 +121,10 @@ def dev_ndcg(model, inp: dict, p: Params) -> float:
     return float(np.mean([r["nDCG@10"] for r in score_rows("dev", "", None, inp["dev"], ranked)]))
 
 
-def stage2_job(job: dict) -> dict:
-    """Stage 2 of one (seed, variant, lr): from the seed's SAP weights (milco, no_echo) or its fresh start
-    (no_sap, dense); the model is saved to ``job['folder']`` and scored on the dev split (module level: process
-    runners pickle it)."""
+def stage2_job(job: dict, job_dir: Path) -> dict:
+    """Stage 2 of one (seed, variant, lr): from the seed's SAP weights (milco, no_echo; ``job['sap']``, the SAP
+    job's folder) or its fresh start (no_sap, dense); the model is saved to ``job_dir`` and scored on the dev split
+    (module level: process runners pickle it)."""
     from safetensors.torch import load_file
 
     p = Params.model_validate(job["params"])
@@ -158,13 +160,13 @@ def stage2_job(job: dict) -> dict:
         teacher,
     )
     seconds = time.perf_counter() - start
-    save_encoder(model, Path(job["folder"]))
+    save_encoder(model, job_dir)
     losses = [h["loss"] for h in hist]
     return {
         "seed": seed,
         "variant": variant,
         "lr": job["lr"],
-        "folder": job["folder"],
+        "folder": str(job_dir),
         "history": hist,
         "seconds": seconds,
         "dev_ndcg": dev_ndcg(model, inp, p),
@@ -220,9 +222,9 @@ def _log(ctx: StageContext, sap: dict, results: list[dict], sweep: list[dict]) -
             log_encoder(rid, Path(r["folder"]))
 
 
-def train_job(job: dict) -> dict:
-    """One job of the stage's fan-out: a seed's SAP or one stage-2 run (module level: process runners pickle it)."""
-    return sap_seed(job) if job["kind"] == "sap" else stage2_job(job)
+def train_job(job: dict, job_dir: Path) -> dict:
+    """One job of the stage's grid: a seed's SAP or one stage-2 run (module level: process runners pickle it)."""
+    return sap_seed(job, job_dir) if job["kind"] == "sap" else stage2_job(job, job_dir)
 
 
 def run(ctx: StageContext[Params]) -> dict:
@@ -237,66 +239,53 @@ def run(ctx: StageContext[Params]) -> dict:
     t = p.train
     out = ctx.output(MODELS)
     out.mkdir(parents=True, exist_ok=True)
-    base = {
-        "params": p.model_dump(mode="json"),
-        "data": str(ctx.input(DATA)),
-        "embed": str(ctx.input(EMBED)),
-        "out": str(out),
-    }
+    base = {"params": p.model_dump(mode="json"), "data": str(ctx.input(DATA)), "embed": str(ctx.input(EMBED))}
 
     def go(jobs: list, desc: str) -> list:
         if not jobs:
             return []
-        return runners.map_items(train_job, jobs, workers=p.resources.workers, desc=desc, progress=p.progress)
+        return run_grid(ctx, train_job, jobs, desc=desc, workers=p.resources.workers, files=True, progress=p.progress)
+
+    def publish(r: dict, *parts: str) -> dict:  # a job's model, copied from its job folder into the output
+        dest = out.joinpath(*parts)
+        shutil.copytree(r["folder"], dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns(DONE))
+        return {**r, "folder": str(dest)}
 
     first, rest = t.seeds[0], t.seeds[1:]
     sweeping = len(t.lr_grid) > 1
     tied = [v for v in t.variants if v in SAP_VARIANTS]  # start from the seed's SAP checkpoint
     free = [v for v in t.variants if v not in SAP_VARIANTS]
+    sap: dict = {}
 
-    def job(seed, variant, lr, folder):
+    def job(seed, variant, lr):
         return {
             **base,
             "kind": "stage2",
             "seed": seed,
             "variant": variant,
             "lr": lr,
-            "folder": str(folder),
-            "sap": str(out / f"seed_{seed}" / "sap") if variant in SAP_VARIANTS else None,
+            "sap": sap[seed]["folder"] if variant in SAP_VARIANTS else None,
         }
 
     def trials(variants):  # the first seed: every rate (with one rate, that run is the final model)
-        return [
-            job(
-                first,
-                v,
-                lr,
-                out / f"seed_{first}" / "_sweep" / f"{v}_lr{lr:g}" if sweeping else out / f"seed_{first}" / v,
-            )
-            for v in variants
-            for lr in t.lr_grid
-        ]
+        return [job(first, v, lr) for v in variants for lr in t.lr_grid]
 
     def finals(variants, chosen):
-        return [job(s, v, chosen[v], out / f"seed_{s}" / v) for s in rest for v in variants]
+        return [job(s, v, chosen[v]) for s in rest for v in variants]
 
     sap_jobs = [{**base, "kind": "sap", "seed": s} for s in (t.seeds if tied else [])]
     done = go(sap_jobs + trials(free), "milco SAP + stage 2 of the first seed")
-    sap = {r["seed"]: r for r in done[: len(sap_jobs)]}
+    sap.update((r["seed"], r) for r in done[: len(sap_jobs)])
+    for s, r in sap.items():
+        publish(r, f"seed_{s}", "sap")
     tried = done[len(sap_jobs) :]
     chosen = choose(tried)
     done = go(trials(tied) + finals(free, chosen), "milco stage 2")
     tried += done[: len(tied) * len(t.lr_grid)]
     chosen = {v: choose(tried)[v] for v in t.variants}
     results = done[len(tied) * len(t.lr_grid) :] + go(finals(tied, chosen), "milco stage 2 (SAP models)")
-    for r in tried:
-        if r["lr"] == chosen[r["variant"]]:
-            final = out / f"seed_{first}" / r["variant"]
-            if sweeping:
-                shutil.rmtree(final, ignore_errors=True)
-                shutil.move(r["folder"], final)
-            results.append({**r, "folder": str(final)})
-    shutil.rmtree(out / f"seed_{first}" / "_sweep", ignore_errors=True)
+    results = [publish(r, f"seed_{r['seed']}", r["variant"]) for r in results]
+    results += [publish(r, f"seed_{first}", r["variant"]) for r in tried if r["lr"] == chosen[r["variant"]]]
     order = {(s, v): i for i, (s, v) in enumerate((s, v) for s in t.seeds for v in t.variants)}
     results.sort(key=lambda r: order[r["seed"], r["variant"]])
     sweep = sorted(tried, key=lambda r: (t.variants.index(r["variant"]), r["lr"])) if sweeping else []

@@ -1,8 +1,12 @@
-"""Stage ``rl``: every method x seed from the same SFT model at the same rollout budget, fanned out through
-``flows.runtime.runners.map_items`` (``--runner`` reaches it). Each trained policy is saved and logged as an
-MLflow child run with its curves (metrics in batches)."""
+"""Stage ``rl``: every method x seed from the same SFT model at the same rollout budget, a job of the kit's grid
+stage (``flows.runtime.grid.run_grid``: ``--runner`` reaches it; a killed stage resumes from the finished runs).
+Each trained policy is saved in its job folder, copied to ``models/`` and logged as an MLflow child run with its
+curves (metrics in batches)."""
 
 from __future__ import annotations
+
+import shutil
+from pathlib import Path
 
 import numpy as np
 
@@ -10,7 +14,7 @@ from components.io import read_jsonl, write_json, write_jsonl
 from components.vip import rl_loop
 from components.vip.policy import is_tiny, load_policy, save_policy
 from components.vip.strategies import Method
-from flows.runtime import runners
+from flows.runtime.grid import run_grid
 from flows.runtime.stages import StageContext
 from flows.vip import champion
 from flows.vip.common import set_threads
@@ -42,8 +46,9 @@ def loop_config(p) -> rl_loop.LoopConfig:
     )
 
 
-def run_one(job: dict) -> dict:
-    """One (method, seed) run (module level: process runners pickle it); writes its model folder."""
+def run_one(job: dict, job_dir: Path) -> dict:
+    """One (method, seed) run (module level: process runners pickle it); writes its model folder
+    ``job_dir/model``, returned as ``folder``."""
     set_threads(job["threads"])
     policy, codec, tokenizer = load_policy(job["sft"])  # the SFT TinyLM, or the full profile's HF base model
     feats = dict(np.load(job["features"]))
@@ -57,8 +62,8 @@ def run_one(job: dict) -> dict:
         job["seed"],
         codec=codec,
     )
-    save_policy(res.pop("model"), job["model_out"], tokenizer)
-    return res
+    save_policy(res.pop("model"), job_dir / "model", tokenizer)
+    return {**res, "folder": str(job_dir / "model")}
 
 
 def _log(ctx, res: dict, model_dir) -> str | None:
@@ -115,15 +120,17 @@ def run(ctx: StageContext[Params]) -> dict:
             "heldout": held,
             "sft": str(ctx.input(f"{SFT}/model")),
             "features": str(ctx.input(f"{DATA}/features.npz")),
-            "model_out": str(out / "models" / f"{name}-seed{s}"),
             "threads": p.resources.threads,
         }
         for s in p.rl.seeds
         for name, m in p.rl.methods.items()
     ]
-    results = runners.map_items(run_one, jobs, workers=p.resources.workers, desc="vip runs", progress=p.progress)
+    results = run_grid(
+        ctx, run_one, jobs, desc="vip runs", workers=p.resources.workers, files=True, progress=p.progress
+    )
     curves, steps, preds, summary, run_ids = [], [], [], [], {}
     for res in results:
+        shutil.copytree(res.pop("folder"), out / "models" / f"{res['method']}-seed{res['seed']}")
         key = {"method": res["method"], "seed": res["seed"]}
         curves += [{**key, **c} for c in res["curve"]]
         steps += [{**key, **s} for s in res["steps"]]

@@ -26,17 +26,17 @@ class Ctx:
         return self.root / "in" / name
 
 
-def fake_job(job: dict) -> dict:
+def fake_job(job: dict, job_dir: Path) -> dict:
+    job_dir.mkdir(parents=True)
     if job["kind"] == "sap":
-        return {"seed": job["seed"], "folder": f"{job['out']}/seed_{job['seed']}/sap", "losses": [1.0], "seconds": 0}
-    Path(job["folder"]).mkdir(parents=True, exist_ok=True)
-    (Path(job["folder"]) / "lr").write_text(str(job["lr"]))
+        return {"seed": job["seed"], "folder": str(job_dir), "losses": [1.0], "seconds": 0}
+    (job_dir / "lr").write_text(str(job["lr"]))
     hist = [{"step": 0, "nce": 2.0, "loss": 2.0}]
     return {
         "seed": job["seed"],
         "variant": job["variant"],
         "lr": job["lr"],
-        "folder": job["folder"],
+        "folder": str(job_dir),
         "history": hist,
         "seconds": 0.0,
         "plateau": 0.0,
@@ -49,12 +49,12 @@ def test_phases_respect_dependencies_and_keep_each_models_best_rate(tmp_path, mo
     p = resolve(Params, PRESETS, slug="milco", profile="default", overrides=())
     phases: list[list[dict]] = []
 
-    def fake_map(fn, jobs, **kw):
-        assert fn is T.train_job
+    def fake_grid(ctx, fn, jobs, **kw):
+        assert fn is T.train_job and kw["files"]
         phases.append(list(jobs))
-        return [fake_job(j) for j in jobs]
+        return [fake_job(j, tmp_path / "jobs" / f"{len(phases)}-{i}") for i, j in enumerate(jobs)]
 
-    monkeypatch.setattr(T.runners, "map_items", fake_map)
+    monkeypatch.setattr(T, "run_grid", fake_grid)
     T.run(Ctx(tmp_path, p))
     first, rest = p.train.seeds[0], p.train.seeds[1:]
     phase_of = {}
@@ -79,6 +79,6 @@ def test_phases_respect_dependencies_and_keep_each_models_best_rate(tmp_path, mo
     ]
     for s in p.train.seeds:
         assert list(doc[f"seed_{s}"]) == list(p.train.variants)
-        for v in p.train.variants:  # the first seed's final model is its winning trial, moved into place
+        for v in p.train.variants:  # the first seed's final model is its winning trial, copied into place
             assert float((out / f"seed_{s}" / v / "lr").read_text()) == BEST[v]
     assert not (out / f"seed_{first}" / "_sweep").exists() and rest
