@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -54,9 +55,13 @@ def assert_fan_out_matches_local(
 ) -> None:
     local = snapshot(project / output, ignore)
     assert local, f"{output}: nothing to compare (run the smoke profile first)"
-    proc = paperline("stage", owner, stage, "--force", cwd=project, env={"PAPERLINE_RUNNER": runner})
+    # every job recomputed in the pool: the kit's grid would otherwise answer from the local run's cache
+    env = {"PAPERLINE_RUNNER": runner, "PAPERLINE_GRID_CACHE": "refresh"}
+    proc = paperline("stage", owner, stage, "--force", cwd=project, env=env)
     log = proc.stdout + proc.stderr
     assert proc.returncode == 0, log[-3000:]
+    reused = [int(n) for n in re.findall(r": (\d+) of \d+ jobs from the cache", log)]
+    assert not any(reused), f"{owner}:{stage} took {reused} jobs from the cache instead of running them on {runner}"
     assert f"on the {runner} runner" in log, f"{owner}:{stage} did not fan out on {runner}:\n{log[-2000:]}"
     pooled = snapshot(project / output, ignore)
     assert sorted(pooled) == sorted(local)

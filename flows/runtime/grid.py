@@ -9,10 +9,12 @@
 - the job function's qualified name, and the job itself (a dict or a dataclass of plain values).
 
 A stage killed after some jobs finished reruns only the others: Prefect finds the finished ones in its result
-storage (state ``Cached``). Jobs that write files (a model) get ``files=True``: the function is then called as
-``fn(job, job_dir)`` with a folder of its own that outlives the stage's staging folders (which a killed stage
-loses), under ``PAPERLINE_SHARED_DIR`` (a cluster's shared storage) or ``.paperline/results``; a cached result
-whose folder is gone is computed again. The stage copies what it publishes out of ``job_dir``.
+storage (state ``Cached``); ``PAPERLINE_GRID_CACHE=refresh`` runs every job again and stores the new results
+(for checks that must recompute, such as a fan-out on another runner). Jobs that write files (a model) get
+``files=True``: the function is then called as ``fn(job, job_dir)`` with a folder of its own that outlives
+the stage's staging folders (which a killed stage loses), under ``PAPERLINE_SHARED_DIR`` (a cluster's shared
+storage) or ``.paperline/results``; a cached result whose folder is gone is computed again. The stage copies
+what it publishes out of ``job_dir``.
 
 Results must be plain data: dicts with string keys, lists, tuples, str, int, float, bool, None, numpy
 arrays and scalars. They are stored as tagged JSON (never pickle: reading a stored result runs no code) and
@@ -44,6 +46,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("paperline")
 
+CACHE_ENV = "PAPERLINE_GRID_CACHE"  # "refresh": run every job again and overwrite its stored result
 DONE = ".job-complete"  # written in job_dir after fn returned: the folder holds the whole job's files
 
 
@@ -165,6 +168,7 @@ def _task(desc: str) -> Any:
         cache_key_fn=_key_from_parameters,
         persist_result=True,
         result_serializer=runners.json_results(),
+        refresh_cache=os.environ.get(CACHE_ENV) == "refresh",  # e.g. to check another runner gives the same
         retries=0,
     )
 
