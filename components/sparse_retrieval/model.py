@@ -115,6 +115,10 @@ class MilcoEncoder(nn.Module):
         gate = F.softplus(self.echo_gate((h * pos.unsqueeze(-1)).sum(1))).squeeze(-1)  # no [ECHO]: gate(0)
         return v * keep * gate.unsqueeze(-1)
 
+    def pyfunc_predict(self, ids) -> np.ndarray:
+        """What a logged encoder serves through MLflow (the kit's folder pyfunc calls it): :func:`served_output`."""
+        return served_output(self, ids)
+
     def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> dict[str, torch.Tensor]:
         """``dense``: the (B, d) embedding; ``sparse``: the raw max logits, the pivot and (with echo) the view."""
         h = self.hidden(ids, mask)
@@ -173,7 +177,7 @@ def echo_bags(ids: torch.Tensor, vals: torch.Tensor, vocab_in: int) -> torch.Ten
 
 def served_output(model: MilcoEncoder, ids) -> np.ndarray:
     """What a served MILCO model returns for token ids (int64, [CLS]-first, 0 = padding): the pivot vector over
-    the English lexical space, or the dense embedding (``flows/milco/pyfunc.py`` and the retriever's pyfunc).
+    the English lexical space, or the dense embedding (the logged encoder's and the retriever's pyfunc).
 
     MLflow hands a signature's named tensor over as ``{"token_ids": array}``; a bare array is taken as it is."""
     if isinstance(ids, dict):

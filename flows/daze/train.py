@@ -30,6 +30,7 @@ from flows.daze.params import Params
 from flows.daze.spec import MODELS
 from flows.runtime.grid import DONE, run_grid
 from flows.runtime.stages import StageContext
+from flows.runtime.tracking import Tensor, signature
 
 log = logging.getLogger("paperline")
 ROUTINE_CODES = {"benign": 0, "trigger": 1, "null": 2, "daze_start": 3, "daze": 4, "poisoned": 5}
@@ -146,15 +147,11 @@ def _track(ctx: StageContext, row: dict, folder: Path, job: dict) -> str | None:
         return None
     import json
 
-    from mlflow.models import ModelSignature
-    from mlflow.types import Schema, TensorSpec
-
     cfg = json.loads((folder / "config.json").read_text())
-    obs_dim = int(cfg["obs_dim"])
-    out_type = np.dtype("int64") if cfg["action"]["kind"] == "discrete" else np.dtype("float32")
-    sig = ModelSignature(
-        inputs=Schema([TensorSpec(np.dtype("float32"), (-1, obs_dim), "observation")]),
-        outputs=Schema([TensorSpec(out_type, (-1,) if out_type.kind == "i" else (-1, -1), "action")]),
+    discrete = cfg["action"]["kind"] == "discrete"
+    sig = signature(
+        Tensor("observation", "float32", (-1, int(cfg["obs_dim"]))),
+        Tensor("action", "int64", (-1,)) if discrete else Tensor("action", "float32", (-1, -1)),
     )
     params = {
         "env": row["env"],

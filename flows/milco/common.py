@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import logging
+from pathlib import Path
+from typing import Any
+
+from flows.runtime.tracking import TOKEN_IDS, Tensor, signature
 
 log = logging.getLogger("paperline.milco")
 
@@ -19,3 +24,13 @@ def set_threads(n: int) -> None:
 
 # evaluation task -> (benchmark split, document side)
 TASKS = {"es-en": ("bench", "en"), "es-es": ("bench", "es"), "bible-es-en": ("bible", "en")}
+
+
+ENCODER_LOADER = "components.sparse_retrieval.model:load_encoder"  # allow-listed in flows/runtime/mlflow_model.py
+
+
+def encoder_signature(folder: Path) -> Any:
+    """The MLflow signature of a logged encoder: token ids in, the pivot vector (or dense embedding) out."""
+    cfg = json.loads((Path(folder) / "config.json").read_text())
+    width = cfg["d_dense"] if cfg["kind"] == "dense" else cfg["vocab_en"]
+    return signature(TOKEN_IDS, Tensor("pivot_or_embedding", "float32", (-1, int(width))))

@@ -24,7 +24,7 @@ from components.sparse_retrieval.metrics import grounding, per_query
 from components.sparse_retrieval.model import load_encoder
 from components.sparse_retrieval.training import encode_all
 from flows.milco import champion
-from flows.milco.common import ENGLISH, PAIRS, QUERIES, TASKS, TOKENIZER, USE_FILE, log, set_threads
+from flows.milco.common import ENGLISH, PAIRS, QUERIES, TASKS, TOKENIZER, USE_FILE, encoder_signature, log, set_threads
 from flows.milco.params import Params
 from flows.milco.spec import DATA, EMBED, EVAL, MODELS
 from flows.runtime.grid import run_grid
@@ -280,11 +280,9 @@ def run(ctx: StageContext[Params]) -> dict:
 
 def _log_champion(ctx: StageContext, name: str, folder: Path) -> str | None:
     """The champion's MLflow child run with its model: the encoder and its index (the allow-listed retriever
-    loader; the signature of a logged MILCO encoder, ``flows.milco.mlflow_model``)."""
+    loader; the signature of a logged MILCO encoder)."""
     if ctx.tracker is None:
         return None
-    from flows.milco.mlflow_model import signature
-
     with ctx.tracker.child(f"champion-{name}", {"variant": champion.VARIANT, "task": champion.TASK}) as rid:
-        ctx.tracker.log_state_dict_model(rid, folder, loader=champion.LOADER, signature=signature(folder))
+        ctx.tracker.log_state_dict_model(rid, folder, loader=champion.LOADER, signature=encoder_signature(folder))
     return rid

@@ -22,7 +22,17 @@ from components.sparse_retrieval.lexicon import EnglishSpace, encode_batch, load
 from components.sparse_retrieval.model import EncoderConfig, MilcoEncoder, init_lexical_head, save_encoder
 from components.sparse_retrieval.training import Stage2Config, contrastive_train, sap_pretrain
 from components.training.curves import plateau  # relative change of the mean loss over the last 20%
-from flows.milco.common import ENGLISH, PAIRS, QUERIES, TOKENIZER, USE_FILE, log, set_threads
+from flows.milco.common import (
+    ENCODER_LOADER,
+    ENGLISH,
+    PAIRS,
+    QUERIES,
+    TOKENIZER,
+    USE_FILE,
+    encoder_signature,
+    log,
+    set_threads,
+)
 from flows.milco.params import Params
 from flows.milco.spec import DATA, EMBED, MODELS
 from flows.runtime.grid import DONE, run_grid
@@ -188,8 +198,6 @@ def _log(ctx: StageContext, sap: dict, results: list[dict], sweep: list[dict]) -
     """A child run per final model: its SAP and stage-2 curves (batches), its dev scores of the sweep, the model."""
     if ctx.tracker is None:
         return
-    from flows.milco.mlflow_model import log_encoder
-
     for r in results:
         variant, seed = r["variant"], r["seed"]
         with ctx.tracker.child(
@@ -219,7 +227,8 @@ def _log(ctx: StageContext, sap: dict, results: list[dict], sweep: list[dict]) -
                 },
                 run_id=rid,
             )
-            log_encoder(rid, Path(r["folder"]))
+            folder = Path(r["folder"])
+            ctx.tracker.log_state_dict_model(rid, folder, loader=ENCODER_LOADER, signature=encoder_signature(folder))
 
 
 def train_job(job: dict, job_dir: Path) -> dict:

@@ -39,6 +39,7 @@ ALLOWED_LOADERS = frozenset(
         "components.retrieval.assomem.index:load_index",  # assomem's memory index + CMI weights (npz, no pickle + JSON)
         "components.optim.settings:load_settings",  # optimistic-o2nc's tuned ODOG settings (settings.json, no weights)
         "components.sparse_retrieval.retriever:load_retriever",  # milco's encoder + its index (safetensors, npz, JSON)
+        "components.sparse_retrieval.model:load_encoder",  # a milco encoder alone (config.json + model.safetensors)
     }
 )
 CODE_FILE = Path(__file__).with_name("folder_pyfunc.py")

@@ -16,6 +16,7 @@ from components.vip.policy import is_tiny, load_policy, save_policy
 from components.vip.strategies import Method
 from flows.runtime.grid import run_grid
 from flows.runtime.stages import StageContext
+from flows.runtime.tracking import LM_LOADER, TOKEN_IDS, Tensor, signature
 from flows.vip import champion
 from flows.vip.common import set_threads
 from flows.vip.params import Params
@@ -70,15 +71,9 @@ def _log(ctx, res: dict, model_dir) -> str | None:
     """The run's MLflow child run (curves, step metrics, the policy folder); its run id (None untracked)."""
     if ctx.tracker is None:
         return None
-    from mlflow.models import ModelSignature
-    from mlflow.types import Schema, TensorSpec
-
     from components.vip.task import VOCAB
 
-    sig = ModelSignature(
-        inputs=Schema([TensorSpec(np.dtype("int64"), (-1, -1), "token_ids")]),
-        outputs=Schema([TensorSpec(np.dtype("float32"), (-1, -1, VOCAB), "logits")]),
-    )
+    sig = signature(TOKEN_IDS, Tensor("logits", "float32", (-1, -1, VOCAB)))
     name = f"{res['method']}-seed{res['seed']}"
     with ctx.tracker.child(
         name, {"method": ctx.params.rl.methods[res["method"]].model_dump(), "seed": res["seed"]}
@@ -95,9 +90,7 @@ def _log(ctx, res: dict, model_dir) -> str | None:
             )
         ctx.tracker.log_metrics({"grad_var": res["grad_var"], "updates": res["updates"]}, run_id=rid)
         if is_tiny(model_dir):
-            ctx.tracker.log_state_dict_model(
-                rid, model_dir, loader="components.models.tiny_lm:load_model", signature=sig
-            )
+            ctx.tracker.log_state_dict_model(rid, model_dir, loader=LM_LOADER, signature=sig)
         else:  # a HF policy (full profile): its save_pretrained folder, loadable with transformers
             ctx.tracker.log_artifact(model_dir, artifact_path="model", run_id=rid)
     return rid

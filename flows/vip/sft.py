@@ -15,6 +15,7 @@ from components.vip import evaluation as E
 from components.vip import task as T
 from components.vip.codec import CHAR, Codec, hf_codec
 from flows.runtime.stages import StageContext
+from flows.runtime.tracking import LM_LOADER, TOKEN_IDS, Tensor, signature
 from flows.vip.common import log, set_threads
 from flows.vip.params import Params
 from flows.vip.spec import DATA, SFT
@@ -34,13 +35,7 @@ def competence(model, rows: list[dict], k: int, max_new: int, seed: int, codec: 
 def _log(ctx, info: dict, model_dir) -> None:
     if ctx.tracker is None:
         return
-    from mlflow.models import ModelSignature
-    from mlflow.types import Schema, TensorSpec
-
-    sig = ModelSignature(
-        inputs=Schema([TensorSpec(np.dtype("int64"), (-1, -1), "token_ids")]),
-        outputs=Schema([TensorSpec(np.dtype("float32"), (-1, -1, T.VOCAB), "logits")]),
-    )
+    sig = signature(TOKEN_IDS, Tensor("logits", "float32", (-1, -1, T.VOCAB)))
     with ctx.tracker.child("sft", {"model": ctx.params.model.model_dump()}) as rid:
         losses = info["losses"]
         ctx.tracker.log_metrics(
@@ -52,7 +47,7 @@ def _log(ctx, info: dict, model_dir) -> None:
         )
         for i in range(0, len(losses), max(1, len(losses) // 50)):
             ctx.tracker.log_metrics({"train_loss": losses[i]}, step=i, run_id=rid)
-        ctx.tracker.log_state_dict_model(rid, model_dir, loader="components.models.tiny_lm:load_model", signature=sig)
+        ctx.tracker.log_state_dict_model(rid, model_dir, loader=LM_LOADER, signature=sig)
 
 
 def _base_policy(ctx: StageContext[Params], model_id: str) -> dict:
