@@ -2,8 +2,8 @@
 
 EBT: the NLL of softmax(y_i) after each inference step i = 0..max(think_steps) of one trajectory, and the NLL
 of best-of-N minimum-energy selection (N candidates optimised for M_train steps) for every N in ``best_of``.
-Transformer++: the NLL of the equal-steps and equal-FLOPs models on the same windows. (width, seed) jobs fan
-out through ``flows.runtime.runners.map_items``.
+Transformer++: the NLL of the equal-steps and equal-FLOPs models on the same windows. (width, seed) jobs run on
+the kit's grid stage (``flows.runtime.grid.run_grid``: a killed stage resumes from the jobs that finished).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from components.io import read_jsonl, write_jsonl
 from flows.ebt.common import model_name, set_names
 from flows.ebt.params import Params
 from flows.ebt.spec import DATA, EVAL, MODELS
-from flows.runtime import runners
+from flows.runtime.grid import run_grid
 from flows.runtime.stages import StageContext
 
 
@@ -97,9 +97,7 @@ def run(ctx: StageContext[Params]) -> dict:
         "tpp_kinds": kinds,
     }
     jobs = [{**base, "width": w, "seed": s} for w in p.model.widths for s in p.training.seeds]
-    results = runners.map_items(
-        evaluate_job, jobs, workers=p.resources.workers, desc="ebt evaluate", progress=p.progress
-    )
+    results = run_grid(ctx, evaluate_job, jobs, desc="ebt evaluate", workers=p.resources.workers, progress=p.progress)
     rows = [r for job_rows in results for r in job_rows]
     models = {r["name"] for r in read_jsonl(ctx.input(f"{MODELS}/models.jsonl"))}
     missing = [

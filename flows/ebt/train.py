@@ -1,15 +1,18 @@
 """Stage ``train``: per seed and width, the EBT and the Transformer++ of the same depth and width.
 
-Each (width, seed) is one job fanned out through ``flows.runtime.runners.map_items`` (``resources.workers``
-processes, or ``--runner``). A job measures FLOPs per token of both models (torch's FlopCounterMode), trains the
-Transformer++ for the EBT's number of steps (equal steps, the same batches) and, with ``training.equal_flops``,
-a second Transformer++ on the EBT's training FLOPs (steps x FLOP ratio, capped at ``max_flop_ratio``), then the
-EBT. With ``training.lr_grid`` each model first picks its learning rate on the dev split (same grid, same
-``tune_steps`` for both). One MLflow child run per trained model, its model logged with a signature.
+Each (width, seed) is one job of the kit's grid stage (``flows.runtime.grid.run_grid``: ``resources.workers``
+processes, or ``--runner``; a killed stage resumes from the jobs that finished), its models written to its job
+folder and copied into ``models/``. A job measures FLOPs per token of both models (torch's FlopCounterMode),
+trains the Transformer++ for the EBT's number of steps (equal steps, the same batches) and, with
+``training.equal_flops``, a second Transformer++ on the EBT's training FLOPs (steps x FLOP ratio, capped at
+``max_flop_ratio``), then the EBT. With ``training.lr_grid`` each model first picks its learning rate on the dev
+split (same grid, same ``tune_steps`` for both). One MLflow child run per trained model, its model logged with a
+signature.
 """
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +23,7 @@ from flows.ebt import champion
 from flows.ebt.common import model_name
 from flows.ebt.params import Params
 from flows.ebt.spec import DATA, MODELS
-from flows.runtime import runners
+from flows.runtime.grid import run_grid
 from flows.runtime.stages import StageContext
 
 
@@ -158,8 +161,9 @@ def tune(job: dict) -> dict:
     }
 
 
-def train_job(job: dict) -> dict:
-    """Train the EBT and its Transformer++ baselines for one (width, seed); write the models; return records."""
+def train_job(job: dict, job_dir: Path) -> dict:
+    """Train the EBT and its Transformer++ baselines for one (width, seed); write the models into ``job_dir``;
+    return records (and ``job_dir``, where the stage copies the models from)."""
     import torch
 
     from components.ebt import flops as FL
@@ -185,7 +189,7 @@ def train_job(job: dict) -> dict:
         "tpp": FL.lm_infer_flops(TinyLM(tcfg), x),
         **{f"ebt_m{m}": FL.ebt_infer_flops(EnergyTransformer(ecfg), x, steps=m) for m in p["think_steps"]},
     }
-    out = Path(job["out"])
+    out = Path(job_dir)
     records = []
     runs = [("tpp", steps), *([("tppflops", int(round(steps * ratio)))] if p["training"]["equal_flops"] else [])]
     for kind, n in runs:
@@ -229,7 +233,12 @@ def train_job(job: dict) -> dict:
             "history": res.history,
         }
     )
-    return {"records": records, "flop_ratio": f_ebt / f_tpp, "infer_flops_per_token": infer}
+    return {
+        "records": records,
+        "flop_ratio": f_ebt / f_tpp,
+        "infer_flops_per_token": infer,
+        "job_dir": str(job_dir),
+    }
 
 
 def _log(ctx: StageContext[Params], rec: dict, out: Path, params: dict) -> str | None:
@@ -279,17 +288,17 @@ def run(ctx: StageContext[Params]) -> dict:
         "train": str(data / "train.npy"),
         "dev": str(data / "dev.npy"),
         "vocab": summary["vocab_size"],
-        "out": str(out),
     }
     lrs = {w: {"ebt": p.training.lr, "tpp": p.training.lr} for w in p.model.widths}
     alphas = {w: p.energy.step_size for w in p.model.widths}
     tuning = []
     if p.training.lr_grid or p.energy.step_size_grid:  # once per width on the first seed, on the dev split
-        tuning = runners.map_items(
+        tuning = run_grid(
+            ctx,
             tune,
             [{**base, "width": w, "seed": p.training.seeds[0]} for w in p.model.widths],
-            workers=p.resources.workers,
             desc="ebt tune",
+            workers=p.resources.workers,
             progress=p.progress,
         )
         lrs = {t["width"]: t["lr"] for t in tuning}
@@ -299,7 +308,12 @@ def run(ctx: StageContext[Params]) -> dict:
         for w in p.model.widths
         for s in p.training.seeds
     ]
-    results = runners.map_items(train_job, jobs, workers=p.resources.workers, desc="ebt train", progress=p.progress)
+    results = run_grid(
+        ctx, train_job, jobs, desc="ebt train", workers=p.resources.workers, files=True, progress=p.progress
+    )
+    for res in results:
+        for rec in res["records"]:
+            shutil.copytree(Path(res["job_dir"]) / rec["name"], out / rec["name"], dirs_exist_ok=True)
     records = [r for res in results for r in res["records"]]
     rows = [{k: v for k, v in r.items() if k != "history"} for r in records]
     V.validate(

@@ -1,5 +1,6 @@
-"""Stage ``train``: one tiny CenterNet per training domain and seed, fanned out through
-``flows.runtime.runners.map_items`` (``--runner process:N``, ``dask`` or ``ray`` reach it).
+"""Stage ``train``: one tiny CenterNet per training domain and seed, jobs of the kit's grid stage
+(``flows.runtime.grid.run_grid``: ``--runner process:N``, ``dask`` or ``ray`` reach it; a killed stage resumes from
+the models that finished), each written to its job folder and copied into ``models/``.
 
 Training sets: ``urban_train`` and ``aerial_train`` (generate) and ``forest_train`` (split). Each model is saved as
 ``models/<domain>-s<seed>/`` (config.json + model.safetensors) with ``history.json``; ``runs.jsonl`` has one row
@@ -11,6 +12,7 @@ MLflow: a child run per model with its loss and dev-AP curves and the model (sig
 from __future__ import annotations
 
 import logging
+import shutil
 from pathlib import Path
 
 from components.detection import centernet as CN
@@ -20,20 +22,21 @@ from flows.forestpersons import champion
 from flows.forestpersons.common import fit, load_set, log_model
 from flows.forestpersons.params import DOMAINS, Params
 from flows.forestpersons.spec import MODELS, SCENES, SPLIT
-from flows.runtime import runners
+from flows.runtime.grid import run_grid
 from flows.runtime.stages import StageContext
 
 log = logging.getLogger("paperline")
 
 
-def train_one(job: dict) -> dict:
-    """Train and save one (domain, seed) model; module level so process runners can pickle it."""
+def train_one(job: dict, job_dir: Path) -> tuple[dict, str]:
+    """Train and save one (domain, seed) model under ``job_dir``; module level so process runners can pickle it.
+    Returns (row, job_dir)."""
     from flows.forestpersons.params import Params as P
 
     p = P.model_validate(job["params"])
     images, doc = load_set(Path(job["folder"]), job["set"])
     model, hist = fit(images, doc, p, job["run_seed"], dev=load_set(Path(job["dev_folder"]), "forest_val"))
-    out = Path(job["out"]) / job["name"]
+    out = Path(job_dir) / job["name"]
     CN.save_model(model, out)
     write_json(
         out / "history.json",
@@ -45,7 +48,7 @@ def train_one(job: dict) -> dict:
             "images": int(len(images)),
         },
     )
-    return {
+    row = {
         "name": job["name"],
         "domain": job["domain"],
         "seed": job["seed"],
@@ -59,9 +62,10 @@ def train_one(job: dict) -> dict:
         "steps_per_s": round(hist["steps_per_s"], 3),
         "n_params": CN.n_params(model),
     }
+    return row, str(job_dir)
 
 
-def jobs(ctx: StageContext[Params], out: Path) -> list[dict]:
+def jobs(ctx: StageContext[Params]) -> list[dict]:
     p = ctx.params
     folders = {
         "urban": (ctx.input(SCENES), "urban_train"),
@@ -78,7 +82,6 @@ def jobs(ctx: StageContext[Params], out: Path) -> list[dict]:
             "folder": str(folders[d][0]),
             "set": folders[d][1],
             "dev_folder": str(ctx.input(SPLIT)),
-            "out": str(out),
             "params": plain,
         }
         for d in DOMAINS
@@ -90,11 +93,20 @@ def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     out = ctx.output(MODELS)
     out.mkdir(parents=True, exist_ok=True)
-    todo = jobs(ctx, out)
+    todo = jobs(ctx)
     log.info("forestpersons: %d detectors on %d worker(s)", len(todo), p.resources.workers)
-    rows = runners.map_items(
-        train_one, todo, workers=p.resources.workers, desc="forestpersons detectors", progress=p.progress
+    results = run_grid(
+        ctx,
+        train_one,
+        todo,
+        desc="forestpersons detectors",
+        workers=p.resources.workers,
+        files=True,
+        progress=p.progress,
     )
+    rows = [row for row, _ in results]
+    for row, job_dir in results:
+        shutil.copytree(Path(job_dir) / row["name"], out / row["name"], dirs_exist_ok=True)
     run_ids = {}
     for row in rows:
         hist = read_json(out / row["name"] / "history.json")

@@ -5,13 +5,16 @@ Writes ``data/icql/models/<run>/{config.json,model.pt,history.json}`` and ``runs
 (``train.external_methods``) are listed in ``external_runs.json``. ICQL reads the nearest-state contexts of its
 dataset, ``icql-random`` the random ones; the other methods use no retrieval. The champion, the ICQL run on the task
 with the most subtasks (C1's), first seed, is also saved as ``champion/`` (config.json + model.safetensors) and
-logged as the MLflow model of its own child run (``flows/icql/champion.py``).
+logged as the MLflow model of its own child run (``flows/icql/champion.py``). The runs are jobs of the kit's
+grid stage (``flows.runtime.grid.run_grid``: a killed stage resumes from the runs that finished), each written
+to its job folder and copied into ``models/``.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import shutil
 import time
 from pathlib import Path
 
@@ -33,14 +36,14 @@ from flows.icql import champion
 from flows.icql.common import context_for, external_grid, grid, task_dir, task_env
 from flows.icql.params import Params
 from flows.icql.spec import DATASETS, MODELS
-from flows.runtime import runners
+from flows.runtime.grid import run_grid
 from flows.runtime.stages import StageContext
 
 log = logging.getLogger("paperline")
 
 
-def train_one(job: dict) -> dict:
-    """Train one run and save it; picklable for the process pool."""
+def train_one(job: dict, job_dir: Path) -> tuple[dict, str]:
+    """Train one run and save it under ``job_dir``; picklable for the process pool. Returns (row, job_dir)."""
     import torch
 
     torch.set_num_threads(job["threads"])
@@ -61,11 +64,11 @@ def train_one(job: dict) -> dict:
         evaluate=dev_evaluator(job, folder),
     )
     seconds = time.perf_counter() - t0
-    out = Path(job["out"]) / job["name"]
+    out = Path(job_dir) / job["name"]
     save_agent(agent, out, job["method"], data.obs_dim, data.act_dim, job["cfg"], seed)
     write_json(out / "history.json", hist)
     where = {"task": job["task"]} if "task" in job else {"dataset": job["dataset"]}
-    return {
+    row = {
         "name": job["name"],
         **where,
         "method": job["method"],
@@ -74,6 +77,7 @@ def train_one(job: dict) -> dict:
         "steps_per_s": round(job["steps"] / max(seconds, 1e-9), 1),
         "final": hist[-1] if hist else {},
     }
+    return row, str(job_dir)
 
 
 def dev_evaluator(job: dict, folder: Path):
@@ -108,7 +112,7 @@ def _track(ctx: StageContext, row: dict, job: dict, folder: Path) -> None:
         ctx.tracker.log_artifact(folder, artifact_path="model", run_id=run_id)
 
 
-def jobs_for(p, datasets: Path, out: Path) -> list[dict]:
+def jobs_for(p, datasets: Path) -> list[dict]:
     """Kitchen-lite jobs of ``train.runs``, then the external-dataset jobs of ``train.external_methods``."""
     agent_params = p.agent.model_dump()
     common = {
@@ -118,7 +122,6 @@ def jobs_for(p, datasets: Path, out: Path) -> list[dict]:
         "progress": p.progress,
         "base_seed": p.seed,
         "datasets": str(datasets),
-        "out": str(out),
         "curve_points": p.train.curve_points,
         "dev_episodes": p.train.dev_episodes,
         "dev_seed": p.train.dev_seed,
@@ -139,9 +142,12 @@ def run(ctx: StageContext[Params]) -> dict:
     datasets = ctx.input(DATASETS)
     out = ctx.output(MODELS)
     out.mkdir(parents=True, exist_ok=True)
-    jobs = jobs_for(p, datasets, out)
+    jobs = jobs_for(p, datasets)
     log.info("icql: %d training runs on %d worker(s)", len(jobs), p.resources.workers)
-    rows = runners.map_items(train_one, jobs, workers=p.resources.workers, desc="icql training runs")
+    results = run_grid(ctx, train_one, jobs, desc="icql training runs", workers=p.resources.workers, files=True)
+    rows = [row for row, _ in results]
+    for row, job_dir in results:
+        shutil.copytree(Path(job_dir) / row["name"], out / row["name"], dirs_exist_ok=True)
     for row, job in zip(rows, jobs):
         _track(ctx, row, job, out / row["name"])
     write_json(out / "runs.json", [r for r in rows if "task" in r])

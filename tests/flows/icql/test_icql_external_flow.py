@@ -23,7 +23,10 @@ from flows.icql import evaluate as eval_stage
 from flows.icql import train as train_stage
 from flows.icql.params import PRESETS, Params
 from flows.icql.report_external import external_table
+from flows.registry import papers
 from flows.runtime.params import resolve
+from flows.runtime.settings import Paths
+from flows.runtime.stages import StageContext
 
 SMALL = (
     "data.tasks=[1, 4]",
@@ -42,11 +45,13 @@ SMALL = (
 )
 
 
-class Ctx:
-    """The part of StageContext the icql stages use, rooted in a temporary folder."""
+class Ctx(StageContext):
+    """A context of icql's train stage (the grid keys its jobs on it) with plain paths under a temporary folder."""
 
     def __init__(self, params, root: Path):
-        self.params, self.root, self.tracker = params, root, None
+        paper = papers()["icql"]
+        super().__init__(paper, paper.stage("train"), params, "smoke", Paths(root))
+        self.root = root
 
     def input(self, rel: str) -> Path:
         return self.root / rel
