@@ -25,6 +25,7 @@ from flows.ebt.params import Params
 from flows.ebt.spec import DATA, MODELS
 from flows.runtime.grid import run_grid
 from flows.runtime.stages import StageContext
+from flows.runtime.tracking import LM_LOADER, NEXT_TOKEN, TOKEN_IDS, signature
 
 
 def _configs(width: int, vocab: int, p: dict, step_size: float | None = None):
@@ -245,16 +246,8 @@ def _log(ctx: StageContext[Params], rec: dict, out: Path, params: dict) -> str |
     """The model's MLflow child run (curves, metrics, the model folder); its run id (None untracked)."""
     if ctx.tracker is None:
         return None
-    from mlflow.models import ModelSignature
-    from mlflow.types import Schema, TensorSpec
-
-    sig = ModelSignature(
-        inputs=Schema([TensorSpec(np.dtype("int64"), (-1, -1), "token_ids")]),
-        outputs=Schema([TensorSpec(np.dtype("int64"), (-1,), "next_token")]),
-    )
-    loader = (
-        "components.ebt.predictor:load_predictor" if rec["kind"] == "ebt" else "components.models.tiny_lm:load_model"
-    )
+    sig = signature(TOKEN_IDS, NEXT_TOKEN)
+    loader = "components.ebt.predictor:load_predictor" if rec["kind"] == "ebt" else LM_LOADER
     summary = {k: v for k, v in rec.items() if k not in ("history", "name")}
     with ctx.tracker.child(rec["name"], {**params, **summary}) as run_id:
         for h in rec["history"]:

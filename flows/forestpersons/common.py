@@ -11,6 +11,7 @@ from components.errors import DataError
 from components.io import read_json, write_json
 from components.scenes.compose import VIS_BINS
 from components.scenes.people import POSES
+from flows.runtime.tracking import Tensor, signature
 
 CATEGORIES = [{"id": 1, "name": "person"}]
 TIERS = ("easy", "medium", "hard")
@@ -133,14 +134,8 @@ def log_model(ctx, name: str, params: dict, history: dict, model_dir: Path) -> s
     signature (uint8 images in, [x, y, w, h, score] peaks out). Returns the child run's id (None untracked)."""
     if ctx.tracker is None:
         return None
-    from mlflow.models import ModelSignature
-    from mlflow.types import Schema, TensorSpec
-
     size = ctx.params.scenes.size
-    sig = ModelSignature(
-        inputs=Schema([TensorSpec(np.dtype("uint8"), (-1, size, size, 3), "images")]),
-        outputs=Schema([TensorSpec(np.dtype("float32"), (-1, 100, 5), "detections")]),
-    )
+    sig = signature(Tensor("images", "uint8", (-1, size, size, 3)), Tensor("detections", "float32", (-1, 100, 5)))
     with ctx.tracker.child(name, params) as rid:
         for epoch, value in enumerate(history["loss"]):
             dev = history.get("dev_ap") or []

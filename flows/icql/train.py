@@ -38,6 +38,7 @@ from flows.icql.params import Params
 from flows.icql.spec import DATASETS, MODELS
 from flows.runtime.grid import run_grid
 from flows.runtime.stages import StageContext
+from flows.runtime.tracking import Tensor
 
 log = logging.getLogger("paperline")
 
@@ -171,16 +172,12 @@ def run(ctx: StageContext[Params]) -> dict:
 
 def _log_champion(ctx: StageContext, name: str, folder: Path) -> str | None:
     """The champion's MLflow child run with its model (the allow-listed safetensors agent loader); its run id."""
-    if ctx.tracker is None:
-        return None
-    from mlflow.models import ModelSignature
-    from mlflow.types import Schema, TensorSpec
-
     meta = read_json(folder / "config.json")
-    sig = ModelSignature(
-        inputs=Schema([TensorSpec(np.dtype("float32"), (-1, int(meta["obs_dim"])), "observation")]),
-        outputs=Schema([TensorSpec(np.dtype("float32"), (-1, int(meta["act_dim"])), "action")]),
+    return ctx.log_model(
+        f"champion-{name}",
+        {"method": meta["method"], "seed": meta["seed"]},
+        folder,
+        loader=champion.LOADER,
+        inputs=Tensor("observation", "float32", (-1, int(meta["obs_dim"]))),
+        outputs=Tensor("action", "float32", (-1, int(meta["act_dim"]))),
     )
-    with ctx.tracker.child(f"champion-{name}", {"method": meta["method"], "seed": meta["seed"]}) as rid:
-        ctx.tracker.log_state_dict_model(rid, folder, loader=champion.LOADER, signature=sig)
-    return rid

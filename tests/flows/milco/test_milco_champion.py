@@ -148,7 +148,7 @@ def test_served_retriever_and_encoder_return_the_pivot(world, tmp_path, monkeypa
     recurring evaluation's loader (registry copy -> MLmodel -> allow-listed loader) gets the same retriever back."""
     import mlflow.pyfunc
 
-    from flows.milco.mlflow_model import log_encoder, signature
+    from flows.milco.common import ENCODER_LOADER, encoder_signature
     from flows.runtime.mlflow_model import load_folder_model
     from flows.runtime.tracking import Tracker
 
@@ -158,9 +158,10 @@ def test_served_retriever_and_encoder_return_the_pivot(world, tmp_path, monkeypa
     folder = save_retriever(tmp_path / "encoder", index, ids, tmp_path / "champion")
     tracker = Tracker("milco-serve", "serve", {"paper": "milco"})
     with tracker.child("encoder", {}) as enc:
-        log_encoder(enc, tmp_path / "encoder")
+        encoder = tmp_path / "encoder"
+        tracker.log_state_dict_model(enc, encoder, loader=ENCODER_LOADER, signature=encoder_signature(encoder))
     with tracker.child("champion", {}) as rid:
-        tracker.log_state_dict_model(rid, folder, loader=LOADER, signature=signature(folder))
+        tracker.log_state_dict_model(rid, folder, loader=LOADER, signature=encoder_signature(folder))
     tracker.finish()
     tokens = encode_batch(load_tok(root), ["alpha beta", "gamma"], LEN, echo=True)[0]
     want = served_output(model, tokens)
