@@ -215,8 +215,8 @@ def map_items(
     """``[fn(x) for x in items]`` through the configured runner (``--runner`` / ``PAPERLINE_RUNNER``, else
     ``local`` for one worker and ``process:<workers>`` for more), results in input order.
 
-    Every grid of independent runs in a pipeline goes through here, so ``--runner dask:2``
-    or ``ray`` reaches it. ``chunk`` items make one task (fan out coarse work: a
+    A stage's grid goes through :func:`flows.runtime.grid.run_grid` (cached, resumable jobs); this uncached
+    map serves work outside a stage (a tuning script), and ``--runner dask:2`` or ``ray`` reaches both. ``chunk`` items make one task (fan out coarse work: a
     Prefect task costs 10-250 ms). ``fn`` must be a module-level function and the
     items and results picklable plain data; the first failing item's error is raised.
     """

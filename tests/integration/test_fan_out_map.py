@@ -1,4 +1,4 @@
-"""Every grid of independent runs goes through runners.map_items: the process runner gives the local runner's
+"""runners.map_items (the uncached fan-out under the kit's grid stage): the process runner gives the local runner's
 results, in order, and a failing item's error reaches the caller."""
 
 from __future__ import annotations
