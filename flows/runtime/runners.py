@@ -216,8 +216,9 @@ def map_items(
     ``local`` for one worker and ``process:<workers>`` for more), results in input order.
 
     A stage's grid goes through :func:`flows.runtime.grid.run_grid` (cached, resumable jobs); this uncached
-    map serves work outside a stage (a tuning script), and ``--runner dask:2`` or ``ray`` reaches both. ``chunk`` items make one task (fan out coarse work: a
-    Prefect task costs 10-250 ms). ``fn`` must be a module-level function and the
+    map serves work outside a stage (a tuning script), and ``--runner dask:2`` or ``ray`` reaches both.
+    ``chunk`` items make one task (fan out coarse work: a Prefect task costs 10-250 ms). ``fn`` must be a
+    module-level function and the
     items and results picklable plain data; the first failing item's error is raised.
     """
     from tqdm import tqdm
