@@ -8,13 +8,15 @@
    test accuracy, macro-F1, one-vs-rest AUC, per-item correctness (for the claims' paired bootstrap), the loss
    curve's plateau, trainable parameters and the ERF on ``erf_images`` test images at each threshold.
 
-Runs fan out through ``flows.runtime.runners.map_items`` (``--runner``/``resources.workers``).
+Sweep and runs are grids of the kit (``flows.runtime.grid.run_grid``: ``--runner``/``resources.workers``, each job
+cached, so a killed stage resumes); a saved model is written in its job's folder and copied to ``models/``.
 Writes ``data/dka/adapt/{sweep.jsonl,runs.jsonl,erf_maps.npz,models/}``; one MLflow child run per trained model.
 """
 
 from __future__ import annotations
 
 import itertools
+import shutil
 import time
 from functools import lru_cache
 from pathlib import Path
@@ -34,7 +36,7 @@ from flows.dka import champion
 from flows.dka.common import image_signature, log, set_threads
 from flows.dka.params import Params, seeds_of
 from flows.dka.spec import ADAPT, DATA, PRETRAIN
-from flows.runtime import runners
+from flows.runtime.grid import run_grid
 from flows.runtime.stages import StageContext
 
 
@@ -49,8 +51,9 @@ def _backbone(path: str):
     return load_model(path)
 
 
-def run_job(job: dict) -> dict:
-    """Train one (method, fraction, seed, lrs) and score it (module level: process runners pickle it)."""
+def run_job(job: dict, job_dir: Path | None = None) -> dict:
+    """Train one (method, fraction, seed, lrs) and score it (module level: process runners pickle it); a run
+    with ``save`` writes its model to ``job_dir/model``."""
     set_threads(job["threads"])
     pool, backbone = _pool(job["pool"]), _backbone(job["backbone"])
     n_classes = int(pool["train_y"].max()) + 1
@@ -89,9 +92,9 @@ def run_job(job: dict) -> dict:
         maps = E.erf_maps(built.model.tokens, x[: job["erf_images"]], tokens=True)
         out["erf"] = {str(t): E.erf_area(maps, t).tolist() for t in job["thresholds"]}
         out["erf_map"] = E.mean_map(maps).tolist()
-        if job.get("save_dir"):
-            save_adapted(built, job["method"], n_classes, cfg, job["save_dir"])
-            out["model_dir"] = job["save_dir"]
+        if job["save"]:
+            save_adapted(built, job["method"], n_classes, cfg, job_dir / "model")
+            out["model_dir"] = str(job_dir / "model")
     return out
 
 
@@ -152,7 +155,7 @@ def sweep(ctx, p, base: dict) -> tuple[list[dict], dict[str, tuple[float, float]
         for m in a.methods
         for la, lh in _pairs(m, a)
     ]
-    rows = runners.map_items(run_job, jobs, workers=p.resources.workers, desc="dka sweep", progress=p.progress)
+    rows = run_grid(ctx, run_job, jobs, desc="dka sweep", workers=p.resources.workers, progress=p.progress)
     best = {}
     for m in a.methods:
         mine = [r for r in rows if r["method"] == m]
@@ -211,7 +214,6 @@ def run(ctx: StageContext[Params]) -> dict:
     for r in a.regimes:
         for m in a.methods_at(r):
             for s in seeds_of(p, r, m):
-                save = str(out / "models" / f"{m}-f{r.fraction:g}") if s == r.seeds[0] else None
                 jobs.append(
                     {
                         **base,
@@ -225,10 +227,15 @@ def run(ctx: StageContext[Params]) -> dict:
                         "lr_adapter": best[m][0],
                         "lr_head": best[m][1],
                         "eval_split": "test",
-                        "save_dir": save,
+                        "save": s == r.seeds[0],
                     }
                 )
-    runs = runners.map_items(run_job, jobs, workers=p.resources.workers, desc="dka runs", progress=p.progress)
+    runs = run_grid(ctx, run_job, jobs, desc="dka runs", workers=p.resources.workers, files=True, progress=p.progress)
+    for r in runs:  # publish each saved model from its job folder
+        if r.get("model_dir"):
+            dest = out / "models" / f"{r['method']}-f{r['fraction']:g}"
+            shutil.copytree(r["model_dir"], dest)
+            r["model_dir"] = str(dest)
     maps = {f"{r['method']}|{r['fraction']:g}|{r['seed']}": np.asarray(r.pop("erf_map"), np.float32) for r in runs}
     np.savez_compressed(out / "erf_maps.npz", **maps)
     V.validate(

@@ -17,7 +17,7 @@ from flows.optimistic_o2nc import champion
 from flows.optimistic_o2nc.params import Params
 from flows.optimistic_o2nc.runs import run_one
 from flows.optimistic_o2nc.spec import RUNS
-from flows.runtime import runners
+from flows.runtime.grid import run_grid
 from flows.runtime.stages import StageContext
 
 log = logging.getLogger("paperline")
@@ -68,6 +68,11 @@ def tasks(p) -> list[dict]:
     return out
 
 
+def run_chunk(items: list[dict]) -> list[dict]:
+    """One grid job: a chunk of cheap runs (a Prefect task each would cost more than the run)."""
+    return [run_one(t) for t in items]
+
+
 SUITE = [
     V.columns_present(["id", "function", "method", "calls", "reached", "diverged"]),
     V.unique("id"),
@@ -97,9 +102,9 @@ def run(ctx: StageContext[Params]) -> dict:
     todo = tasks(p)
     workers = p.resources.workers
     log.info("optimistic-o2nc: %d runs on %d worker(s)", len(todo), workers)
-    rows = runners.map_items(
-        run_one, todo, workers=workers, chunk=max(8, len(todo) // (4 * workers)), desc="optimistic-o2nc runs"
-    )
+    chunk = max(8, len(todo) // (4 * workers))
+    jobs = [todo[i : i + chunk] for i in range(0, len(todo), chunk)]
+    rows = [r for rs in run_grid(ctx, run_chunk, jobs, desc="optimistic-o2nc runs", workers=workers) for r in rs]
     out = ctx.output(RUNS)
     out.mkdir(parents=True, exist_ok=True)
     check_rows(rows, result_path=out / "_checks" / "runs.json")

@@ -1,22 +1,19 @@
 """Stage ``train``: the tiny-LM grid per intervention, one MLflow child run per model.
 
-Each (intervention, N, seed) is one Prefect task: one warmup-stable run to the
-largest budget with a cooldown branch at every budget (see
-``components.training.lm_trainer``). Tasks are cached on their inputs (token
-file hash, params, trainer code hash) with persisted results, so a killed stage
-resumes without retraining finished models, and a profile switch back reuses them.
+Each (intervention, N, seed) is one job of the kit's grid (``flows.runtime.grid.run_grid``): one
+warmup-stable run to the largest budget with a cooldown branch at every budget (see
+``components.training.lm_trainer``). Jobs are cached on the stage's fingerprint (token files, params, trainer
+code) and the job, with persisted results, so a killed stage resumes without retraining finished models, and a
+profile switch back reuses them.
 
-The grid fans out through the chosen task runner (``flows.runtime.runners``:
-local, process pool, Dask or Ray). A task takes paths and returns its points plus
-the path of the model folder it wrote to the shared results folder
-(``PAPERLINE_SHARED_DIR``, default ``.paperline/results``), never the weights.
+The grid fans out through the chosen task runner (local, process pool, Dask or Ray). A job takes paths and
+returns its points plus the path of the model folder it wrote in its job folder (under
+``PAPERLINE_SHARED_DIR``, default ``.paperline/results``), never the weights; the stage copies the models out.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import math
 import os
 import shutil
@@ -25,49 +22,32 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from prefect import task
-from prefect.cache_policies import INPUTS, TASK_SOURCE
 
 from components.data import validate as V
-from components.faults import crash_point
-from components.io import path_md5, read_json, write_json, write_jsonl
+from components.io import read_json, write_json, write_jsonl
 from flows.qualitypajama import champion
 from flows.qualitypajama.params import Params
 from flows.qualitypajama.spec import GRID, TOKENS
-from flows.runtime import runners
+from flows.runtime.grid import run_grid
 from flows.runtime.stages import StageContext
 
-TRAINER_CODE = ("components/training", "components/models/tiny_lm.py")
 
-
-@task(cache_policy=INPUTS + TASK_SOURCE, persist_result=True, result_serializer=runners.json_results(), name="train-lm")
-def train_run(
-    intervention: str,
-    size: int,
-    seed: int,
-    tokens_path: str,
-    tokens_md5: str,
-    val_paths: dict[str, str],
-    vocab_size: int,
-    budgets: list[int],
-    training: dict[str, Any],
-    code_md5: str,
-    model_dir: str,
-) -> dict[str, Any]:
-    """Train one model of ~``size`` non-embedding params; write it to ``model_dir``; return its points."""
+def train_model(spec: dict[str, Any], job_dir: Path) -> dict[str, Any]:
+    """Train one model of ~``size`` non-embedding params; write it to ``job_dir/model``; return its points."""
     import torch
 
     from components.models.tiny_lm import TinyLM, config_for_params, save_model
     from components.training.lm_trainer import train_with_cooldowns
 
+    size, seed, training = spec["size"], spec["seed"], spec["training"]
     torch.manual_seed(seed)
-    cfg = config_for_params(size, vocab_size=vocab_size, max_seq_len=training["seq_len"])
+    cfg = config_for_params(size, vocab_size=spec["vocab_size"], max_seq_len=training["seq_len"])
     model = TinyLM(cfg)
     result = train_with_cooldowns(
         model,
-        np.load(tokens_path, mmap_mode="r"),
-        budgets=budgets,
-        val_sets={name: np.load(path) for name, path in val_paths.items()},
+        np.load(spec["tokens_path"], mmap_mode="r"),
+        budgets=spec["budgets"],
+        val_sets={name: np.load(path) for name, path in spec["val_paths"].items()},
         batch_size=training["batch_size"],
         seq_len=training["seq_len"],
         peak_lr=training["lr"],
@@ -78,15 +58,15 @@ def train_run(
         seed=seed,
         eval_tokens=training["eval_windows"] * (training["seq_len"] + 1),
         num_threads=training["threads"],
-        progress=f"{intervention} N~{size:,} seed {seed}",
+        progress=f"{spec['intervention']} N~{size:,} seed {seed}",
     )
-    save_model(result.final_model, model_dir)
+    save_model(result.final_model, job_dir / "model")
     return {
         "config": dataclasses.asdict(cfg),
         "non_embedding_params": result.non_embedding_params,
         "points": result.points,
         "seconds": result.train_seconds,
-        "model_dir": model_dir,
+        "model_dir": str(job_dir / "model"),
         "worker": f"{socket.gethostname()}:{os.getpid()}",  # which process trained it (fan-out checks)
     }
 
@@ -145,70 +125,42 @@ def _champion(best: tuple | None, p: Any, val_paths: dict[str, str], root: Path)
     return champion.candidate(run_id, name, row, p.training.seq_len, p.training.eval_windows, val_paths, root)
 
 
-def _runner(workers: int) -> runners.RunnerSpec:
-    """``--runner``/PAPERLINE_RUNNER when set; else a process pool of ``resources.workers`` (1 = in this process)."""
-    return runners.configured("local" if workers == 1 else f"process:{workers}")
-
-
-def _shared_dir(ctx: StageContext) -> Path:
-    """Where tasks write model folders: a path every worker sees (PAPERLINE_SHARED_DIR on a cluster)."""
-    return Path(os.environ.get("PAPERLINE_SHARED_DIR") or ctx.paths.state / "results") / "qualitypajama" / "models"
-
-
-def _spec_key(spec: dict) -> str:
-    return hashlib.md5(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
-
-
-def _final_state(spec: dict, state: Any) -> Any:
-    """A cached result whose model folder is gone (another machine, a cleaned cache) is trained again."""
-    if state.name == "Cached" and not (Path(spec["model_dir"]) / "config.json").is_file():
-        return train_run.with_options(refresh_cache=True)(**spec, return_state=True)
-    return state
-
-
 def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     tokens = ctx.input(TOKENS)
     stats = read_json(tokens / "stats.json")
     bpt = {r["dataset"]: r["bytes_per_token"] for r in stats["datasets"] if r["kind"] == "validation"}
     val_paths = {name: str(tokens / f"val-{name}.npy") for name in p.corpus.heldout}
-    code_md5 = "".join(path_md5(ctx.paths.root / c) for c in TRAINER_CODE)
-    # what a model depends on (a task input: its cache key); how many run at once does not change a model
+    # what a model depends on (in its job, so in its cache key)
     training = {**p.training.model_dump(), "threads": p.resources.threads}
     out = Path(ctx.output(GRID))
     rows: list[dict] = []
-    cached = 0
     specs = [
         {
             "intervention": intervention,
             "size": size,
             "seed": seed,
             "tokens_path": str(tokens / f"{intervention}.npy"),
-            "tokens_md5": path_md5(tokens / f"{intervention}.npy"),
             "val_paths": val_paths,
             "vocab_size": stats["vocab_size"],
             "budgets": p.grid.budgets,
             "training": training,
-            "code_md5": code_md5,
         }
         for intervention in p.interventions
         for size in p.grid.sizes
         for seed in [*p.grid.seeds, *(p.grid.extra_seeds if size in (min(p.grid.sizes), max(p.grid.sizes)) else [])]
     ]
-    shared = _shared_dir(ctx)
-    for spec in specs:
-        spec["model_dir"] = str(shared / _spec_key(spec))
+    done: dict[str, int] = {}
+    results = run_grid(
+        ctx, train_model, specs, desc="qualitypajama grid", workers=p.resources.workers, files=True, stats=done
+    )
     processes: set[str] = set()
     best = None
-    for spec, state in runners.fan_out(train_run, specs, _runner(p.resources.workers)):
-        state = _final_state(spec, state)
-        cached += state.name == "Cached"
-        crash_point(f"train-model:{len(rows) // len(p.grid.budgets) + 1}")
-        run_result = state.result()
+    for spec, run_result in zip(specs, results, strict=True):
         processes.add(run_result.get("worker", "?"))
         name = f"{spec['intervention']}-N{spec['size']}-s{spec['seed']}"
         model_dir = out / "models" / name
-        shutil.copytree(run_result["model_dir"], model_dir, dirs_exist_ok=True)
+        shutil.copytree(run_result["model_dir"], model_dir)
         new_rows = _rows(spec["intervention"], spec["size"], spec["seed"], run_result, bpt)
         rows.extend(new_rows)
         run_id = _log_model(
@@ -225,7 +177,7 @@ def run(ctx: StageContext[Params]) -> dict:
     suite = [V.finite("loss"), V.between("loss", 0.0, math.log(stats["vocab_size"]) + 2.0), V.between("N", min_value=1)]
     V.validate(rows, suite, name="qualitypajama/grid", result_path=out / "_checks" / "grid.json")
     write_jsonl(out / "results.jsonl", rows)
-    summary = {"models": len(rows) // max(len(p.grid.budgets), 1), "cached_models": cached, "points": len(rows)}
+    summary = {"models": len(rows) // max(len(p.grid.budgets), 1), "cached_models": done["cached"], "points": len(rows)}
     write_json(out / "summary.json", summary)
     # Which processes trained the grid varies run to run: reported to MLflow, kept out of the DVC output.
     return {**summary, "worker_processes": len(processes), "champion": _champion(best, p, val_paths, ctx.paths.root)}

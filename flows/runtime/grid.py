@@ -186,12 +186,14 @@ def run_grid(
     workers: int = 1,
     files: bool = False,
     progress: bool = False,
+    stats: dict[str, int] | None = None,
 ) -> list[Any]:
     """``[fn(job) for job in jobs]`` (or ``fn(job, job_dir)`` with ``files``), results in job order; jobs that
     finished in an earlier run of the same stage inputs come from Prefect's result cache.
 
     ``fn`` must be a module-level function; the first failing job's error is raised. After each job the
     fault seam ``grid-job:<paper>:<stage>:<n>`` (n = jobs done so far) lets a test kill the stage there.
+    A ``stats`` dict given is filled with ``jobs`` and ``cached`` (how many came from the cache).
     """
     from tqdm import tqdm
 
@@ -216,4 +218,6 @@ def run_grid(
         results.append(decode(state.result()))  # raises the job's exception
         crash_point(f"{point}:{n}")
     log.info("%s: %d of %d jobs from the cache of an earlier run", desc, cached, len(calls))
+    if stats is not None:
+        stats.update(jobs=len(calls), cached=cached)
     return results

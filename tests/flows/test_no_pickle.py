@@ -152,9 +152,9 @@ def test_a_loader_outside_the_allow_list_is_refused():
 
 def test_grid_task_results_are_persisted_as_json_not_pickle():
     pytest.importorskip("prefect")
-    from flows.qualitypajama.train import train_run
+    from flows.runtime.grid import _task
 
-    serializer = train_run.result_serializer
+    serializer = _task("qualitypajama grid").result_serializer
     assert serializer.type == "json" and serializer.object_decoder is None
     with pytest.raises(TypeError):
         serializer.dumps({"model": object()})  # not plain JSON: fails at write time

@@ -90,7 +90,7 @@ def test_kill_at_several_points_then_resume(project):
 
         # 3. inside a stage: killed after the second of eighteen models of the training grid (3 sizes x 3
         #    interventions x 2 seeds)
-        proc = _run(project, "train-model:2")
+        proc = _run(project, "grid-job:qualitypajama:train:2")
         assert proc.returncode == -9
         assert not (project / "data/qualitypajama/grid").exists()
         assert _marker(project, "qualitypajama", "curate").stat().st_mtime_ns == curate_stamp
