@@ -33,8 +33,7 @@ def clue_phrases() -> list[str]:
 def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     mem_dir = ctx.input(MEMORIES)
-    out = ctx.output(EMBEDDINGS)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ctx.output_dir(EMBEDDINGS)
     embedder = make_embedder(p.embedding.model, batch_size=p.embedding.batch_size, progress=p.progress)
     phrases = clue_phrases()
     bases = [base_name(s) for s in p.data.seeds] if p.data.source == "generator" else unit_bases(load_units(mem_dir))

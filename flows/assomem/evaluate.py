@@ -55,8 +55,7 @@ def run(ctx: StageContext[Params]) -> dict:
             bases = {u["base"]: load_base(mem_dir, u["base"])}
         _, mem = unit_view(bases[u["base"]], u)
         rows += score_group(grp, mem)
-    out = ctx.output(EVAL)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ctx.output_dir(EVAL)
     V.validate(rows, SUITE, name="assomem/metrics", result_path=out / "_checks" / "metrics.json", id_column="qid")
     write_jsonl(out / "metrics.jsonl", rows)
     write_json(out / "summary.json", {"rows": len(rows)})

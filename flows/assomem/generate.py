@@ -58,8 +58,7 @@ def run_real(ctx: StageContext[Params]) -> dict:
     p, d = ctx.params, ctx.params.data
     mems, phrases = load_source(d)
     assign_split([q for m in mems.values() for q in m.questions], p.method.calibration_frac, p.seed * 1009)
-    out = ctx.output(MEMORIES)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ctx.output_dir(MEMORIES)
     validate_many(mems, name=f"assomem/{d.source}", result_dir=out / "_checks")
     size = int(round(sum(len(m.utterances) for m in mems.values()) / len(mems)))  # nominal: mean memory size
     units = []
@@ -89,8 +88,7 @@ def run(ctx: StageContext[Params]) -> dict:
     d = p.data
     if d.source != "generator":
         return run_real(ctx)
-    out = ctx.output(MEMORIES)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ctx.output_dir(MEMORIES)
     units, summary = [], {}
     for seed in d.seeds:
         mem = generate_memory(

@@ -55,8 +55,7 @@ def build_unit(p, base_mem, embs: dict, phrases: list[str] | None, unit: dict) -
 def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     mem_dir, emb_dir = ctx.input(MEMORIES), ctx.input(EMBEDDINGS)
-    out = ctx.output(GRAPHS)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ctx.output_dir(GRAPHS)
     phrases = read_json(emb_dir / "meta.json")["phrases"]
     stats, cache = {}, {}
     for unit in load_units(mem_dir):

@@ -201,8 +201,7 @@ def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     mem_dir = ctx.input(MEMORIES)
     load = _Loader(mem_dir, ctx.input(EMBEDDINGS), ctx.input(GRAPHS))
-    out = ctx.output(RUNS)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ctx.output_dir(RUNS)
     groups: dict[str, list[dict]] = {}
     for unit in load_units(mem_dir):
         groups.setdefault(fit_group(unit), []).append(unit)

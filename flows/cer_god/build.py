@@ -42,8 +42,7 @@ def clean_graph(p: Params, i: int, cache_dir):
 
 def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
-    out = ctx.output(CLEAN)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ctx.output_dir(CLEAN)
     summary = {}
     for i in range(len(p.graphs)):
         g = clean_graph(p, i, ctx.paths.root / PYGOD_CACHE)

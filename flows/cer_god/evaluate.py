@@ -65,8 +65,7 @@ def run(ctx: StageContext[Params]) -> dict:
     graphs = {g.name: Graph.load(ctx.input(f"{GRAPHS}/{g.name}.npz")) for g in p.graphs}
     with np.load(ctx.input(f"{RUNS}/scores.npz")) as scores:
         rows = evaluate_rows(runs, scores, graphs, p.claims.contamination)
-    out = ctx.output(EVAL)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ctx.output_dir(EVAL)
     import pandas as pd
 
     suite = [V.unique("id"), *(V.between(c, 0.0, 1.0) for c in SCORE_COLS), *(V.not_null(c) for c in SCORE_COLS)]

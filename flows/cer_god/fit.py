@@ -19,6 +19,7 @@ from components.graph.detectors import CERGOD_VARIANTS, METHODS, edge_weight_sum
 from components.graph.graph import Graph
 from components.graph.recon import prepare
 from components.io import write_json, write_jsonl
+from components.training.threads import set_threads
 from flows.cer_god import champion
 from flows.cer_god.params import Params
 from flows.cer_god.spec import GRAPHS, RUNS
@@ -39,9 +40,8 @@ def seeds_for(p, method: str) -> list[int]:
 
 def run_one(task: dict) -> tuple[dict, dict]:
     """One (graph, method, seed) fit; picklable for the process pool. Returns (row, arrays)."""
-    import torch
 
-    torch.set_num_threads(task["threads"])
+    set_threads(task["threads"])
     key = (task["path"], task["dense_max_nodes"])
     if key not in _CACHE:
         g = Graph.load(task["path"])
@@ -128,8 +128,7 @@ def run(ctx: StageContext[Params]) -> dict:
     todo = tasks(ctx)
     log.info("cer-god: %d fits on %d worker(s)", len(todo), p.resources.workers)
     results = run_grid(ctx, run_one, todo, desc="cer-god fits", workers=p.resources.workers, progress=p.progress)
-    out = ctx.output(RUNS)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ctx.output_dir(RUNS)
     rows = [r for r, _ in results]
     check_rows(rows, out / "_checks" / "runs.json")
     write_jsonl(out / "runs.jsonl", rows)

@@ -31,8 +31,7 @@ def injected(g: Graph, p: Params, i: int) -> Graph:
 
 def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
-    out = ctx.output(GRAPHS)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ctx.output_dir(GRAPHS)
     summary = {}
     for i, spec in enumerate(p.graphs):
         g = Graph.load(ctx.input(f"{CLEAN}/{spec.name}.npz"))

@@ -84,8 +84,7 @@ def run(ctx: StageContext[Params]) -> dict:
     results = run_grid(ctx, evaluate_agent, jobs, desc="daze evaluations", workers=1, progress=p.progress)
     episodes = [e for res in results for e in res["episodes"]]
     states = [s for res in results for s in res["states"]]
-    out = ctx.output(EVAL)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ctx.output_dir(EVAL)
     cap = max(task_for(e.id).max_steps for e in p.envs)
     V.validate(
         episodes,

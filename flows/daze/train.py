@@ -192,8 +192,7 @@ def jobs_for(p: Params) -> list[dict]:
 
 def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
-    out = ctx.output(MODELS)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ctx.output_dir(MODELS)
     jobs = jobs_for(p)
     log.info("daze: %d PPO runs on %d worker(s)", len(jobs), p.resources.workers)
     rows = run_grid(

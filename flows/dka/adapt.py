@@ -32,8 +32,9 @@ from components.dka.train import fit, predict_proba, scores
 from components.dka.vit import load_model
 from components.io import write_jsonl
 from components.training.curves import plateau
+from components.training.threads import set_threads
 from flows.dka import champion
-from flows.dka.common import image_signature, log, set_threads
+from flows.dka.common import images, log, proba
 from flows.dka.params import Params, seeds_of
 from flows.dka.spec import ADAPT, DATA, PRETRAIN
 from flows.runtime.grid import run_grid
@@ -164,39 +165,29 @@ def sweep(ctx, p, base: dict) -> tuple[list[dict], dict[str, tuple[float, float]
     return rows, best
 
 
-def log_curve(t, run_id: str, key: str, values: list[float], every: int = 1) -> None:
-    """A whole curve as one MLflow batch (value i at step i * every)."""
-    from mlflow.entities import Metric
-
-    now = int(time.time() * 1000)
-    t.client.log_batch(run_id, metrics=[Metric(key, float(v), now, i * every) for i, v in enumerate(values)])
-
-
 def _log(ctx, runs: list[dict], sweep_rows: list[dict]) -> dict[str, str]:
     """Sweep metrics on the parent run, a child run per trained model; returns ``{run name: child run id}``."""
-    t = ctx.tracker
-    if t is None:
+    if ctx.tracker is None:
         return {}
-    p = ctx.params
+    size = ctx.params.pretrain.img_size
     ids = {}
-    t.log_metrics({f"sweep/{r['method']}/{r['lr_adapter']:g}/{r['lr_head']:g}/dev_acc": r["acc"] for r in sweep_rows})
+    ctx.tracker.log_metrics(
+        {f"sweep/{r['method']}/{r['lr_adapter']:g}/{r['lr_head']:g}/dev_acc": r["acc"] for r in sweep_rows}
+    )
     for r in runs:
         name = f"{r['method']}-f{r['fraction']:g}-s{r['seed']}"
-        with t.child(
+        every = max(1, r["steps"] // 50)
+        ids[name] = ctx.log_model(
             name,
             {k: r[k] for k in ("method", "fraction", "seed", "lr_adapter", "lr_head", "steps", "n_train", "trainable")},
-        ) as rid:
-            ids[name] = rid
-            log_curve(t, rid, "train_loss", r["losses"], every=max(1, r["steps"] // 50))
-            t.log_metrics(
-                {k: r[k] for k in ("acc", "macro_f1", "auc", "seconds", "plateau")}
-                | {f"erf_area_t{k}": float(np.mean(v)) for k, v in r["erf"].items()},
-                run_id=rid,
-            )
-            if r.get("model_dir"):
-                t.log_state_dict_model(
-                    rid, Path(r["model_dir"]), loader=champion.LOADER, signature=image_signature(p.pretrain.img_size, 4)
-                )
+            Path(r["model_dir"]) if r.get("model_dir") else None,
+            loader=champion.LOADER,
+            inputs=images(size),
+            outputs=proba(4),
+            metrics={k: r[k] for k in ("acc", "macro_f1", "auc", "seconds", "plateau")}
+            | {f"erf_area_t{k}": float(np.mean(v)) for k, v in r["erf"].items()},
+            curves={"train_loss": [(i * every, v) for i, v in enumerate(r["losses"])]},
+        )
     return ids
 
 
@@ -205,8 +196,7 @@ def run(ctx: StageContext[Params]) -> dict:
     a = p.adapt
     base = _base_job(ctx, p)
     pool = _pool(base["pool"])
-    out = ctx.output(ADAPT)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ctx.output_dir(ADAPT)
     check_fractions(p, pool["train_y"], out / "_checks" / "fractions.json")
     sweep_rows, best = sweep(ctx, p, base)
     log.info("dka sweep: chosen (adapter lr, head lr) %s", best)

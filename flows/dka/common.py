@@ -4,23 +4,16 @@ from __future__ import annotations
 
 import logging
 
-import numpy as np
+from flows.runtime.tracking import Tensor
 
 log = logging.getLogger("paperline")
 
 
-def set_threads(n: int) -> None:
-    import torch
+def images(size: int) -> Tensor:
+    """The signature input of an image classifier: float32 images (B, 1, size, size)."""
+    return Tensor("image", "float32", (-1, 1, size, size))
 
-    torch.set_num_threads(max(1, n))
 
-
-def image_signature(size: int, n_out: int):
-    """MLflow signature of an image classifier: float32 (B, 1, size, size) -> class probabilities (B, n_out)."""
-    from mlflow.models import ModelSignature
-    from mlflow.types import Schema, TensorSpec
-
-    return ModelSignature(
-        inputs=Schema([TensorSpec(np.dtype("float32"), (-1, 1, size, size), "image")]),
-        outputs=Schema([TensorSpec(np.dtype("float32"), (-1, n_out), "proba")]),
-    )
+def proba(n_classes: int) -> Tensor:
+    """The signature output of a classifier: its class probabilities (B, n_classes)."""
+    return Tensor("proba", "float32", (-1, n_classes))

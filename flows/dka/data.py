@@ -96,8 +96,7 @@ def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     pool = _mni(p) if p.data.source == "mni152" else _external(p)
     n_classes = int(max(pool[f"{s}_y"].max() for s in ("train", "dev", "test")) + 1)
-    out = ctx.output(DATA)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ctx.output_dir(DATA)
     check(pool, n_classes, out / "_checks")
     np.savez_compressed(out / "pool.npz", **pool)
     summary = {

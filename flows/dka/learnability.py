@@ -22,7 +22,7 @@ from components.dka.methods import build
 from components.dka.train import fit, predict_proba, scores
 from components.dka.vit import load_model
 from components.training.curves import plateau
-from flows.dka.common import set_threads
+from components.training.threads import set_threads
 from flows.dka.data import task_config
 from flows.dka.params import PRESETS, Params
 from flows.runtime.params import resolve

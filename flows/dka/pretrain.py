@@ -14,8 +14,8 @@ from components.dka import sources, vit
 from components.dka.train import predict_proba
 from components.errors import ParamsError
 from components.io import write_json
-from flows.dka.adapt import log_curve
-from flows.dka.common import image_signature, log, set_threads
+from components.training.threads import set_threads
+from flows.dka.common import images, log, proba
 from flows.dka.params import Params
 from flows.dka.spec import PRETRAIN
 from flows.runtime.stages import StageContext
@@ -24,18 +24,17 @@ LOADER = "components.dka.vit:load_model"
 
 
 def _log(ctx, info: dict, model_dir) -> None:
-    if ctx.tracker is None:
-        return
-    t = ctx.tracker
-    with t.child("backbone-fashion-mnist", {"pretrain": ctx.params.pretrain.model_dump()}) as rid:
-        log_curve(t, rid, "train_loss", info["losses"][::10], every=10)
-        t.log_metrics({"fashion_test_acc": info["fashion_test_acc"]}, run_id=rid)
-        try:
-            t.log_state_dict_model(
-                rid, model_dir, loader=LOADER, signature=image_signature(ctx.params.pretrain.img_size, 10)
-            )
-        except ParamsError:  # the loader is not on flows/runtime/mlflow_model.ALLOWED_LOADERS: log the folder
-            t.log_artifact(model_dir, "backbone", run_id=rid)
+    size = ctx.params.pretrain.img_size
+    ctx.log_model(
+        "backbone-fashion-mnist",
+        {"pretrain": ctx.params.pretrain.model_dump()},
+        model_dir,
+        loader=LOADER,
+        inputs=images(size),
+        outputs=proba(10),
+        metrics={"fashion_test_acc": info["fashion_test_acc"]},
+        curves={"train_loss": [(i * 10, v) for i, v in enumerate(info["losses"][::10])]},
+    )
 
 
 def run(ctx: StageContext[Params]) -> dict:
@@ -64,8 +63,7 @@ def run(ctx: StageContext[Params]) -> dict:
         "n_params": int(sum(q.numel() for q in model.parameters())),
     }
     log.info("dka pretrain: %s", info)
-    out = ctx.output(PRETRAIN)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ctx.output_dir(PRETRAIN)
     vit.save_model(model, out / "backbone")
     write_json(out / "pretrain.json", {**info, "losses": losses})
     _log(ctx, {**info, "losses": losses}, out / "backbone")

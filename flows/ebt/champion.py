@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from components.training.threads import threads
 from flows.runtime.champions import Rule, evaluated_candidate
 
 SLUG = "ebt"
@@ -73,9 +74,7 @@ def evaluate(model: Any, settings: dict, root: Path) -> dict[str, float]:
         )
     ebt = getattr(model, "model", model)  # the Predictor wraps the EnergyTransformer
     win = torch.from_numpy(np.load(path, allow_pickle=False).astype(np.int64))[: int(s["max_windows"])]
-    threads = torch.get_num_threads()
-    torch.set_num_threads(max(1, int(s["threads"])))  # the stage's thread count: the same reductions
-    try:
+    with threads(int(s["threads"])):  # the stage's thread count: the same reductions
         nll, _ = think_curve(
             ebt,
             win,
@@ -95,8 +94,6 @@ def evaluate(model: Any, settings: dict, root: Path) -> dict[str, float]:
             batch_size=int(s["batch_size"]),
             init_scale=float(s["init_scale"]),
         )
-    finally:
-        torch.set_num_threads(threads)
     mean = lambda v: float(np.mean(v, dtype=np.float64))  # noqa: E731 - per-window NLLs are float32
     return {
         "id_nll": mean(nll[:, int(s["m_train"])]),

@@ -15,6 +15,7 @@ import numpy as np
 
 from components.data import validate as V
 from components.io import read_jsonl, write_jsonl
+from components.training.threads import set_threads
 from flows.ebt.common import model_name, set_names
 from flows.ebt.params import Params
 from flows.ebt.spec import DATA, EVAL, MODELS
@@ -30,7 +31,7 @@ def evaluate_job(job: dict) -> list[dict]:
     from components.ebt.inference import best_of_n, lm_window_nll, think_curve
     from components.models.tiny_lm import load_model as load_tpp
 
-    torch.set_num_threads(job["threads"])
+    set_threads(job["threads"])
     width, seed, e = job["width"], job["seed"], job["eval"]
     models = Path(job["models"])
     ebt = load_ebt(models / model_name("ebt", width, seed))

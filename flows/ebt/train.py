@@ -19,6 +19,7 @@ import numpy as np
 
 from components.data import validate as V
 from components.io import read_json, write_json, write_jsonl
+from components.training.threads import set_threads
 from flows.ebt import champion
 from flows.ebt.common import model_name
 from flows.ebt.params import Params
@@ -165,7 +166,6 @@ def tune(job: dict) -> dict:
 def train_job(job: dict, job_dir: Path) -> dict:
     """Train the EBT and its Transformer++ baselines for one (width, seed); write the models into ``job_dir``;
     return records (and ``job_dir``, where the stage copies the models from)."""
-    import torch
 
     from components.ebt import flops as FL
     from components.ebt.energy_model import save_model as save_ebt
@@ -174,7 +174,7 @@ def train_job(job: dict, job_dir: Path) -> dict:
     from components.training.lm_trainer import sample_batch
 
     p, seed, width = job["p"], job["seed"], job["width"]
-    torch.set_num_threads(p["threads"])
+    set_threads(p["threads"])
     tokens, dev = np.load(job["train"], mmap_mode="r"), np.load(job["dev"])
     ecfg, tcfg = _configs(width, job["vocab"], p, step_size=job["step_size"])
     steps, tps = p["training"]["steps"], p["training"]["batch_size"] * p["seq_len"]
@@ -263,8 +263,7 @@ def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     data = ctx.input(DATA)
     summary = read_json(data / "summary.json")
-    out = Path(ctx.output(MODELS))
-    out.mkdir(parents=True, exist_ok=True)
+    out = ctx.output_dir(MODELS)
     plain = {
         "n_layers": p.model.n_layers,
         "n_heads": p.model.n_heads,

@@ -11,6 +11,7 @@ from components.errors import DataError
 from components.io import read_json, write_json
 from components.scenes.compose import VIS_BINS
 from components.scenes.people import POSES
+from components.training.threads import set_threads
 from flows.runtime.tracking import Tensor, signature
 
 CATEGORIES = [{"id": 1, "name": "person"}]
@@ -101,12 +102,11 @@ def check_set(doc: dict, size: int, name: str, result_path: Path) -> None:
 def fit(images: np.ndarray, doc: dict, p, seed: int, dev: tuple[np.ndarray, dict] | None = None):
     """The one training recipe every domain gets (the same effort for every detector). With ``dev`` (the forest
     dev split), its AP is recorded after every epoch (a learning curve; nothing is selected on it here)."""
-    import torch
 
     from components.detection import centernet as CN
     from components.detection.augment import AugmentConfig
 
-    torch.set_num_threads(p.resources.threads)
+    set_threads(p.resources.threads)
     t = p.train
     aug = AugmentConfig(**t.augment.model_dump())
     on_epoch = None if dev is None else (lambda model, _: dev_ap(model, *dev, p))

@@ -14,8 +14,7 @@ from flows.runtime.stages import StageContext
 
 def run(ctx: StageContext[Params]) -> dict:
     d = ctx.params.data
-    out = ctx.output(DATA)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ctx.output_dir(DATA)
     rows = []
     for seed in d.seeds:
         rng = np.random.default_rng(seed)

@@ -151,8 +151,7 @@ def run(ctx: StageContext[Params]) -> dict:
     test, tdoc = load_set(ctx.input(SPLIT), "forest_test")
     urban, udoc = load_set(ctx.input(SCENES), "urban_test")
     runs = read_jsonl(ctx.input(f"{MODELS}/runs.jsonl"))
-    out = ctx.output(EVAL)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ctx.output_dir(EVAL)
     hcfg = H.HogConfig(
         upscale=p.eval.hog.upscale,
         scale=p.eval.hog.scale,

@@ -75,8 +75,7 @@ def run(ctx: StageContext[Params]) -> dict:
     urban, udoc = load_set(scenes, "urban_train")
     forest, fdoc = load_set(scenes, "forest_pool")
     model, hist = fit(urban, udoc, p, p.tiers.reference_seed)
-    out = ctx.output(SPLIT)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ctx.output_dir(SPLIT)
     ref_dir = CN.save_model(model, out / "reference")
     log_model(
         ctx,

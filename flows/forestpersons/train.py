@@ -91,8 +91,7 @@ def jobs(ctx: StageContext[Params]) -> list[dict]:
 
 def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
-    out = ctx.output(MODELS)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ctx.output_dir(MODELS)
     todo = jobs(ctx)
     log.info("forestpersons: %d detectors on %d worker(s)", len(todo), p.resources.workers)
     results = run_grid(

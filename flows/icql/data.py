@@ -150,8 +150,7 @@ def external(p, out) -> dict:
 
 def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
-    out = ctx.output(DATASETS)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ctx.output_dir(DATASETS)
     metas = {f"t{t}": build_task(p, t, out) for t in p.data.tasks}
     write_json(out / "summary.json", metas)
     if p.data.external:

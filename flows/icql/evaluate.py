@@ -86,8 +86,7 @@ def evaluate_task(p, task: int, runs: list[dict], models, datasets, out) -> tupl
 def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     models, datasets = ctx.input(MODELS), ctx.input(DATASETS)
-    out = ctx.output(EVAL)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ctx.output_dir(EVAL)
     runs = read_json(models / "runs.json")
     episodes, summary = [], []
     for task in sorted({r["task"] for r in runs}):

@@ -32,6 +32,7 @@ from components.rl.trainer import (
     save_agent_safetensors,
     train_agent,
 )
+from components.training.threads import set_threads
 from flows.icql import champion
 from flows.icql.common import context_for, external_grid, grid, task_dir, task_env
 from flows.icql.params import Params
@@ -45,9 +46,8 @@ log = logging.getLogger("paperline")
 
 def train_one(job: dict, job_dir: Path) -> tuple[dict, str]:
     """Train one run and save it under ``job_dir``; picklable for the process pool. Returns (row, job_dir)."""
-    import torch
 
-    torch.set_num_threads(job["threads"])
+    set_threads(job["threads"])
     folder = Path(job["folder"])
     data = D.load(folder / "transitions.npz")
     tdata = TensorData(data, context_for(job["method"], folder))
@@ -141,8 +141,7 @@ def jobs_for(p, datasets: Path) -> list[dict]:
 def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     datasets = ctx.input(DATASETS)
-    out = ctx.output(MODELS)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ctx.output_dir(MODELS)
     jobs = jobs_for(p, datasets)
     log.info("icql: %d training runs on %d worker(s)", len(jobs), p.resources.workers)
     results = run_grid(ctx, train_one, jobs, desc="icql training runs", workers=p.resources.workers, files=True)

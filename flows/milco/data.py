@@ -141,8 +141,7 @@ def run(ctx: StageContext[Params]) -> dict:
     sap = [x for x in pairs if x["split"] == "sap"]
     space = EnglishSpace.build([x["en"] for x in sap], d.english_vocab)
     queries = make_queries(d, pairs, set(space.terms))
-    out = ctx.output(DATA)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ctx.output_dir(DATA)
     check(pairs, queries, out)
     tok = train_bpe([x["en"] for x in sap] + [x["es"] for x in sap], d.bpe_vocab)
     tok.save(str(out / TOKENIZER))

@@ -37,8 +37,7 @@ def run(ctx: StageContext[Params]) -> dict:
     table = [
         {"id": f"{name}:{i}", "norm": float(np.linalg.norm(v))} for name, a in arrays.items() for i, v in enumerate(a)
     ]
-    out = ctx.output(EMBED)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ctx.output_dir(EMBED)
     V.validate(
         table,
         [V.unique("id"), V.finite("norm"), V.between("norm", 0.98, 1.02)],

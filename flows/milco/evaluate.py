@@ -23,8 +23,9 @@ from components.sparse_retrieval.lexicon import EnglishSpace, encode_batch, load
 from components.sparse_retrieval.metrics import grounding, per_query
 from components.sparse_retrieval.model import load_encoder
 from components.sparse_retrieval.training import encode_all
+from components.training.threads import set_threads
 from flows.milco import champion
-from flows.milco.common import ENGLISH, PAIRS, QUERIES, TASKS, TOKENIZER, USE_FILE, encoder_signature, log, set_threads
+from flows.milco.common import ENGLISH, PAIRS, QUERIES, TASKS, TOKENIZER, USE_FILE, encoder_signature, log
 from flows.milco.params import Params
 from flows.milco.spec import DATA, EMBED, EVAL, MODELS
 from flows.runtime.grid import run_grid
@@ -258,8 +259,7 @@ def run(ctx: StageContext[Params]) -> dict:
     for r in results:
         rows += r["rows"]
         systems += r["systems"]
-    out = ctx.output(EVAL)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ctx.output_dir(EVAL)
     check(rows, out)
     write_jsonl(out / "per_query.jsonl", rows)
     write_jsonl(out / "grounding.jsonl", [g for r in results for g in r["grounding"]])

@@ -22,6 +22,7 @@ from components.sparse_retrieval.lexicon import EnglishSpace, encode_batch, load
 from components.sparse_retrieval.model import EncoderConfig, MilcoEncoder, init_lexical_head, save_encoder
 from components.sparse_retrieval.training import Stage2Config, contrastive_train, sap_pretrain
 from components.training.curves import plateau  # relative change of the mean loss over the last 20%
+from components.training.threads import set_threads
 from flows.milco.common import (
     ENCODER_LOADER,
     ENGLISH,
@@ -31,7 +32,6 @@ from flows.milco.common import (
     USE_FILE,
     encoder_signature,
     log,
-    set_threads,
 )
 from flows.milco.params import Params
 from flows.milco.spec import DATA, EMBED, MODELS
@@ -246,8 +246,7 @@ def run(ctx: StageContext[Params]) -> dict:
     run seeds itself, so the models are those of running the jobs one after another."""
     p = ctx.params
     t = p.train
-    out = ctx.output(MODELS)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ctx.output_dir(MODELS)
     base = {"params": p.model_dump(mode="json"), "data": str(ctx.input(DATA)), "embed": str(ctx.input(EMBED))}
 
     def go(jobs: list, desc: str) -> list:

@@ -14,10 +14,10 @@ Only the trained tiny LM has a champion (a pretrained base, ``model.base`` = a H
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 from typing import Any
 
+from components.training.threads import threads
 from flows.runtime.champions import Rule, evaluated_candidate
 
 SLUG = "neuraldb"
@@ -50,18 +50,6 @@ def settings_for(p, seed: int, m: int) -> dict[str, Any]:
     }
 
 
-@contextlib.contextmanager
-def _threads(n: int):
-    import torch
-
-    old = torch.get_num_threads()
-    torch.set_num_threads(int(n))
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
-
-
 def evaluate(model: Any, settings: dict, root: Path) -> dict[str, float]:
     """The edit stage's rewrite metrics and held-out NLL of ``model`` (the edited LM) on the champion's requests."""
     import numpy as np
@@ -86,7 +74,7 @@ def evaluate(model: Any, settings: dict, root: Path) -> dict[str, float]:
     if len(requests) < int(s["m"]):
         raise DataError(f"{paths['edits']}: {len(requests)} edit requests, the champion was edited with {s['m']}")
     ppl = torch.from_numpy(np.load(paths["ppl_tokens"], allow_pickle=False).astype(np.int64))
-    with _threads(int(s.get("threads", 1))), torch.no_grad():
+    with threads(int(s.get("threads", 1))), torch.no_grad():
         q = rewrite_quality(
             model, lambda t: tok.encode(t, add_special_tokens=False).ids, requests, int(s["batch_size"])
         )

@@ -33,6 +33,7 @@ from components.editing.model import cached_encoder, edit_site, generic_keys
 from components.editing.targets import compute_targets, tune_lr
 from components.errors import DataError
 from components.io import read_jsonl, write_json, write_jsonl
+from components.training.threads import set_threads
 from flows.neuraldb import champion
 from flows.neuraldb.params import Params
 from flows.neuraldb.spec import DATA, EDITS, MODEL
@@ -200,7 +201,7 @@ def _check_runs(rows: list[dict], result_path) -> None:
 
 def run(ctx: StageContext[Params]) -> dict:
     p, e = ctx.params, ctx.params.editing
-    torch.set_num_threads(p.resources.threads)
+    set_threads(p.resources.threads)
     t0 = time.perf_counter()
     model, encode, decode = load_base(ctx)
     data = ctx.input(DATA)

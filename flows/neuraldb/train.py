@@ -25,8 +25,7 @@ def _log_model(ctx: StageContext, model_dir, params: dict, summary: dict) -> Non
 def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     if p.model.base != "tiny":
-        out = ctx.output(MODEL)
-        out.mkdir(parents=True, exist_ok=True)
+        out = ctx.output_dir(MODEL)
         write_json(out / "pretrained.json", {"base": p.model.base})  # the edit stage loads it by id
         return {"base": p.model.base}
     data = ctx.input(DATA)

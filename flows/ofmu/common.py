@@ -4,14 +4,8 @@ from __future__ import annotations
 
 import logging
 
-import torch
-
 SPLITS = ("forget", "retain", "general")
 log = logging.getLogger("paperline")
-
-
-def set_threads(n: int) -> None:
-    torch.set_num_threads(max(1, n))
 
 
 def eval_splits(rows: list[dict], n_retain: int) -> dict[str, list[dict]]:

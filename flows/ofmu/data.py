@@ -61,8 +61,7 @@ def build_rows(p) -> list[dict]:
 def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     rows = build_rows(p)
-    out = ctx.output(DATA)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ctx.output_dir(DATA)
     check_rows(rows, result_path=out / "_checks" / "qa.json")
     write_jsonl(out / "qa.jsonl", rows)
     texts = [

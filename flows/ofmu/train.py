@@ -15,9 +15,10 @@ from components.errors import ParamsError
 from components.io import read_jsonl, write_json
 from components.models.tiny_lm import TinyLM, TinyLMConfig, save_model
 from components.training.qa_lm import encode_pairs, train_lm
+from components.training.threads import set_threads
 from components.training.tokenizer import eos_id, load_bpe
 from components.unlearning.base import Timer
-from flows.ofmu.common import log, set_threads
+from flows.ofmu.common import log
 from flows.ofmu.params import Params
 from flows.ofmu.spec import DATA, MODELS
 from flows.runtime.stages import StageContext
@@ -76,8 +77,7 @@ def run(ctx: StageContext[Params]) -> dict:
     set_threads(p.resources.threads)
     rows = read_jsonl(ctx.input(f"{DATA}/qa.jsonl"))
     tok = load_bpe(ctx.input(f"{DATA}/tokenizer.json"))
-    out = ctx.output(MODELS)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ctx.output_dir(MODELS)
     summary = {}
     for name, keep in (("base", ("forget", "retain", "general")), ("retain", ("retain", "general"))):
         model, info = train_one(p, tok, [r for r in rows if r["split"] in keep], name)

@@ -18,13 +18,14 @@ from components.errors import DataError
 from components.io import read_jsonl, write_json, write_jsonl
 from components.models.tiny_lm import load_model, save_model
 from components.training.qa_lm import batch_stream, check_vocab, collate, encode_pairs, nll_per_example, pair_stream
+from components.training.threads import set_threads
 from components.training.tokenizer import eos_id, load_bpe
 from components.unlearning import make_config, run_method
 from components.unlearning.lm_eval import evaluate_model
 from components.unlearning.metrics import forget_quality, model_utility
 from flows.ofmu import champion
 from flows.ofmu import tune as T
-from flows.ofmu.common import eval_splits, log, set_threads
+from flows.ofmu.common import eval_splits, log
 from flows.ofmu.params import Params
 from flows.ofmu.spec import DATA, MODELS, UNLEARN
 from flows.runtime.stages import StageContext
@@ -131,8 +132,7 @@ def run(ctx: StageContext[Params]) -> dict:
     forget_rows = [r for r in rows if r["split"] == "forget"]
     retain_rows = [r for r in rows if r["split"] == "retain"]
     ga_stop = forget_loss_of(retain, tok, forget_rows)
-    out = ctx.output(UNLEARN)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ctx.output_dir(UNLEARN)
     methods = p.unlearn.methods
     if p.unlearn.tune:
         methods = tune_lm(p, tok, rows, base, out)

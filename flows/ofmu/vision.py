@@ -178,8 +178,7 @@ def tune_vision(p, out) -> dict:
 
 def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
-    out = ctx.output(VISION)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ctx.output_dir(VISION)
     methods = tune_vision(p, out) if p.vision.tune else p.vision.methods
     runs, correct = [], []
     for scenario in p.vision.scenarios:

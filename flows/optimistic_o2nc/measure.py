@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import logging
 
-import numpy as np
-
 from components.data import validate as V
 from components.io import write_json, write_jsonl
+from components.optim.settings import PREDICT_KEYS
 from flows.optimistic_o2nc import champion
 from flows.optimistic_o2nc.params import Params
 from flows.optimistic_o2nc.runs import run_one
 from flows.optimistic_o2nc.spec import RUNS
 from flows.runtime.grid import run_grid
 from flows.runtime.stages import StageContext
+from flows.runtime.tracking import Tensor
 
 log = logging.getLogger("paperline")
 
@@ -105,8 +105,7 @@ def run(ctx: StageContext[Params]) -> dict:
     chunk = max(8, len(todo) // (4 * workers))
     jobs = [todo[i : i + chunk] for i in range(0, len(todo), chunk)]
     rows = [r for rs in run_grid(ctx, run_chunk, jobs, desc="optimistic-o2nc runs", workers=workers) for r in rs]
-    out = ctx.output(RUNS)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ctx.output_dir(RUNS)
     check_rows(rows, result_path=out / "_checks" / "runs.json")
     write_jsonl(out / "runs.jsonl", rows)
     summary = {
@@ -121,25 +120,13 @@ def run(ctx: StageContext[Params]) -> dict:
 
 
 def _log_champion(ctx: StageContext, folder) -> str | None:
-    """The champion's MLflow child run with its settings folder as the model (the allow-listed JSON loader)."""
-    if ctx.tracker is None:
-        return None
-    with ctx.tracker.child(f"settings-{champion.METHOD}", {"method": champion.METHOD}) as rid:
-        ctx.tracker.log_state_dict_model(
-            rid, folder, loader="components.optim.settings:load_settings", signature=_settings_signature()
-        )
-    return rid
-
-
-def _settings_signature():
-    """The MLflow signature of the served settings model: any float64 rows in, (eta, radius, episode) per row out
-    (here, not in components: components never import MLflow)."""
-    from mlflow.models import ModelSignature
-    from mlflow.types import Schema, TensorSpec
-
-    from components.optim.settings import PREDICT_KEYS
-
-    return ModelSignature(
-        inputs=Schema([TensorSpec(np.dtype("float64"), (-1, -1), "rows")]),
-        outputs=Schema([TensorSpec(np.dtype("float64"), (-1, len(PREDICT_KEYS)), "eta_radius_episode")]),
+    """The champion's MLflow child run with its settings folder as the model (the allow-listed JSON loader):
+    any float64 rows in, (eta, radius, episode) per row out."""
+    return ctx.log_model(
+        f"settings-{champion.METHOD}",
+        {"method": champion.METHOD},
+        folder,
+        loader="components.optim.settings:load_settings",
+        inputs=Tensor("rows", "float64", (-1, -1)),
+        outputs=Tensor("eta_radius_episode", "float64", (-1, len(PREDICT_KEYS))),
     )

@@ -76,8 +76,7 @@ def _curate_one(name: str, docs: list[dict], ctx: StageContext[Params], out: Pat
 
 def run(ctx: StageContext[Params]) -> dict:
     docs = read_jsonl(ctx.input(f"{CORPUS}/pool.jsonl"), required=("id", "text", "label"))
-    out = Path(ctx.output(CURATED))
-    out.mkdir(parents=True, exist_ok=True)
+    out = ctx.output_dir(CURATED)
     metrics = {}
     for name in (n for n in ctx.params.interventions if is_curation(n)):
         metrics[name] = _curate_one(name, docs, ctx, out)

@@ -18,7 +18,6 @@ show, fitted and bootstrapped the same way.
 from __future__ import annotations
 
 from itertools import combinations
-from pathlib import Path
 
 import numpy as np
 
@@ -81,8 +80,7 @@ def run(ctx: StageContext[Params]) -> dict:
     rows = read_jsonl(
         ctx.input(f"{GRID}/results.jsonl"), required=("intervention", "size_target", "seed", "N", "D", "loss", "flops")
     )
-    out = Path(ctx.output(FITS))
-    out.mkdir(parents=True, exist_ok=True)
+    out = ctx.output_dir(FITS)
     flops = [r["flops"] for r in rows]
     budgets = {
         "smallest_trained": min(flops),

@@ -26,8 +26,7 @@ def _texts(path: Path) -> list[str]:
 
 def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
-    out = Path(ctx.output(TOKENS))
-    out.mkdir(parents=True, exist_ok=True)
+    out = ctx.output_dir(TOKENS)
     pool = _texts(ctx.input(f"{CORPUS}/pool.jsonl"))
     tok_path = train_bpe(pool, vocab_size=p.tokenizer.vocab_size, out_path=out / "tokenizer.json")
     from components.training.tokenizer import load_bpe

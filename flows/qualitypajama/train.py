@@ -30,6 +30,7 @@ from flows.qualitypajama.params import Params
 from flows.qualitypajama.spec import GRID, TOKENS
 from flows.runtime.grid import run_grid
 from flows.runtime.stages import StageContext
+from flows.runtime.tracking import LM_LOADER, NEXT_TOKEN, TOKEN_IDS
 
 
 def train_model(spec: dict[str, Any], job_dir: Path) -> dict[str, Any]:
@@ -94,27 +95,18 @@ def _rows(intervention: str, size: int, seed: int, run: dict, bpt: dict[str, flo
 
 
 def _log_model(ctx: StageContext, name: str, run: dict, rows: list[dict], model_dir: Path, params: dict) -> str | None:
-    """Log one grid model as an MLflow child run with its curve and model; returns the run id."""
-    if ctx.tracker is None:
-        return None
-    from mlflow.models import ModelSignature
-    from mlflow.types import Schema, TensorSpec
-
-    sig = ModelSignature(
-        inputs=Schema([TensorSpec(np.dtype("int64"), (-1, -1), "token_ids")]),
-        outputs=Schema([TensorSpec(np.dtype("int64"), (-1,), "next_token")]),
+    """Log one grid model as an MLflow child run with its curves (one point per budget D) and model; returns the
+    run id."""
+    keys = sorted({k for row in rows for k in row if k.startswith(("loss", "bpb", "train_loss"))})
+    return ctx.log_model(
+        name,
+        {**params, "config": run["config"], "N": run["non_embedding_params"]},
+        model_dir,
+        loader=LM_LOADER,
+        inputs=TOKEN_IDS,
+        outputs=NEXT_TOKEN,
+        curves={k: [(int(row["D"]), row[k]) for row in rows if isinstance(row.get(k), (int, float))] for k in keys},
     )
-    with ctx.tracker.child(name, {**params, "config": run["config"], "N": run["non_embedding_params"]}) as run_id:
-        for row in rows:
-            ctx.tracker.log_metrics(
-                {k: v for k, v in row.items() if k.startswith(("loss", "bpb", "train_loss"))},
-                step=int(row["D"]),
-                run_id=run_id,
-            )
-        ctx.tracker.log_state_dict_model(
-            run_id, model_dir, loader="components.models.tiny_lm:load_model", signature=sig
-        )
-    return run_id
 
 
 def _champion(best: tuple | None, p: Any, val_paths: dict[str, str], root: Path) -> dict | None:

@@ -68,20 +68,23 @@ class StageContext(Generic[P]):
         self,
         name: str,
         params: dict[str, Any] | None,
-        model_dir: Path,
+        model_dir: Path | None,
         *,
         loader: str,
         inputs: Tensor,
         outputs: Tensor,
         metrics: dict[str, Any] | None = None,
+        curves: dict[str, list[tuple[int, float]]] | None = None,
     ) -> str | None:
-        """Log a saved model folder in its own MLflow child run: its params and metrics, the folder as a pyfunc
-        (``loader``: the allow-listed function that rebuilds it) with the signature ``inputs`` -> ``outputs``.
-        Returns the run id, or None when the run is not tracked. Pipelines call this instead of importing MLflow."""
+        """Log a saved model folder in its own MLflow child run: its params, metrics and curves
+        (``{key: [(step, value), ...]}``), the folder as a pyfunc (``loader``: the allow-listed function that
+        rebuilds it) with the signature ``inputs`` -> ``outputs``; ``model_dir`` None logs the run without a
+        model. Returns the run id, or None when the run is not tracked. Pipelines call this instead of importing
+        MLflow."""
         if self.tracker is None:
             return None
         return self.tracker.log_model(
-            name, params, model_dir, loader=loader, inputs=inputs, outputs=outputs, metrics=metrics
+            name, params, model_dir, loader=loader, inputs=inputs, outputs=outputs, metrics=metrics, curves=curves
         )
 
     @property
@@ -107,6 +110,12 @@ class StageContext(Generic[P]):
             target.parent.mkdir(parents=True, exist_ok=True)
             self.staged[rel] = pub.unique_name(target)
         return self.staged[rel]
+
+    def output_dir(self, rel: str) -> Path:
+        """The staging folder of the declared folder output ``rel``, created (renamed into place on success)."""
+        path = self.output(rel)
+        path.mkdir(parents=True, exist_ok=True)
+        return path
 
     def params_dict(self) -> dict[str, Any]:
         return self.params.model_dump(mode="json")

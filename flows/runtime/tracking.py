@@ -163,6 +163,16 @@ class Tracker:
         for i in range(0, len(flat), 500):
             self.client.log_batch(run_id or self.run_id, metrics=flat[i : i + 500])
 
+    def log_curves(self, curves: Mapping[str, Sequence[tuple[int, float]]], *, run_id: str | None = None) -> None:
+        """Log whole curves (``{key: [(step, value), ...]}``) in batches: one point per step, like a training
+        loss logged as it went."""
+        from mlflow.entities import Metric
+
+        now = int(time.time() * 1000)
+        flat = [Metric(k, float(v), now, int(step)) for k, points in curves.items() for step, v in points]
+        for i in range(0, len(flat), 500):
+            self.client.log_batch(run_id or self.run_id, metrics=flat[i : i + 500])
+
     def log_artifact(self, path: Path, artifact_path: str | None = None, run_id: str | None = None) -> None:
         self.client.log_artifact(run_id or self.run_id, str(path), artifact_path)
 
@@ -217,19 +227,24 @@ class Tracker:
         self,
         name: str,
         params: Mapping[str, Any] | None,
-        model_dir: Path,
+        model_dir: Path | None,
         *,
         loader: str,
         inputs: Tensor,
         outputs: Tensor,
         metrics: Mapping[str, Any] | None = None,
+        curves: Mapping[str, Sequence[tuple[int, float]]] | None = None,
     ) -> str:
-        """One model's child run: its params (and final metrics), the folder logged as a pyfunc with its
-        signature; returns the run id."""
+        """One model's child run: its params, final metrics and curves, and the folder logged as a pyfunc with
+        its signature (``model_dir`` None: a run whose model was not kept, logged without one); returns the
+        run id."""
         with self.child(name, params) as run_id:
             if metrics:
                 self.log_metrics(metrics, run_id=run_id)
-            self.log_state_dict_model(run_id, model_dir, loader=loader, signature=signature(inputs, outputs))
+            if curves:
+                self.log_curves(curves, run_id=run_id)
+            if model_dir is not None:
+                self.log_state_dict_model(run_id, model_dir, loader=loader, signature=signature(inputs, outputs))
         return run_id
 
     def set_tag(self, key: str, value: str, run_id: str | None = None) -> None:

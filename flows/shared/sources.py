@@ -27,8 +27,7 @@ def cache_key(root: Path, name: str, sources_dir: Path, code: str | None = None)
 
 def run(ctx: StageContext) -> dict:
     p = ctx.params.sources
-    out = ctx.output(OUT)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ctx.output_dir(OUT)
     sources_dir = ctx.paths.root / p.sources_dir
     code = path_md5(ctx.paths.root / "components" / "data" / "corpus")
     hits = 0

@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from components.training.threads import threads
 from flows.runtime.champions import Rule, evaluated_candidate
 
 SLUG = "vip"
@@ -46,7 +47,6 @@ def settings_for(p, seed: int) -> dict[str, Any]:
 
 
 def evaluate(model: Any, settings: dict, root: Path) -> dict[str, float]:
-    import torch
 
     from components.errors import DataError
     from components.io import read_jsonl
@@ -59,12 +59,8 @@ def evaluate(model: Any, settings: dict, root: Path) -> dict[str, float]:
             f"{path}: VIP's held-out prompts not found (run `paperline run vip --stage data` or `dvc pull`)"
         )
     k = int(s["k"])
-    threads = torch.get_num_threads()
-    torch.set_num_threads(max(1, int(s["threads"])))  # the stage's thread count: the same logits, the same draws
-    try:
+    with threads(int(s["threads"])):  # the stage's thread count: the same logits, the same draws
         counts = E.correct_counts(model, read_jsonl(path), k, max_new=int(s["max_new"]), seed=int(s["sample_seed"]))
-    finally:
-        torch.set_num_threads(threads)
     acc = E.accuracy(counts, k, pass_ks=(k,))
     return {"mean_at_k": acc["mean@k"], "pass_at_k": acc[f"pass@{k}"]}
 

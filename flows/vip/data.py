@@ -59,8 +59,7 @@ def _problems(p) -> dict[str, list[dict]]:
 
 def run(ctx: StageContext[Params]) -> dict:
     d = ctx.params.data
-    out = ctx.output(DATA)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ctx.output_dir(DATA)
     sets = _problems(ctx.params)
     tiers = sorted({r["tier"] for rows in sets.values() for r in rows})
     sizes = {"sft": d.n_sft if d.source == "arithmetic" else 0, "train": d.n_train, "heldout": d.n_heldout}

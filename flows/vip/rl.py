@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from components.io import read_jsonl, write_json, write_jsonl
+from components.training.threads import set_threads
 from components.vip import rl_loop
 from components.vip.policy import is_tiny, load_policy, save_policy
 from components.vip.strategies import Method
@@ -18,7 +19,6 @@ from flows.runtime.grid import run_grid
 from flows.runtime.stages import StageContext
 from flows.runtime.tracking import LM_LOADER, TOKEN_IDS, Tensor, signature
 from flows.vip import champion
-from flows.vip.common import set_threads
 from flows.vip.params import Params
 from flows.vip.spec import DATA, RUNS, SFT
 
@@ -98,8 +98,7 @@ def _log(ctx, res: dict, model_dir) -> str | None:
 
 def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
-    out = ctx.output(RUNS)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ctx.output_dir(RUNS)
     train = read_jsonl(ctx.input(f"{DATA}/train.jsonl"))
     held = read_jsonl(ctx.input(f"{DATA}/heldout.jsonl"))
     cfg = loop_config(p)

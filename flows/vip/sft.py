@@ -11,12 +11,13 @@ from components.errors import ParamsError
 from components.io import read_jsonl, write_json
 from components.models.tiny_lm import TinyLM, TinyLMConfig, save_model
 from components.training.qa_lm import train_lm
+from components.training.threads import set_threads
 from components.vip import evaluation as E
 from components.vip import task as T
 from components.vip.codec import CHAR, Codec, hf_codec
 from flows.runtime.stages import StageContext
 from flows.runtime.tracking import LM_LOADER, TOKEN_IDS, Tensor, signature
-from flows.vip.common import log, set_threads
+from flows.vip.common import log
 from flows.vip.params import Params
 from flows.vip.spec import DATA, SFT
 

@@ -22,6 +22,11 @@ class Ctx:
     def output(self, name: str) -> Path:
         return self.root / "out" / name
 
+    def output_dir(self, name: str) -> Path:
+        path = self.output(name)
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
     def input(self, name: str) -> Path:
         return self.root / "in" / name
 

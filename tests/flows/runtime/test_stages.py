@@ -92,3 +92,18 @@ def test_undeclared_output_is_refused(tmp_path):
 
     with pytest.raises(Exception, match="not a declared output"):
         execute(make_stage(tmp_path, sneaky))
+
+
+def test_output_dir_is_a_created_staging_folder_published_on_success(tmp_path):
+    def folders(ctx):
+        out = ctx.output_dir("data/fake/out")
+        assert out.is_dir() and out == ctx.output("data/fake/out")  # the same staging path, made once
+        (out / "a.txt").write_text("a")
+        ctx.output("data/fake/one.json").write_text("{}")
+        return {}
+
+    execute(make_stage(tmp_path, folders))
+    assert (tmp_path / "data/fake/out/a.txt").read_text() == "a"
+    (tmp_path / "other").mkdir()
+    with pytest.raises(Exception, match="not a declared output"):
+        execute(make_stage(tmp_path / "other", lambda ctx: ctx.output_dir("data/elsewhere")))

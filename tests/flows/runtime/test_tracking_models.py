@@ -1,0 +1,67 @@
+"""The kit's model logging: a child run per model with its params, final metrics, whole curves (one point per
+step) and the folder as a pyfunc with the declared signature; without a folder the run is logged without a model."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from components.models.tiny_lm import TinyLM, TinyLMConfig, save_model
+from flows.runtime.tracking import LM_LOADER, NEXT_TOKEN, TOKEN_IDS, Tensor, Tracker
+
+
+@pytest.fixture
+def tracker(tmp_path, monkeypatch):
+    pytest.importorskip("mlflow")
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'mlflow.db'}")
+    monkeypatch.setenv("PAPERLINE_ROOT", str(tmp_path))
+    t = Tracker("toy", "toy-run", {"paper": "toy"})
+    yield t
+    t.finish()
+
+
+@pytest.mark.slow  # MLflow's SQLite store set-up: ~10 s here
+def test_log_model_records_params_metrics_curves_and_the_signature(tracker, tmp_path):
+    folder = tmp_path / "lm"
+    save_model(TinyLM(TinyLMConfig(vocab_size=16, d_model=8, n_layers=1, n_heads=2, d_ff=16, max_seq_len=8)), folder)
+    curve = [(0, 2.5), (10, 1.5), (20, 1.25)]
+    rid = tracker.log_model(
+        "m-s0",
+        {"seed": 0, "lr": 0.01},
+        folder,
+        loader=LM_LOADER,
+        inputs=TOKEN_IDS,
+        outputs=NEXT_TOKEN,
+        metrics={"acc": 0.75},
+        curves={"train_loss": curve},
+    )
+    client = tracker.client
+    run = client.get_run(rid)
+    assert run.data.params == {"seed": "0", "lr": "0.01", "loader": LM_LOADER}
+    assert run.data.metrics["acc"] == 0.75
+    assert run.data.tags["mlflow.parentRunId"] == tracker.run_id
+    history = [(m.step, m.value) for m in client.get_metric_history(rid, "train_loss")]
+    assert sorted(history) == curve
+    local = client.download_artifacts(rid, "model/MLmodel", str(tmp_path / "download"))
+    with open(local, encoding="utf-8") as f:
+        sig = yaml.safe_load(f)["signature"]
+    assert json.loads(sig["inputs"])[0]["tensor-spec"] == {"dtype": "int64", "shape": [-1, -1]}
+    assert json.loads(sig["outputs"])[0]["name"] == "next_token"
+
+
+@pytest.mark.slow
+def test_log_model_without_a_folder_logs_the_run_and_no_model(tracker):
+    rid = tracker.log_model(
+        "sweep-point",
+        {"lr": 0.1},
+        None,
+        loader=LM_LOADER,
+        inputs=Tensor("x", "float32", (-1, 3)),
+        outputs=Tensor("y", "float32", (-1,)),
+        curves={"loss": [(0, 1.0), (5, 0.5)]},
+    )
+    assert [a.path for a in tracker.client.list_artifacts(rid)] == []
+    assert tracker.client.get_run(rid).info.status == "FINISHED"
+    assert len(tracker.client.get_metric_history(rid, "loss")) == 2
