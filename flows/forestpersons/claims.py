@@ -3,9 +3,14 @@
 AP is not a mean over images, so the CIs come from :mod:`components.detection.bootstrap`: seeds first, then test
 images within each drawn seed (the standard rule's two stages), AP recomputed per resample; then
 ``ClaimSpec.from_ci`` applies the standard rule. HOG is deterministic: its claim resamples images only.
+The default profile draws the rule's 10,000 resamples (``claims.ap_resamples``; README, "AP bootstraps", for
+the measured cost). A claim that is not reproduced states why it carries no power simulation
+(:func:`power_reason`): its cost, not a lack of a method.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 
@@ -82,6 +87,24 @@ C4 = ClaimSpec(
 CLAIMS = (C1, C2, C3, C4)
 
 
+def power_reason(p, metric: str, n_clusters: int, n_quantities: int, n_resamples: int) -> str:
+    """Why a claim here that is not reproduced carries no power simulation, with the counts of this profile."""
+    c = p.claims
+    per_run = max(n_clusters, 1) * n_quantities
+    return (
+        f"not simulated: {metric} is not a mean over images, so no effect can be planted image by image, and the "
+        f"kit's shifted power would recompute it over every detection in a two-stage bootstrap of every simulated "
+        f"run: power_sims x power_resamples x {per_run} = {c.power_sims * c.power_resamples * per_run:,} "
+        f"recomputations, against {n_resamples * per_run:,} for this claim's own CI"
+    )
+
+
+def _with_reason(result: CL.ClaimResult, reason: str) -> CL.ClaimResult:
+    if result.verdict == CL.REPRODUCED or "power" in result.details:
+        return result
+    return replace(result, details={**result.details, "power_not_applicable": reason})
+
+
 def _ci(samples: np.ndarray, level: float) -> tuple[float | None, float | None]:
     s = samples[np.isfinite(samples)]
     return percentile_ci(s, level) if s.size else (None, None)
@@ -102,7 +125,7 @@ def ap_difference(
         [list(q) for q in pairs], lambda v: v[..., 0] - v[..., 1], BS.ap_metric(), n_resamples=c.ap_resamples, seed=seed
     )
     lo, hi = _ci(samples, c.level)
-    return spec.from_ci(
+    result = spec.from_ci(
         effect=point,
         ci_low=lo,
         ci_high=hi,
@@ -121,6 +144,7 @@ def ap_difference(
             **(details or {}),
         },
     )
+    return _with_reason(result, power_reason(p, "AP", len(pairs), 2, c.ap_resamples))
 
 
 def claim1(p, pooled: dict, seeds: dict) -> CL.ClaimResult:
@@ -168,6 +192,7 @@ def claim3(p, pooled: dict, seeds: dict) -> CL.ClaimResult:
         },
         cluster_unit="seed",
     )
+    a = _with_reason(a, power_reason(p, "Spearman(occlusion, subset AP)", len(names), len(VIS), c.ap_resamples))
     pairs = [(pooled[n]["pose/standing"], pooled[n]["pose/lying"]) for n in names]
     b = ap_difference(C3B, pairs, names, p, seed=4)
     return C3.composite([a, b], how="all", headline=1)
@@ -196,7 +221,7 @@ def claim4(p, hog: dict, urban: dict) -> CL.ClaimResult:
         "resampling": "images",
         "caveat": "synthetic appearance: compare HOG's urban-set recall",
     }
-    return C4.from_ci(
+    result = C4.from_ci(
         effect=point,
         ci_low=lo,
         ci_high=hi,
@@ -207,6 +232,7 @@ def claim4(p, hog: dict, urban: dict) -> CL.ClaimResult:
         ci_level=c.level,
         details=details,
     )
+    return _with_reason(result, power_reason(p, "recall at 1 FPPI", 1, 2, c.n_resamples))
 
 
 def needed(detector: str) -> set[str]:

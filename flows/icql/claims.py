@@ -6,21 +6,24 @@ rolled out from the same reset seeds. Their CIs are two-stage: training seeds
 then episodes within each drawn seed. C4 compares Spearman(Q-hat, G) of ICQL and
 IQL on the same dataset trajectories, mean over seeds; its bootstrap draws seeds,
 then trajectories within each drawn seed, its CI the hull with a t-interval on the per-seed
-differences (the standard rule's small-sample interval). Nothing here is censored: every
+differences (the standard rule's small-sample interval); when not reproduced it carries its power from
+simulated runs of that design (trajectories redrawn, new seed effects, gap and CI recomputed and shifted to
+each planted gap). Nothing here is censored: every
 episode runs its fixed length and every score is finite (the GX suite checks it).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 
 import numpy as np
 from scipy.stats import rankdata
 
 from components.evaluation import claims as CL
 from components.evaluation.claim_spec import ClaimSpec
-from components.evaluation.power import attach_power
-from components.evaluation.rank_bootstrap import spearman, spearman_gap_samples
+from components.evaluation.power import attach_power, attach_shifted_power
+from components.evaluation.rank_bootstrap import spearman, spearman_gap_samples, spearman_gap_simulator
 from components.evaluation.stats import percentile_ci
 
 NOTE = (
@@ -177,7 +180,8 @@ def claim2(p, s: dict) -> CL.ClaimResult:
 
 def claim4(p, qdata: dict | None, seeds: list[int], task: int = 4) -> CL.ClaimResult:
     """Spearman(Q-hat, G): ICQL minus IQL, mean over seeds; CI: the hull of the two-stage bootstrap (seeds, then
-    trajectories) and a t-interval on the per-seed differences (with two or more seeds)."""
+    trajectories) and a t-interval on the per-seed differences (with two or more seeds). Not reproduced, it carries
+    its design's power (:func:`with_c4_power`)."""
     st = _c4_statement(task)
     names = [(f"t{task}-icql-s{s}", f"t{task}-iql-s{s}") for s in seeds]
     if qdata is None or any(a not in qdata or b not in qdata for a, b in names):
@@ -189,11 +193,10 @@ def claim4(p, qdata: dict | None, seeds: list[int], task: int = 4) -> CL.ClaimRe
         for s, (a, b) in zip(seeds, names)
     }
     diffs = [v["icql"] - v["iql"] for v in per_seed.values()]
-    boots = spearman_gap_samples(
-        [qdata[a] for a, _ in names], [qdata[b] for _, b in names], g, ep, n_resamples=p.claims.n_resamples, seed=p.seed
-    )
+    qa, qb = [qdata[a] for a, _ in names], [qdata[b] for _, b in names]
+    boots = spearman_gap_samples(qa, qb, g, ep, n_resamples=p.claims.n_resamples, seed=p.seed)
     lo, hi = percentile_ci(boots, p.claims.level)
-    return C4.from_ci(
+    result = C4.from_ci(
         statement=st,
         effect=float(np.mean(diffs)),
         ci_low=float(lo),
@@ -212,6 +215,35 @@ def claim4(p, qdata: dict | None, seeds: list[int], task: int = 4) -> CL.ClaimRe
             "transitions": int(len(g)),
         },
     )
+    return with_c4_power(p, result, qa, qb, g, ep)
+
+
+def with_c4_power(p, result: CL.ClaimResult, qa: list, qb: list, g: np.ndarray, ep: np.ndarray) -> CL.ClaimResult:
+    """``result`` with its design's power unless reproduced. A Spearman gap is not a mean of units, so nothing is
+    planted unit by unit: simulated runs redraw the trajectories, give each seed a new seed effect from the run's
+    between-seed spread, recompute the gap and its CI (two-stage bootstrap with ``claims.power_resamples``, hull
+    with the t-interval), and each is shifted to the planted gap and decided by C4's own rule
+    (:func:`components.evaluation.rank_bootstrap.spearman_gap_simulator`, :func:`attach_shifted_power`)."""
+    c = p.claims
+    simulate = spearman_gap_simulator(qa, qb, g, ep, n_resamples=c.power_resamples, level=c.level, seed=p.seed + 40)
+    out = attach_shifted_power(
+        result,
+        simulate=simulate,
+        delta=c.delta_spearman,
+        deltas=c.power_deltas,
+        n_sim=c.power_sims,
+        n_resamples=c.power_resamples,
+        seed=p.seed + 40,
+    )
+    if "power" not in out.details or not simulate.spread:
+        return out
+    power = {
+        **out.details["power"],
+        "between_seed_sd": simulate.spread["sd"],
+        "trajectory_resampling_var": simulate.spread["resampling_var"],
+        "design": "one trajectory draw per simulated run, shared by every seed's critics (as in the run)",
+    }
+    return replace(out, details={**out.details, "power": power})
 
 
 def all_claims(p, episodes: list[dict], qdata: dict | None) -> list[CL.ClaimResult]:

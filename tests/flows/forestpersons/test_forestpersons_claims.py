@@ -117,3 +117,37 @@ def test_equal_detectors_give_no_practical_effect(p):
     identical = {n: pooled["hog"] for n in [*names, "hog"]}
     c1 = all_claims(p, identical, identical["hog"])[0]
     assert c1.effect == 0 and c1.verdict == "inconclusive" and c1.ci_low == c1.ci_high == 0
+
+
+def test_the_default_profile_draws_the_standard_10000_ap_resamples_and_the_audit_accepts_it():
+    """Issue: the AP claims (C1, C2, C3's parts) used 400 resamples and said no reason. The default profile now
+    draws the standard rule's 10,000 (every claim's record says so), a claim not reproduced says why it has no
+    power simulation, and the record audit finds nothing (12 images: C2 is inconclusive here)."""
+    from tests.flows.test_verdict_records import problems, walk
+
+    default = resolve(Params, PRESETS, slug="forestpersons", profile="default")
+    assert default.claims.ap_resamples == 10_000 and default.claims.n_resamples == 10_000
+    doc = _doc(12)
+    seeds = default.train.seeds
+    q = {
+        **{f"forest-s{s}": STRONG for s in seeds["forest"]},
+        **{f"urban-s{s}": WEAK for s in seeds["urban"]},
+        **{f"aerial-s{s}": NONE for s in seeds["aerial"]},
+        "hog": STRONG,
+    }
+    pooled = _pooled(doc, q)
+    record = claims_document("forestpersons", "default", all_claims(default, pooled, pooled["hog"]))
+    leaves = {where: c for top in record["claims"] for where, c in walk(top) if c["parts"] == []}
+    assert {w: c["details"]["n_resamples"] for w, c in leaves.items()} == dict.fromkeys(
+        ("C1", "C2", "C3 > C3/visibility", "C3 > C3/pose", "C4"), 10_000
+    )
+    missed = {w: c for w, c in leaves.items() if c["verdict"] != "reproduced"}
+    assert list(missed) == ["C2"]
+    assert missed["C2"]["details"]["power_not_applicable"].startswith("not simulated: AP is not a mean over images")
+    assert "600,000 recomputations, against 60,000" in missed["C2"]["details"]["power_not_applicable"]
+    assert all("power_not_applicable" not in c["details"] for c in leaves.values() if c["verdict"] == "reproduced")
+    assert problems(record) == []
+    del record["claims"][1]["details"]["power_not_applicable"]
+    assert problems(record) == ["C2: inconclusive without a power check or a reason why none applies"]
+    smoke = resolve(Params, PRESETS, slug="forestpersons", profile="smoke")
+    assert smoke.claims.ap_resamples == 100  # the smoke profile checks the wiring only (its report says so)

@@ -7,7 +7,7 @@ import pytest
 from scipy.stats import spearmanr
 
 from components.evaluation.claims import claims_document
-from components.evaluation.rank_bootstrap import spearman_gap_samples
+from components.evaluation.rank_bootstrap import spearman_gap_samples, spearman_gap_simulator, spearman_gaps
 from flows.icql.claims import C1, all_claims, claim2, claim4, compare, scores_by
 from flows.icql.params import PRESETS, Params
 from flows.runtime.params import resolve
@@ -166,3 +166,66 @@ def test_c2_not_reproduced_carries_a_power_check_that_sees_both_tasks_noise(p):
     (t0, t2), (n0, n2) = tight.details["power"]["rows"], noisy.details["power"]["rows"]
     assert t0["reproduced"] <= 0.1 and n0["reproduced"] <= 0.1
     assert t2["reproduced"] >= 0.9 and n2["reproduced"] <= t2["reproduced"] - 0.4
+
+
+def test_c4_offsets_move_every_resample_by_the_drawn_seeds_mean_offset():
+    """A simulated run's seed effects enter C4's bootstrap as per-seed offsets: with one seed every resample moves
+    by its offset; with equal offsets on every seed, too."""
+    q = qdata(n_traj=8, length=6)
+    qa, qb = [q[f"t4-icql-s{s}"] for s in (0, 1, 2)], [q[f"t4-iql-s{s}"] for s in (0, 1, 2)]
+    args = (q["G"], q["episode"])
+    plain = spearman_gap_samples(qa[:1], qb[:1], *args, n_resamples=50, seed=7)
+    moved = spearman_gap_samples(qa[:1], qb[:1], *args, n_resamples=50, seed=7, offsets=[0.25])
+    assert np.allclose(moved, plain + 0.25)
+    plain = spearman_gap_samples(qa, qb, *args, n_resamples=50, seed=7)
+    moved = spearman_gap_samples(qa, qb, *args, n_resamples=50, seed=7, offsets=[-0.1, -0.1, -0.1])
+    assert np.allclose(moved, plain - 0.1)
+    with pytest.raises(ValueError, match="offsets"):
+        spearman_gap_samples(qa, qb, *args, n_resamples=5, seed=7, offsets=[0.0])
+
+
+def test_c4_simulated_runs_keep_the_runs_seed_spread():
+    """The power check's simulated runs: centred on the run's gap, with the between-seed spread of the run's
+    per-seed gaps (large here: IQL's noise differs by seed) and none with one seed; each CI holds its gap."""
+    q = qdata(n_traj=30, length=10, icql_noise=1.0, iql_noise=1.0)
+    rng = np.random.default_rng(5)
+    for s, noise in zip((0, 1, 2), (0.2, 1.0, 4.0)):  # IQL's critic better on seed 0, far worse on seed 2
+        q[f"t4-iql-s{s}"] = q["G"] + rng.normal(0, noise, q["G"].size)
+    qa, qb = [q[f"t4-icql-s{s}"] for s in (0, 1, 2)], [q[f"t4-iql-s{s}"] for s in (0, 1, 2)]
+    gaps = spearman_gaps(qa, qb, q["G"])
+    sim = spearman_gap_simulator(qa, qb, q["G"], q["episode"], n_resamples=200, level=0.95, n_spread=50)
+    runs = np.array([sim(np.random.default_rng(i)) for i in range(40)])
+    assert all(lo <= e <= hi for e, lo, hi in runs)
+    assert sim.spread["sd"] > 0.5 * gaps.std(ddof=1) and sim.spread["resampling_var"] > 0
+    assert abs(runs[:, 0].mean() - gaps.mean()) < 3 * gaps.std(ddof=1) / np.sqrt(40) + 0.02
+    one = spearman_gap_simulator(qa[:1], qb[:1], q["G"], q["episode"], n_resamples=200, level=0.95)
+    effect, lo, hi = one(np.random.default_rng(0))
+    assert one.spread["sd"] == 0.0 and lo <= effect <= hi and hi - lo < runs[:, 2].mean() - runs[:, 1].mean()
+
+
+def test_c4_not_reproduced_or_inconclusive_carries_its_power_and_the_audit_accepts_it():
+    """Issue: C4 was inconclusive without a power check. Now a C4 that is not reproduced carries the share of
+    simulated runs of its design that say "reproduced" at each planted gap (multiples of delta_spearman); the
+    share grows with the planted gap, and the record audit finds nothing. A reproduced C4 carries none."""
+    from tests.flows.test_verdict_records import problems
+
+    small = resolve(
+        Params,
+        PRESETS,
+        slug="icql",
+        profile="default",
+        overrides=["claims.power_sims=30", "claims.power_resamples=200"],
+    )
+    r = claim4(small, qdata(icql_noise=1.0, iql_noise=1.0), [0, 1, 2])
+    assert r.verdict == "inconclusive"
+    power = r.details["power"]
+    assert power["n_sim"] == 30 and power["n_resamples"] == 200
+    assert [row["planted"] for row in power["rows"]] == pytest.approx([0.0, 0.02, 0.04, 0.1, 0.2])
+    shares = [row["reproduced"] for row in power["rows"]]
+    assert shares[0] <= 0.1 and shares[-1] >= 0.5 and shares == sorted(shares)
+    assert power["between_seed_sd"] >= 0 and "design" in power
+    doc = claims_document("icql", "default", [r])
+    assert problems(doc) == []
+    without = dict(doc["claims"][0], details={k: v for k, v in r.details.items() if k != "power"})
+    assert problems({"claims": [without]}) == ["C4: inconclusive without a power check or a reason why none applies"]
+    assert "power" not in claim4(small, qdata(), [0, 1, 2]).details  # reproduced: no check needed
