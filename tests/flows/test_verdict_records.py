@@ -24,7 +24,6 @@ RECORDS = sorted((ROOT / "docs" / "verdicts").glob("*.json"))
 PIPELINE_GAPS = {  # re-recorded 2026-12-05; the audit's findings, still to fix in each pipeline
     "forestpersons": "C1, C2, C3/pose use 400 bootstrap resamples and state no reason",
     "icql": "C4 inconclusive without a power check or a reason why none applies",
-    "qualitypajama": "refit CIs over 2 seeds lack the small-sample interval; parts without power checks",
 }
 
 
