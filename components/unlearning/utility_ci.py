@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from components.errors import DataError
+from components.evaluation.seed_ci import t_interval
 from components.unlearning.metrics import model_utility
 
 Splits = Mapping[str, Mapping[str, np.ndarray]]  # split -> {"prob", "rouge", "tr"} arrays over questions
@@ -150,12 +151,16 @@ def utility_difference_simulator(
 ) -> Callable[[np.random.Generator], tuple[float, float, float]]:
     """One simulated run per call, for the power check (``components.evaluation.power.shifted_power``): the run's
     seeds with new seed effects and their questions resampled (:func:`simulated_seeds`), and the simulated run's
-    MU difference with its own two-stage CI (``n_resamples`` resamples)."""
+    MU difference with the CI the claim itself uses: its two-stage bootstrap (``n_resamples`` resamples) widened,
+    with two or more seeds, to the hull with a t-interval on its per-seed differences (the standard rule's
+    small-sample interval, as ``components.evaluation.claims.from_ci`` with ``seed_effects``). Deciding simulated
+    runs on the bootstrap alone would overstate the power and the false-positive rate of a claim whose own CI is
+    the hull."""
     seed_sd = float(np.sqrt(between_seed_variance(method, baseline)))
 
     def simulate(rng: np.random.Generator) -> tuple[float, float, float]:
         dm, db, offsets = simulated_seeds(method, baseline, rng, seed_sd=seed_sd)
-        pt, lo, hi, _ = utility_difference_ci(
+        pt, lo, hi, per_seed = utility_difference_ci(
             dm,
             db,
             n_resamples=n_resamples,
@@ -164,6 +169,9 @@ def utility_difference_simulator(
             clusters=list(range(len(dm))),
             offsets=offsets,
         )
+        small = t_interval(per_seed, level)
+        if small is not None:
+            lo, hi = min(lo, small[0]), max(hi, small[1])
         return pt, lo, hi
 
     return simulate

@@ -155,7 +155,8 @@ def run(ctx: StageContext[Params]) -> dict:
             p.claims.power_resamples,
             units="questions or steps",
             note="C1's check is its MU part's (runs redrawn and their MU difference recomputed, since MU "
-            "is a harmonic mean of split means); C4's scenarios carry none.",
+            "is a harmonic mean of split means); C2's is its own (the same simulator); C4's is in its "
+            "scenarios' TA part records (claims.json).",
         ),
     ]
     if tunes:

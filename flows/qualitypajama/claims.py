@@ -5,18 +5,29 @@ only says which comparisons each claim names and how sub-verdicts combine:
 a claim that says "for at least one intervention/pair" is reproduced when any
 comparison reproduces it, not reproduced when every comparison rejects it, and
 inconclusive otherwise.
+
+The refit CIs resample training runs, and each N holds two or more seeds' runs, so the standard rule's
+small-sample interval applies (shared/papers/README.md, step 2): each comparison also gets its effect on each
+seed's own law (``fits.json`` ``per_seed``), and its CI is the hull of the refit bootstrap CI and a t-interval
+(k - 1 df) on those per-seed effects. A comparison that is not reproduced carries its power: runs simulated from
+the fitted laws with the run's noise (``refit-power.npz``, made in the fit stage), each compared exactly as the
+real run (refit CI, per-seed effects, hull), moved to each planted effect and decided by the part's own rule.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from components.evaluation import claims as CL
 from components.evaluation import scaling_claims as S
 from components.evaluation.claim_spec import ClaimSpec
-from components.evaluation.power import planted_power
+from components.evaluation.power import planted_power, shifted_power
+from components.evaluation.seed_ci import t_interval
+from components.scaling.allocation import tokens_per_param
 from components.scaling.gap_slope import run_slopes, slope_of_term_change
 
 REFITS = "bootstrap refits"
@@ -95,23 +106,182 @@ def _finite(*xs: float | None) -> bool:
     return all(x is not None and math.isfinite(x) for x in xs)
 
 
-def _part(spec: ClaimSpec, d: dict, *, n_units: int, n_seeds: int, note: str, level: float, **kw) -> CL.ClaimResult:
+PerSeed = dict[str, list]  # intervention -> its law (a dict, or None where not usable) on each seed's runs alone
+Triple = Callable[[dict, dict, "PerSeed | None"], dict]  # (full fits, samples, per-seed laws) -> one comparison
+
+
+def seed_param_effects(per_seed: PerSeed | None, name: str, base: str, param: str) -> list[float] | None:
+    """``param``'s difference (log for A, B, E) between ``name``'s and ``base``'s laws on each seed's runs; None
+    when a seed's law is missing or not usable (no per-seed effect: no small-sample interval)."""
+    if per_seed is None or name not in per_seed or base not in per_seed:
+        return None
+    out = []
+    for la, lb in zip(per_seed[name], per_seed[base], strict=True):
+        e = math.nan if la is None or lb is None else S._point(la, lb, param)
+        if not math.isfinite(e):
+            return None
+        out.append(float(e))
+    return out
+
+
+def seed_allocation_effects(per_seed: PerSeed | None, a: str, b: str, c: float) -> list[float] | None:
+    """log[(D/N)_a / (D/N)_b] at compute ``c`` on each seed's laws; None when a seed's law is missing or unusable."""
+    if per_seed is None or a not in per_seed or b not in per_seed:
+        return None
+    out = []
+    for la, lb in zip(per_seed[a], per_seed[b], strict=True):
+        rows = [None if x is None else np.array([x[k] for k in S.PARAMS], float) for x in (la, lb)]
+        if any(r is None or not S._valid(r) for r in rows):
+            return None
+        out.append(math.log(tokens_per_param(S._law(rows[0]), c)) - math.log(tokens_per_param(S._law(rows[1]), c)))
+    return out
+
+
+def hull(d: dict, n_seeds: int, level: float) -> tuple[float, float, float]:
+    """(effect, low, high) of a comparison as its record states it: the refit CI widened to the hull with the
+    t-interval on its per-seed effects (as ``from_ci`` with ``seed_effects``); no CI (NaN) with two or more seeds
+    and no per-seed effects, or without a finite refit CI."""
+    effect, lo, hi = (float("nan") if v is None else float(v) for v in (d["effect"], d["ci_low"], d["ci_high"]))
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return effect, math.nan, math.nan
+    effects = d.get("seed_effects")
+    if n_seeds >= 2:
+        small = t_interval(effects, level) if effects is not None and len(effects) >= 2 else None
+        if small is None:
+            return effect, math.nan, math.nan
+        lo, hi = min(lo, small[0]), max(hi, small[1])
+    return effect, lo, hi
+
+
+@dataclass(frozen=True)
+class RefitPower:
+    """Runs simulated from the fitted laws (the fit stage's ``refit-power.npz``): per run, every simulated
+    intervention's full law, its sane refits (NaN rows dropped; an intervention over the trusted share of
+    dropped refits has all NaN, as in the real run) and its per-seed laws."""
+
+    runs: list[tuple[dict, dict, PerSeed]]  # (full fits as {"full": law}, samples, per-seed laws)
+    simulated: tuple[str, ...]
+    deltas: tuple[float, ...]
+    n_boot: int
+    seed: int
+    how: str = ""
+    none_because: str = ""  # why no runs were simulated (``runs`` empty): said in every part not reproduced
+
+    def attach(self, result: CL.ClaimResult, triple: Triple, *, names: tuple[str, ...]) -> CL.ClaimResult:
+        """``result`` with the power of its rule over the simulated runs (``shifted_power``), unless reproduced;
+        a reason instead where its laws were not simulated or it has no point effect."""
+        if result.verdict == CL.REPRODUCED:
+            return result
+        if not self.runs:
+            why = self.none_because or "no runs were simulated"
+            return replace(result, details={**result.details, "power_not_applicable": why})
+        missing = [n for n in names if n not in self.simulated]
+        if missing or result.effect is None or not math.isfinite(result.effect):
+            why = (
+                f"the law fitted on this run for {', '.join(missing)} is not usable, so there is no law to simulate "
+                "its runs from"
+                if missing
+                else "the full fits give no point effect to move to a planted one"
+            )
+            return replace(result, details={**result.details, "power_not_applicable": why})
+        stored = result.to_dict()
+        sims = iter([hull(triple(*run), result.n_seeds, result.ci_level or 0.95) for run in self.runs])
+
+        def decide(effect: float, low: float, high: float) -> str:
+            if not all(math.isfinite(x) for x in (effect, low, high)):
+                return CL.INCONCLUSIVE  # the simulated run, like the real one, gives no CI here
+            return CL.derive_verdict({**stored, "effect": effect, "ci_low": low, "ci_high": high})
+
+        side = -1.0 if result.direction == "less" else 1.0
+        rows = shifted_power(
+            lambda _rng: next(sims),
+            observed=result.effect,
+            planted=[side * k * (result.delta or 0.0) for k in self.deltas],
+            decide=decide,
+            n_sim=len(self.runs),
+            seed=self.seed,
+        )
+        power = {
+            "planted_in_deltas": list(self.deltas),
+            "n_sim": len(self.runs),
+            "n_resamples": self.n_boot,
+            "rows": [r.to_dict() for r in rows],
+            "how": "runs simulated from the fitted laws with the run's noise, each refitted, bootstrapped over runs "
+            f"({self.n_boot} refits) and fitted per seed, compared as the real run (refit CI hulled with the "
+            "t-interval on the per-seed effects), moved so the expected effect is the planted one (a location "
+            "shift) and decided by this part's rule" + (f"; {self.how}" if self.how else ""),
+        }
+        return replace(result, details={**result.details, "power": power})
+
+
+def _part(
+    spec: ClaimSpec,
+    d: dict,
+    *,
+    n_units: int,
+    n_seeds: int,
+    note: str,
+    level: float,
+    details: dict | None = None,
+    **kw,
+) -> CL.ClaimResult:
     """One comparison of fitted parameters (a part declared by ``spec``): its refit-bootstrap CI under a CI rule.
 
     The refits resample training runs (seeds within N), so ``n_seeds`` is the seeds each N holds: with one the
-    verdict is decided for that one trained model (the rule as of 2026-12-04). No per-seed effects are passed (a
-    law is not fitted per seed), so with 2 or more the record says the small-sample interval is missing.
+    verdict is decided for that one trained model (the rule as of 2026-12-04). With two or more, ``d["seed_effects"]``
+    (the comparison on each seed's own law) gives the small-sample interval: the CI is the hull of the refit CI
+    and their t-interval. Without them (a seed's law not usable) no CI is given, so the part is inconclusive.
     """
+    details = dict(details or {})
+    lo, hi = d["ci_low"], d["ci_high"]
+    effects = d.get("seed_effects")
+    finite = _finite(lo, hi)
+    if n_seeds >= 2 and effects is None and finite:
+        details.update(
+            interval="none: a seed's own law is not usable, so the comparison has no per-seed effects for the "
+            "small-sample interval the rule asks beside the refit CI (that CI alone is too narrow with few seeds); "
+            "no CI is given",
+            bootstrap_ci=[lo, hi],
+        )
+        lo = hi = None
     return spec.from_ci(
         effect=d["effect"],
-        ci_low=d["ci_low"],
-        ci_high=d["ci_high"],
+        ci_low=lo,
+        ci_high=hi,
         n_units=n_units,
         n_seeds=n_seeds,
         ci_level=level,
         scale_note=note,
+        seed_effects=effects if n_seeds >= 2 else None,
+        details=details,
         **kw,
     )
+
+
+def param_triple(name: str, base: str, param: str, level: float) -> Triple:
+    """The comparison of ``param`` (``name`` − ``base``) on one run: full-fit point, refit CI, per-seed effects."""
+
+    def triple(fits: dict, samples: dict, per_seed: PerSeed | None) -> dict:
+        d = S.param_deltas(samples[name], samples[base], fits[name]["full"], fits[base]["full"], level=level)[param]
+        return {**d, "seed_effects": seed_param_effects(per_seed, name, base, param)}
+
+    return triple
+
+
+def allocation_triple(a: str, b: str, c: float, level: float) -> Triple:
+    """log[(D/N)_a / (D/N)_b] at ``c`` on one run: full-fit point, refit CI, per-seed effects."""
+
+    def triple(fits: dict, samples: dict, per_seed: PerSeed | None) -> dict:
+        r = S.log_allocation_ratio(samples[a], samples[b], fits[a]["full"], fits[b]["full"], c, level=level)
+        return {**r, "seed_effects": seed_allocation_effects(per_seed, a, b, c)}
+
+    return triple
+
+
+def _with_power(result: CL.ClaimResult, power: RefitPower | None, triple: Triple, names) -> CL.ClaimResult:
+    if power is None or result.verdict == CL.REPRODUCED:
+        return result
+    return power.attach(result, triple, names=tuple(names))
 
 
 def gap_slope_part(
@@ -209,14 +379,23 @@ def gap_slope_part(
 
 
 def claim_exponents(
-    fits, samples, baseline, targets, *, delta, level, note, n_seeds: int = 1, gap_parts: dict | None = None
+    fits,
+    samples,
+    baseline,
+    targets,
+    *,
+    delta,
+    level,
+    note,
+    n_seeds: int = 1,
+    gap_parts: dict | None = None,
+    per_seed: PerSeed | None = None,
+    power: RefitPower | None = None,
 ) -> CL.ClaimResult:
     subs = []
     for name in targets:
-        deltas = S.param_deltas(
-            samples[name], samples[baseline], fits[name]["full"], fits[baseline]["full"], level=level
-        )
         for exp in ("alpha", "beta"):
+            triple = param_triple(name, baseline, exp, level)
             spec = C1.part(
                 f"{name}/{exp}",
                 "",
@@ -226,18 +405,17 @@ def claim_exponents(
                 metric=f"Δ{exp} ({name} − {baseline})",
                 method=name,
             )
-            subs.append(
-                _part(
-                    spec,
-                    deltas[exp],
-                    baseline=baseline,
-                    delta=delta,
-                    n_units=len(samples[baseline]),
-                    n_seeds=n_seeds,
-                    note=note,
-                    level=level,
-                )
+            part = _part(
+                spec,
+                triple(fits, samples, per_seed),
+                baseline=baseline,
+                delta=delta,
+                n_units=len(samples[baseline]),
+                n_seeds=n_seeds,
+                note=note,
+                level=level,
             )
+            subs.append(_with_power(part, power, triple, (name, baseline)))
         if gap_parts and name in gap_parts:
             subs.append(gap_parts[name])
     verdict = CL.combine_any(s.verdict for s in subs)
@@ -255,13 +433,25 @@ def claim_exponents(
 
 
 def _change_parts(
-    name: str, baseline: str, deltas: dict, direction_of: str, *, d_exp, d_log, n_units, n_seeds, note, level
+    name: str,
+    baseline: str,
+    run: tuple[dict, dict, PerSeed | None],
+    direction_of: str,
+    *,
+    d_exp,
+    d_log,
+    n_units,
+    n_seeds,
+    note,
+    level,
+    power: RefitPower | None = None,
 ) -> list[CL.ClaimResult]:
     """Per component, "it moved the ``direction_of`` way (improved / worsened)" under the standard rule."""
     out = []
-    for k, d in deltas.items():
+    for k in S.PARAMS:
         if k in SHARED:
             continue
+        triple = param_triple(name, baseline, k, level)
         better = "greater" if S.IMPROVES[k] > 0 else "less"
         direction = better if direction_of == "improved" else ("less" if better == "greater" else "greater")
         spec = C2.part(
@@ -273,31 +463,51 @@ def _change_parts(
             metric=f"Δ{k} ({name} − {baseline})",
             method=name,
         )
-        out.append(
-            _part(
-                spec,
-                d,
-                baseline=baseline,
-                delta=d_log if k in S.LOG_PARAMS else d_exp,
-                n_units=n_units,
-                n_seeds=n_seeds,
-                note=note,
-                level=level,
-            )
+        part = _part(
+            spec,
+            triple(*run),
+            baseline=baseline,
+            delta=d_log if k in S.LOG_PARAMS else d_exp,
+            n_units=n_units,
+            n_seeds=n_seeds,
+            note=note,
+            level=level,
         )
+        out.append(_with_power(part, power, triple, (name, baseline)))
     return out
 
 
-def claim_opposing(fits, samples, baseline, others, *, d_exp, d_log, level, note, n_seeds: int = 1) -> CL.ClaimResult:
+def claim_opposing(
+    fits,
+    samples,
+    baseline,
+    others,
+    *,
+    d_exp,
+    d_log,
+    level,
+    note,
+    n_seeds: int = 1,
+    per_seed: PerSeed | None = None,
+    power: RefitPower | None = None,
+) -> CL.ClaimResult:
     subs = []
     for name in others:
         deltas = S.param_deltas(
             samples[name], samples[baseline], fits[name]["full"], fits[baseline]["full"], level=level
         )
-        kw = dict(d_exp=d_exp, d_log=d_log, n_units=len(samples[baseline]), n_seeds=n_seeds, note=note, level=level)
+        kw = dict(
+            d_exp=d_exp,
+            d_log=d_log,
+            n_units=len(samples[baseline]),
+            n_seeds=n_seeds,
+            note=note,
+            level=level,
+            power=power,
+        )
         sides = [
             C2.part(f"{name}/{side}", f"some component {side}", metric="components", method=name).composite(
-                _change_parts(name, baseline, deltas, side, **kw),
+                _change_parts(name, baseline, (fits, samples, per_seed), side, **kw),
                 how="any",
                 headline=None,
                 baseline=baseline,
@@ -333,23 +543,31 @@ def claim_opposing(fits, samples, baseline, others, *, d_exp, d_log, level, note
     )
 
 
+REVERSAL_NO_POWER = (
+    "no planted effect: the share of refit draws whose loss order flips between the two budgets is not an effect "
+    "that can be moved by a planted size (the location shift the power checks use); planting a reversal means "
+    "choosing a pair of laws that cross in the projected range, which the card does not give"
+)
+
+
 def claim_reversal(samples, names, c_small, c_big, *, level, note, n_seeds: int = 1) -> CL.ClaimResult:
     subs = []
     for a, b in S.pairs(names):
         r = S.reversal_probability(samples[a], samples[b], c_small, c_big)
         pair = {k: v for k, v in r.items() if k != "p"}
         if math.isfinite(r["p"]):
-            subs.append(
-                C3.part(f"{a}/{b}", "", rule="probability", cluster_unit=RUN_UNIT).simple(
-                    effect=r["p"],
-                    method=a,
-                    baseline=b,
-                    n_units=int(r["draws"]),
-                    n_seeds=n_seeds,
-                    details=pair,
-                    scale_note=note,
-                )
+            part = C3.part(f"{a}/{b}", "", rule="probability", cluster_unit=RUN_UNIT).simple(
+                effect=r["p"],
+                method=a,
+                baseline=b,
+                n_units=int(r["draws"]),
+                n_seeds=n_seeds,
+                details=pair,
+                scale_note=note,
             )
+            if part.verdict != CL.REPRODUCED:
+                part.details["power_not_applicable"] = REVERSAL_NO_POWER
+            subs.append(part)
         else:  # no usable paired refits: the pair cannot be judged (inconclusive, not "no reversal")
             check = C3.part(f"{a}/{b}/defined", "", rule="check").simple(
                 effect=None,
@@ -379,13 +597,27 @@ def claim_reversal(samples, names, c_small, c_big, *, level, note, n_seeds: int 
     )
 
 
-def claim_allocation(fits, samples, names, c_target, *, ratio, level, note, n_seeds: int = 1) -> CL.ClaimResult:
+def claim_allocation(
+    fits,
+    samples,
+    names,
+    c_target,
+    *,
+    ratio,
+    level,
+    note,
+    n_seeds: int = 1,
+    per_seed: PerSeed | None = None,
+    power: RefitPower | None = None,
+) -> CL.ClaimResult:
     log_r = math.log(ratio)
     subs = []
     for a, b in S.pairs(names):
-        r = S.log_allocation_ratio(samples[a], samples[b], fits[a]["full"], fits[b]["full"], c_target, level=level)
-        if r["effect"] < 0:  # orient so the larger D/N is first
-            a, b, r = b, a, {**r, "effect": -r["effect"], "ci_low": -r["ci_high"], "ci_high": -r["ci_low"]}
+        r = allocation_triple(a, b, c_target, level)(fits, samples, per_seed)
+        if r["effect"] < 0:  # orient so the larger D/N is first (the power's simulated runs keep this order)
+            a, b = b, a
+        triple = allocation_triple(a, b, c_target, level)
+        r = triple(fits, samples, per_seed)
         spec = C4.part(
             f"{a}/{b}",
             "",
@@ -396,19 +628,18 @@ def claim_allocation(fits, samples, names, c_target, *, ratio, level, note, n_se
             method=a,
             baseline=b,
         )
-        subs.append(
-            _part(
-                spec,
-                r,
-                threshold=log_r,
-                delta=log_r,
-                n_units=int(r["draws"]),
-                n_seeds=n_seeds,
-                note=note,
-                level=level,
-                details={"ratio": float(np.exp(r["effect"])) if _finite(r["effect"]) else None},
-            )
+        part = _part(
+            spec,
+            r,
+            threshold=log_r,
+            delta=log_r,
+            n_units=int(r["draws"]),
+            n_seeds=n_seeds,
+            note=note,
+            level=level,
+            details={"ratio": float(np.exp(r["effect"])) if _finite(r["effect"]) else None},
         )
+        subs.append(_with_power(part, power, triple, (a, b)))
     verdict = CL.combine_any(s.verdict for s in subs)
     pick = _decisive(subs, verdict)
     return C4.composite(

@@ -134,6 +134,13 @@ class FitParams(Section):
     )
     power_boot: int = Field(200, ge=10, le=10_000, description="bootstrap refits per simulated pair")
     power_delta_beta: float = Field(0.05, gt=0, le=1, description="beta change planted in the power simulations")
+    refit_power_sims: int = Field(
+        20,
+        ge=0,
+        le=1000,
+        description="simulated grids from the fitted laws (the run's noise), each refitted and bootstrapped with "
+        "power_boot refits and fitted per seed: the power of the claims decided on refit CIs (0: none)",
+    )
 
 
 class ClaimsParams(ClaimsBase):
@@ -226,7 +233,7 @@ PRESETS = presets(
         "tokenizer": {"vocab_size": 512},
         "grid": {"sizes": [5_000, 10_000, 20_000], "budgets": [8_192, 16_384, 32_768]},
         "training": {"batch_size": 8, "seq_len": 64, "eval_windows": 8},
-        "fit": {"bootstrap": 20, "power_sims": 1, "power_boot": 20},
+        "fit": {"bootstrap": 20, "power_sims": 1, "power_boot": 20, "refit_power_sims": 2},
         "claims": {"power_sims": 20, "power_resamples": 200},
         "resources": {"threads": 2, "workers": 1},
     },

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
+from components.evaluation import scaling_claims as S
 from components.io import read_json, read_jsonl
 from components.reporting import Section
 from components.reporting.plots import bar_plot, errorbar_plot, line_plot
@@ -44,6 +47,51 @@ def trusted_samples(fits: dict, samples: dict) -> tuple[dict, list[str]]:
     return out, flags
 
 
+def refit_power(ctx: StageContext[Params], fits: dict, deltas) -> C.RefitPower:
+    """The fit stage's simulated runs (``refit-power.npz``) as the claims' power check; with no runs, the reason
+    why none were made. Each simulated intervention's refits go through the same trust rule as the real run's
+    (``trusted_samples``)."""
+    info = fits.get("refit_power")
+    names = (info or {}).get("simulated") or []
+    path = Path(ctx.input(FITS)) / "refit-power.npz"
+    if not names or not path.exists():
+        usable = [n for n, f in fits["fits"].items() if f.get("usable")]
+        if info is None:
+            why = "this run's fit stage simulated no runs (its fits.json predates the refit power check)"
+        elif not info.get("n_sim"):
+            why = "fit.refit_power_sims is 0: no runs were simulated from the fitted laws"
+        else:
+            why = (
+                f"fewer than two of the laws fitted on this run are usable ({', '.join(usable) or 'none'}), so "
+                "there is no pair of laws to simulate runs from"
+            )
+        return C.RefitPower(
+            runs=[], simulated=(), deltas=tuple(deltas), n_boot=0, seed=ctx.params.seed, none_because=why
+        )
+    with np.load(path) as z:
+        arrays = {k: z[k] for k in z.files}
+    runs = []
+    for i in range(int(info["n_sim"])):
+        full = {n: {"full": dict(zip(S.PARAMS, map(float, arrays[f"full-{n}"][i])))} for n in names}
+        dropped = {n: {"refits_dropped": int(arrays[f"dropped-{n}"][i])} for n in names}
+        samples, _ = trusted_samples(dropped, {n: arrays[f"samples-{n}"][i] for n in names})
+        per_seed = {
+            n: [
+                None if not np.isfinite(row).all() else dict(zip(S.PARAMS, map(float, row)))
+                for row in arrays[f"seeds-{n}"][i]
+            ]
+            for n in names
+        }
+        runs.append((full, samples, per_seed))
+    return C.RefitPower(
+        runs=runs,
+        simulated=tuple(names),
+        deltas=tuple(float(k) for k in deltas),
+        n_boot=int(info["n_boot"]),
+        seed=ctx.params.seed,
+    )
+
+
 def evaluate_claims(ctx: StageContext[Params], fits: dict, samples: dict, rows: list[dict]) -> list:
     p = ctx.params
     cl = p.claims
@@ -55,6 +103,8 @@ def evaluate_claims(ctx: StageContext[Params], fits: dict, samples: dict, rows: 
     f = fits["fits"]
     samples, _ = trusted_samples(f, samples)
     seeds = len(p.grid.seeds)  # runs per N every refit draws from
+    per_seed = (fits.get("per_seed") or {}).get("laws")
+    power = refit_power(ctx, fits, cl.power_deltas)
     law = (fits.get("fitter_power") or {}).get("truth") or f[base]["full"]
     gaps = {
         n: C.gap_slope_part(
@@ -76,7 +126,17 @@ def evaluate_claims(ctx: StageContext[Params], fits: dict, samples: dict, rows: 
     }
     return [
         C.claim_exponents(
-            f, samples, base, targets, delta=cl.delta_exponent, level=cl.level, note=note, n_seeds=seeds, gap_parts=gaps
+            f,
+            samples,
+            base,
+            targets,
+            delta=cl.delta_exponent,
+            level=cl.level,
+            note=note,
+            n_seeds=seeds,
+            gap_parts=gaps,
+            per_seed=per_seed,
+            power=power,
         ),
         C.claim_opposing(
             f,
@@ -88,6 +148,8 @@ def evaluate_claims(ctx: StageContext[Params], fits: dict, samples: dict, rows: 
             level=cl.level,
             note=note,
             n_seeds=seeds,
+            per_seed=per_seed,
+            power=power,
         ),
         C.claim_reversal(
             samples,
@@ -107,6 +169,8 @@ def evaluate_claims(ctx: StageContext[Params], fits: dict, samples: dict, rows: 
             level=cl.level,
             note=note,
             n_seeds=seeds,
+            per_seed=per_seed,
+            power=power,
         ),
     ]
 
@@ -229,6 +293,18 @@ def _power_section(fits: dict, claims: list) -> Section:
                     "reproduced": f"{r['reproduced']:.2f}",
                 }
             )
+    refit = [
+        {
+            "comparison": part["id"],
+            "planted (x band)": k,
+            "planted effect": _num(r["planted"], ".4g"),
+            "n_sim": r["n_sim"],
+            "reproduced": f"{r['reproduced']:.2f}",
+            "not reproduced": f"{r['not_reproduced']:.2f}",
+        }
+        for part in _refit_parts(claims)
+        for k, r in zip(part["details"]["power"]["planted_in_deltas"], part["details"]["power"]["rows"])
+    ]
     text = f"Shared E: **{e['state']}** ({e['reason']}). "
     if fp:
         t = fp["truth"]
@@ -243,9 +319,34 @@ def _power_section(fits: dict, claims: list) -> Section:
         "Gap-slope test (the mini-scale proxy in C1): share of simulated runs reproduced at a planted Δbeta of 0 "
         "(false positives) and of the power check's Δbeta."
     )
+    rp = fits.get("refit_power") or {}
+    if refit:
+        text += (
+            f" Refit comparisons not reproduced (C1, C2, C4): {rp.get('n_sim')} runs simulated from the fitted laws "
+            f"of {', '.join(rp.get('simulated', []))} with this run's noise, each refitted ({rp.get('n_boot')} refits) "
+            "and fitted per seed, its CI made as the real one (the refit CI hulled with the t-interval on the per-seed "
+            "effects, 1 df with 2 seeds), moved to each planted effect (multiples of the part's band) and decided by "
+            "the part's rule. The simulated laws' refits may fail the sanity checks less often than the real ones, "
+            "so read these shares as upper bounds."
+        )
     return Section(
-        "Can this design decide? Shared E, fitter power, gap-slope power", text, tables=[t for t in (sims, gap) if t]
+        "Can this design decide? Shared E, fitter power, gap-slope power, refit power",
+        text,
+        tables=[t for t in (sims, gap, refit) if t],
     )
+
+
+def _refit_parts(claims: list):
+    """Every leaf comparison (C1-C4) that carries a refit power check, in claim order."""
+    stack = [c.to_dict() if hasattr(c, "to_dict") else c for c in claims][::-1]
+    while stack:
+        c = stack.pop()
+        if not isinstance(c, dict):
+            continue
+        if c.get("rule") == "composite":
+            stack.extend(c["parts"][::-1])
+        elif "planted_in_deltas" in ((c.get("details") or {}).get("power") or {}):
+            yield c
 
 
 def _curation_section(curated: dict, rewrite: dict) -> Section:

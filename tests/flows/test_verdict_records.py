@@ -3,9 +3,6 @@
 small-sample interval, every claim that is not reproduced carries its power or a reason, resamples are
 10,000 or the record says why, weak reproductions are labelled, and the named claims are testable or say why not.
 
-Papers in ``PIPELINE_GAPS`` were re-recorded under the new kit (2026-12-05) but their pipelines do not yet give
-the kit what the rule asks (the reason says what): they are expected to fail (strict xfail); when a pipeline is
-fixed and re-recorded its entry must go, or the test fails.
 """
 
 from __future__ import annotations
@@ -21,10 +18,6 @@ from components.evaluation.explain import WEAK, labels, verdict_text
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDS = sorted((ROOT / "docs" / "verdicts").glob("*.json"))
-PIPELINE_GAPS = {  # re-recorded 2026-12-05; the audit's findings, still to fix in each pipeline
-    "ofmu": "C1/MU and C2 inconclusive without a power check or a reason why none applies",
-    "qualitypajama": "refit CIs over 2 seeds lack the small-sample interval; parts without power checks",
-}
 
 
 def walk(claim: Mapping, where: str = "") -> Iterator[tuple[str, Mapping]]:
@@ -55,9 +48,7 @@ def problems(doc: Mapping) -> list[str]:
 
 
 @pytest.mark.parametrize("path", RECORDS, ids=[p.stem for p in RECORDS])
-def test_record_follows_the_rule(path: Path, request):
-    if path.stem in PIPELINE_GAPS:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=PIPELINE_GAPS[path.stem]))
+def test_record_follows_the_rule(path: Path):
     doc = json.loads(path.read_text(encoding="utf-8"))
     validate_claims_document(doc, str(path))
     found = problems(doc)

@@ -12,6 +12,7 @@ from components.evaluation.claims import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCE
 from flows.ofmu.claims import claim1, claim2, claim3, claim4, index_items
 from flows.ofmu.params import PRESETS, Params
 from tests.claims_checks import assert_every_verdict_flip_is_caught
+from tests.flows.test_verdict_records import problems
 
 N_Q = 30  # questions per split
 
@@ -103,6 +104,11 @@ def vision(seeds, acc_ofmu, acc_gd, out_of_band=(), sc="class-3", n=120, rng_see
                 drawn = (rng.random(n) < acc).astype(int).tolist()
             correct.append({"scenario": sc, "method": method, "seed": s, "correct": drawn})
     return runs, correct
+
+
+def audit(c) -> list[str]:
+    """The record audit's findings on one claim, but the resample count (these tests use 1,000 for speed)."""
+    return [x for x in problems({"claims": [c.to_dict()]}) if "resamples" not in x]
 
 
 # --- C1: trade-off ------------------------------------------------------------------------------------------------
@@ -288,6 +294,29 @@ def test_c1_not_reproduced_on_utility_carries_the_power_of_its_mu_part():
     assert power["part"] == "C1/MU" and [r["planted"] for r in power["rows"]] == [0.0, 40 * p.claims.delta_mu]
     null, big = power["rows"]
     assert null["reproduced"] <= 0.1 and big["reproduced"] >= 0.9
+    # the part's own record carries the same check (the audit of docs/verdicts reads every part)
+    assert c.parts[0]["details"]["power"]["rows"] == power["rows"] and "part" not in c.parts[0]["details"]["power"]
+    assert not audit(c)
+
+
+def test_c2_not_reproduced_or_inconclusive_carries_its_own_power():
+    """C2 (an MU difference, GA minus OFMU, claimed below 0) that is not reproduced says whether the run could have
+    shown the paper's effect: runs redrawn from its questions and seeds, MU recomputed, planted on the claimed
+    (negative) side: few false positives at 0, nearly always reproduced at a large planted effect."""
+    p = params()
+    p.claims.power_sims, p.claims.power_resamples, p.claims.power_deltas = 30, 300, [0.0, 40.0]
+    shift = {("ga", 0): 0.0, ("ga", 1): 0.0, ("ga", 2): 0.8}
+    for mus, kw, verdict in (
+        ({**MODELS, "ga": 0.8}, {}, NOT_REPRODUCED),
+        ({**MODELS, "ga": 0.5}, {"seed_shift": shift}, INCONCLUSIVE),
+    ):
+        c = claim2(p, index_items(lm_items(p.unlearn.seeds, mus, **kw)))
+        assert c.verdict == verdict
+        null, big = c.details["power"]["rows"]
+        assert [null["planted"], big["planted"]] == [0.0, -40 * p.claims.delta_mu]
+        assert null["reproduced"] <= 0.1 and big["reproduced"] >= 0.9
+        assert not audit(c)
+    assert "power" not in claim2(p, index_items(lm_items(p.unlearn.seeds, MODELS))).details  # reproduced: none
 
 
 def test_c1_reproduced_carries_no_power_check_and_c3_inconclusive_does():

@@ -162,3 +162,41 @@ def test_power_section_shows_the_planted_delta_beta_beside_its_slope():
     fits = {"shared_E": {"state": "not identified", "reason": "E at 0"}, "fitter_power": None}
     table = _power_section(fits, [SimpleNamespace(parts=[part])]).tables[-1]
     assert [r["planted Δbeta"] for r in table] == [0.0, 0.05] and table[1]["planted slope"] == "0.1660"
+
+
+def test_power_section_lists_the_refit_parts_power():
+    from types import SimpleNamespace
+
+    from flows.qualitypajama.report import _power_section
+
+    leaf = {
+        "id": "C2/qa-67/beta/improved",
+        "rule": "standard",
+        "details": {
+            "power": {
+                "planted_in_deltas": [0.0, 5.0],
+                "rows": [
+                    {"planted": 0.0, "n_sim": 20, "reproduced": 0.0, "not_reproduced": 0.1},
+                    {"planted": 0.05, "n_sim": 20, "reproduced": 0.35, "not_reproduced": 0.0},
+                ],
+            }
+        },
+    }
+    claim = {
+        "id": "C2",
+        "rule": "composite",
+        "details": {},
+        "parts": [{"id": "C2/qa-67", "rule": "composite", "parts": [leaf]}],
+    }
+    fits = {
+        "shared_E": {"state": "identified", "reason": "inside"},
+        "fitter_power": None,
+        "refit_power": {"n_sim": 20, "n_boot": 200, "simulated": ["qa-67", "raw"]},
+    }
+    section = _power_section(fits, [SimpleNamespace(parts=claim["parts"], to_dict=lambda: claim)])
+    (table,) = section.tables
+    assert [(r["comparison"], r["planted (x band)"], r["reproduced"]) for r in table] == [
+        ("C2/qa-67/beta/improved", 0.0, "0.00"),
+        ("C2/qa-67/beta/improved", 5.0, "0.35"),
+    ]
+    assert "20 runs simulated from the fitted laws of qa-67, raw" in section.markdown

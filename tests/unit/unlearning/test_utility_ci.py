@@ -109,3 +109,35 @@ def test_offsets_need_one_value_per_seed():
     d = _splits(np.random.default_rng(8))
     with pytest.raises(DataError, match="offsets: 1 values but 2 seeds"):
         utility_difference_ci([d, d], [d, d], n_resamples=10, level=0.95, seed=0, offsets=[0.1])
+
+
+def test_a_simulated_run_s_ci_holds_the_small_sample_interval_on_its_seeds(monkeypatch):
+    """The power check decides each simulated run with the claim's own CI: the two-stage bootstrap widened to
+    the hull with a t-interval (k - 1 df) on the run's per-seed MU differences. With seeds that differ a lot and
+    few questions per seed, the t-interval is the wider, so the simulated CI is that interval exactly."""
+    from scipy import stats as st
+
+    import components.unlearning.utility_ci as U
+
+    rng = np.random.default_rng(9)
+    base = [_splits(rng) for _ in range(3)]
+    method = [
+        {s: {**v, "prob": np.clip(v["prob"] + d, 0.01, 1)} for s, v in b.items()} for b, d in zip(base, (0.0, 0.1, 0.3))
+    ]
+    drawn = []
+    real = U.simulated_seeds
+
+    def spy(*args, **kwargs):
+        out = real(*args, **kwargs)
+        drawn.append(out)
+        return out
+
+    monkeypatch.setattr(U, "simulated_seeds", spy)
+    simulate = U.utility_difference_simulator(method, base, n_resamples=400, level=0.95)
+    for i in range(5):
+        pt, lo, hi = simulate(np.random.default_rng(i))
+        dm, db, off = drawn[-1]
+        effects = np.array([model_utility(m) - model_utility(b) for m, b in zip(dm, db)]) + off
+        half = st.t.ppf(0.975, 2) * effects.std(ddof=1) / np.sqrt(3)
+        assert pt == pytest.approx(effects.mean())
+        assert lo <= effects.mean() - half + 1e-12 and hi >= effects.mean() + half - 1e-12
