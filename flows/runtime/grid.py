@@ -16,6 +16,10 @@ the stage's staging folders (which a killed stage loses), under ``PAPERLINE_SHAR
 storage) or ``.paperline/results``; a cached result whose folder is gone is computed again. The stage copies
 what it publishes out of ``job_dir``.
 
+Jobs and results can be typed: a job may be a dataclass of plain values (the function receives it as it is),
+and ``result=<a dataclass>`` declares what ``fn`` returns: its fields are stored and the stage gets instances of
+that class back, from a fresh run or from the cache alike (the class comes from the caller, never from storage).
+
 Results must be plain data: dicts with string keys, lists, tuples, str, int, float, bool, None, numpy
 arrays and scalars. They are stored as tagged JSON (never pickle: reading a stored result runs no code) and
 come back equal, so a resumed stage writes the same outputs as an uninterrupted one. Prefect's own
@@ -142,17 +146,26 @@ def job_root(ctx: StageContext) -> Path:
 # -- the task --------------------------------------------------------------------------------------------------
 
 
-def _run_job(fn: Callable, job: Any, key: str, job_dir: str | None) -> Any:
+def _fields(value: Any, result: type | None) -> Any:
+    """A typed result as the dict of its fields (shallow: arrays and lists in it are encoded as they are)."""
+    if result is None:
+        return value
+    if not isinstance(value, result):
+        raise TypeError(f"grid job returned {type(value).__name__}, not the declared result {result.__name__}")
+    return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+
+
+def _run_job(fn: Callable, job: Any, key: str, job_dir: str | None, result: type | None = None) -> Any:
     """One job (module level, so process and cluster runners can pickle it); returns the encoded result."""
     if job_dir is None:
-        return encode(fn(job))
+        return encode(_fields(fn(job), result))
     folder = Path(job_dir)
     if folder.exists():  # leftovers of a job killed before it finished
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
-    result = encode(fn(job, folder))
+    value = encode(_fields(fn(job, folder), result))
     (folder / DONE).write_text(key)
-    return result
+    return value
 
 
 def _key_from_parameters(_context: Any, parameters: dict[str, Any]) -> str:
@@ -187,14 +200,18 @@ def run_grid(
     files: bool = False,
     progress: bool = False,
     stats: dict[str, int] | None = None,
+    result: type | None = None,
 ) -> list[Any]:
     """``[fn(job) for job in jobs]`` (or ``fn(job, job_dir)`` with ``files``), results in job order; jobs that
     finished in an earlier run of the same stage inputs come from Prefect's result cache.
 
     ``fn`` must be a module-level function; the first failing job's error is raised. After each job the
     fault seam ``grid-job:<paper>:<stage>:<n>`` (n = jobs done so far) lets a test kill the stage there.
-    A ``stats`` dict given is filled with ``jobs`` and ``cached`` (how many came from the cache).
+    A ``stats`` dict given is filled with ``jobs`` and ``cached`` (how many came from the cache). ``result``, a
+    dataclass, is the type every job returns: the results come back as its instances.
     """
+    if result is not None and not (dataclasses.is_dataclass(result) and isinstance(result, type)):
+        raise TypeError(f"run_grid(result=...): expected a dataclass type, got {result!r}")
     from tqdm import tqdm
 
     from flows.runtime.stages import fingerprint
@@ -205,7 +222,7 @@ def run_grid(
     calls = []
     for job in jobs:
         key = job_key(base, fn, job)
-        calls.append({"fn": fn, "job": job, "key": key, "job_dir": str(root / key) if root else None})
+        calls.append({"fn": fn, "job": job, "key": key, "job_dir": str(root / key) if root else None, "result": result})
     task = _task(desc)
     results: list[Any] = []
     cached = 0
@@ -215,7 +232,8 @@ def run_grid(
         if state.name == "Cached" and call["job_dir"] and not (Path(call["job_dir"]) / DONE).is_file():
             state = task.with_options(refresh_cache=True)(**call, return_state=True)  # its folder is gone
         cached += state.name == "Cached"
-        results.append(decode(state.result()))  # raises the job's exception
+        value = decode(state.result())  # raises the job's exception
+        results.append(value if result is None else result(**value))
         crash_point(f"{point}:{n}")
     log.info("%s: %d of %d jobs from the cache of an earlier run", desc, cached, len(calls))
     if stats is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
@@ -52,3 +53,58 @@ def test_a_job_key_changes_with_the_stage_inputs_the_function_and_the_job():
     assert key != job_key("fp-a", _other, job)
     assert key != job_key("fp-a", _job, {**job, "seed": 2})
     assert job_key("fp-a", partial(_job), job) != job_key("fp-a", partial(_job, y=1), job)
+
+
+# -- typed jobs and results through a real stage -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Job:
+    seed: int
+    scale: float
+
+
+@dataclass
+class Row:
+    seed: int
+    values: np.ndarray
+    note: str
+
+
+def _typed(job: Job) -> Row:
+    return Row(job.seed, np.arange(3) * job.scale, f"seed {job.seed}")
+
+
+def _untyped(job: Job) -> dict:
+    return {"seed": job.seed}
+
+
+def _stage(tmp_path: Path):
+    from flows.registry import PaperSpec, StageSpec
+    from flows.runtime.params import Section
+    from flows.runtime.settings import Paths
+    from flows.runtime.stages import StageContext
+
+    (tmp_path / "code.py").write_text("x = 1\n")
+    stage = StageSpec("grid", "fake_grid_module", deps=("code.py",), params=("profile",), outs=("data/toy/out",))
+    paper = PaperSpec("toy", 99, "Toy", None, (stage,))
+    return StageContext(paper, stage, Section(), "smoke", Paths(tmp_path))
+
+
+@pytest.mark.slow  # a Prefect server for the session
+def test_typed_jobs_give_typed_results_fresh_and_from_the_cache(tmp_path, prefect_api):
+    from flows.runtime.grid import run_grid
+
+    ctx = _stage(tmp_path)
+    jobs = [Job(0, 1.0), Job(1, 2.0)]
+    first, stats = run_grid(ctx, _typed, jobs, desc="typed", result=Row), {}
+    again = run_grid(ctx, _typed, jobs, desc="typed", result=Row, stats=stats)
+    assert stats == {"jobs": 2, "cached": 2}
+    for rows in (first, again):
+        assert [type(r) for r in rows] == [Row, Row]
+        assert [r.note for r in rows] == ["seed 0", "seed 1"]
+        np.testing.assert_array_equal(rows[1].values, [0.0, 2.0, 4.0])
+    with pytest.raises(TypeError, match="not the declared result Row"):
+        run_grid(ctx, _untyped, jobs, desc="untyped", result=Row)
+    with pytest.raises(TypeError, match="expected a dataclass type"):
+        run_grid(ctx, _typed, jobs, desc="typed", result=dict)
