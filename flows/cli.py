@@ -167,13 +167,16 @@ def run_cmd(
     spec = find_paper(paper)
     check_stages(spec, stage)
     _setup_logging()
+    if not force and _nothing_to_do(paths, spec.slug, profile=profile, overrides=set_ or (), stages=stage):
+        return
+    typer.echo(f"{spec.slug}: stages to run; checking inputs and params ...", err=True)
     _use_runner(runner)
     from flows.doctor import preflight
     from flows.runtime import prefect_server
 
     with prefect_server.connected(paths, wait=False) as server:  # a temporary one starts while params are checked
         preflight(spec.slug, paths, profile=profile, overrides=set_ or (), stages=stage)
-        _starting(None if server.temporary else server.url, track=not no_track)
+        _starting(server, track=not no_track)
         server.ready()
         from flows.runtime import pipeline
 
@@ -196,6 +199,26 @@ def run_cmd(
     typer.echo(f"report: {paths.report(spec.slug)}/report.html")
 
 
+def _nothing_to_do(paths, slug: str, *, profile: str | None, overrides, stages) -> bool:
+    """Every planned stage up to date: say so, print the last claims and return True, having imported neither
+    Prefect, MLflow nor torch (``flows.runtime.noop``); False when there is work."""
+    from flows.runtime import dvc_lock, noop, pipeline
+
+    order = noop.up_to_date(slug, paths, profile=profile, overrides=overrides, stages=stages)
+    if order is None:
+        return False
+    typer.echo(f"{slug}: nothing to do, every stage is up to date (--force reruns them)", err=True)
+    results = {f"{owner}:{name}": {"skipped": True} for owner, name in order}
+    for name in results:
+        typer.echo(f"{name}: skipped (up to date)")
+    why = dvc_lock.why_not(paths, profile=profile, file_profile=pipeline.file_profile(paths), overrides=overrides)
+    if why is None and noop.lock_needs_record(paths, order):
+        _record_in_dvc_lock(paths, results, profile=profile, overrides=overrides)
+    _print_claims(paths, slug, results)
+    typer.echo(f"report: {paths.report(slug)}/report.html")
+    return True
+
+
 def _record_in_dvc_lock(paths, results: dict, *, profile: str | None, overrides) -> None:
     """After a run with params.yaml's own params, `dvc status` is clean (flows/runtime/dvc_lock.py)."""
     from flows.runtime import dvc_lock, pipeline
@@ -214,9 +237,14 @@ def _record_in_dvc_lock(paths, results: dict, *, profile: str | None, overrides)
     typer.echo(f"dvc.lock: recorded {len(names)} stage(s); `dvc status` is clean for them")
 
 
-def _starting(url: str | None, *, track: bool) -> None:
-    """One line before the quiet start-up (a temporary Prefect server answers in about 5 s, 15 s on a new database)."""
-    prefect = f"using the Prefect server at {url}" if url else "starting a temporary Prefect server"
+def _starting(server, *, track: bool) -> None:
+    """One line before the quiet start-up (a new Prefect server answers in about 5 s, 15 s on a new database)."""
+    if server.temporary:
+        prefect = "starting a temporary Prefect server"
+    elif server.proc is not None:
+        prefect = f"starting the shared Prefect server at {server.url} (it stops after {server.idle:g} s unused)"
+    else:
+        prefect = f"using the Prefect server at {server.url}"
     typer.echo(f"{prefect}" + (" and opening the MLflow store" if track else "") + " ...", err=True)
 
 

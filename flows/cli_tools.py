@@ -214,10 +214,10 @@ def schedule(
             api_url=server.url,
         )
     typer.echo(f"deployment {name} on pool {pool}" + (f", cron {cron!r}" if cron else ", no schedule"))
-    if server.temporary:
+    if server.temporary or server.idle:
         typer.echo(
-            "no Prefect server was running: the deployment is stored in this checkout's Prefect database; "
-            "start one with `paperline server start` so its schedule runs",
+            "no Prefect server with a scheduler was running: the deployment is stored in this checkout's Prefect "
+            "database; start one with `paperline server start` so its schedule runs",
             err=True,
         )
     typer.echo(f"run it now: prefect deployment run '{name}'; a worker: prefect worker start --pool {pool}")

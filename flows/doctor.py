@@ -220,15 +220,18 @@ def _prefect_check(paths: Paths) -> Check:
             f"PREFECT_API_URL={env}: no server answers",
             "`paperline server start`, or unset PREFECT_API_URL",
         )
-    url = prefect_server.running(paths)
+    url = prefect_server.running(paths, starting_timeout=0)
     if url:
-        return Check("Prefect server", "OK", f"recorded server {url} answers")
-    return Check(
-        "Prefect server",
-        "WARN",
-        "none running: `paperline run` starts a temporary one (10-30 s)",
-        "`paperline server start` (for dvc repro and repeated runs)",
-    )
+        rec = prefect_server.recorded(paths) or {}
+        idle = rec.get("idle_seconds")
+        kind = f"shared server (stops after {idle:g} s unused)" if idle else "recorded server"
+        return Check("Prefect server", "OK", f"{kind} {url} answers (pid {rec.get('pid')})")
+    idle = prefect_server.idle_seconds()
+    if idle:
+        note = f"none running: the next command starts the shared one (about 5 s); it stops after {idle:g} s unused"
+    else:
+        note = f"none running: {prefect_server.IDLE_ENV}=0, so each command starts a temporary one (5-15 s)"
+    return Check("Prefect server", "WARN", note, "`paperline server start` (with the UI and the scheduler)")
 
 
 def _mlflow_check(paths: Paths) -> Check:

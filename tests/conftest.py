@@ -44,7 +44,12 @@ def pytest_xdist_make_scheduler(config, log):
 
 
 def pytest_configure(config):
-    """On a worker, torch and the subprocesses it starts take one thread each, so two workers fill two cores."""
+    """On a worker, torch and the subprocesses it starts take one thread each, so two workers fill two cores.
+
+    Commands run by tests in scratch copies get a temporary Prefect server each (``PAPERLINE_SERVER_IDLE=0``)
+    rather than a shared one that would outlive the copy by 15 minutes;
+    tests/integration/test_shared_server.py checks the shared server itself."""
+    os.environ.setdefault(prefect_server.IDLE_ENV, "0")
     if os.environ.get("PYTEST_XDIST_WORKER"):
         for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
             os.environ.setdefault(var, "1")

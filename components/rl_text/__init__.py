@@ -5,3 +5,5 @@ policy loss with a k3 KL to a frozen reference, TRL-compatible aggregations), ``
 sampling of variable-length prompts from a causal LM), ``trainer`` (one update step that ties them together).
 Framework-free: no Prefect, DVC or MLflow.
 """
+
+ADVANTAGES = ("grpo", "drgrpo", "rloo")  # the kinds ``advantages.group_advantages`` computes (here: no torch import)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import torch
 
 from components.errors import ParamsError
+from components.rl_text import ADVANTAGES as KINDS
 
-KINDS = ("grpo", "drgrpo", "rloo")
 STD_EPS = 1e-4  # TRL's epsilon in (r - mean) / (std + 1e-4)
 
 

@@ -6,6 +6,13 @@ milliseconds)::
     python orphan_guard.py run   --parent PID -- CMD ...   # run CMD; end it (its process group) when PID dies
     python orphan_guard.py watch --parent PID --match TEXT  # end PID's children whose command line holds TEXT
                                                             # once PID has died
+    python orphan_guard.py idle --leases DIR --timeout S --record FILE -- CMD ...
+                                    # run CMD; end it once no live process has held a lease in DIR for S seconds
+
+``idle`` runs the shared server that commands start in the background and reuse
+(``prefect_server.connected``): each command holds a lease, a file ``<pid>-<start time>`` in DIR, while it uses
+the server; a lease whose process is gone (killed) counts as released. The guard removes FILE (the server's
+record) when it ends the server, if the record still names the guard.
 
 ``run`` wraps a server paperline starts for one process (``prefect_server.start(owner_pid=...)``).
 ``watch`` covers the temporary server Prefect itself starts for a process without a server
@@ -17,6 +24,7 @@ and start time are checked), which works from any thread of the parent, unlike
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -27,6 +35,7 @@ from pathlib import Path
 POLL = 0.5  # how often ``run`` checks its parent
 SCAN = 1.0  # how often ``watch`` checks its parent and, until it has found the server, scans /proc (~6 ms)
 GRACE = 5.0
+IDLE_FLAGS = ("--leases", "--timeout", "--record", "--")
 
 
 def _stat(pid: int) -> tuple[int, str] | None:
@@ -110,7 +119,55 @@ def run(parent: int, cmd: list[str]) -> int:
                 stop()
 
 
+def live_leases(leases: Path) -> int:
+    """How many lease files in ``leases`` name a live process (``<pid>-<start time>``); stale ones are removed."""
+    live = 0
+    for entry in list(leases.glob("*-*")):
+        pid, _, start = entry.name.partition("-")
+        if pid.isdigit() and _alive(int(pid), start or None):
+            live += 1
+        else:
+            entry.unlink(missing_ok=True)
+    return live
+
+
+def idle(leases: Path, timeout: float, record: Path, cmd: list[str]) -> int:
+    leases.mkdir(parents=True, exist_ok=True)
+    child = subprocess.Popen(cmd, start_new_session=True)
+    start = (_stat(child.pid) or (0, None))[1]
+    me = os.getpid()
+
+    def forget() -> None:
+        try:
+            if json.loads(record.read_text()).get("pid") == me:  # still our record, not a newer server's
+                record.unlink()
+        except (OSError, ValueError, AttributeError):
+            pass
+
+    def stop(*_):
+        _end({child.pid: start}, group=True)
+        forget()
+        sys.exit(0)
+
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, stop)
+    last_used = time.monotonic()
+    while True:
+        try:
+            code = child.wait(timeout=POLL * 2)
+            forget()  # the server exited by itself
+            return code
+        except subprocess.TimeoutExpired:
+            pass
+        if live_leases(leases):
+            last_used = time.monotonic()
+        elif time.monotonic() - last_used > timeout:
+            stop()
+
+
 def main(argv: list[str]) -> int:
+    if len(argv) > 8 and argv[0] == "idle" and (argv[1], argv[3], argv[5], argv[7]) == IDLE_FLAGS:
+        return idle(Path(argv[2]), float(argv[4]), Path(argv[6]), argv[8:])
     if len(argv) >= 3 and argv[0] in ("run", "watch") and argv[1] == "--parent":
         parent = int(argv[2])
         if argv[0] == "run" and len(argv) > 4 and argv[3] == "--":

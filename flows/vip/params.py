@@ -88,7 +88,7 @@ class MethodSpec(Section):
 
     @model_validator(mode="after")
     def _known(self):
-        from components.rl_text.advantages import KINDS
+        from components.rl_text import ADVANTAGES as KINDS  # without torch: params are checked before any import
         from components.vip.strategies import Method
 
         if self.advantage not in KINDS:

@@ -39,7 +39,7 @@ def test_schedule_and_deployments_use_the_recorded_server(as_user, prefect_api):
 
     scheduled = paperline("schedule", "qualitypajama", "--cron", "0 3 * * 1", "--profile", "smoke", cwd=root)
     _clean(scheduled)
-    assert "no Prefect server was running" not in scheduled.stderr
+    assert "no Prefect server with a scheduler was running" not in scheduled.stderr
 
     from prefect.client.orchestration import get_client
     from prefect.settings import PREFECT_API_URL, temporary_settings
@@ -66,7 +66,8 @@ def test_with_no_server_a_temporary_one_keeps_the_deployment_in_the_checkout(as_
 
     scheduled = paperline("schedule", "ofmu", "--cron", "0 4 * * *", cwd=root)
     _clean(scheduled)
-    assert "no Prefect server was running" in scheduled.stderr and "paperline server start" in scheduled.stderr
+    assert "no Prefect server with a scheduler was running" in scheduled.stderr
+    assert "paperline server start" in scheduled.stderr
 
     listed = paperline("deployments", "--json", cwd=root)  # another temporary server, on the same database
     _clean(listed)

@@ -100,6 +100,41 @@ def test_second_run_skips_every_stage(smoke_run):
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = [line for line in proc.stdout.splitlines() if line.startswith(("shared:", "qualitypajama:"))]
     assert len(lines) == 8 and all("skipped (up to date)" in line for line in lines), proc.stdout
+    assert "nothing to do" in proc.stderr and "Prefect server" not in proc.stderr, proc.stderr[-2000:]
+
+
+def test_a_run_with_nothing_to_do_decides_before_importing_prefect_or_torch(smoke_run):
+    """The no-op path (flows/runtime/noop.py) answers from the stage markers alone; a changed param, a changed
+    dependency or a missing output is work, seen as such before anything is imported."""
+    root, _ = smoke_run
+    code = (
+        "import sys; from flows.cli import app; from typer.testing import CliRunner; "
+        "r = CliRunner().invoke(app, ['run', 'qualitypajama', '--profile', 'smoke']); "
+        "assert r.exit_code == 0, r.output; assert 'nothing to do' in r.output, r.output; "
+        "print(sorted(m for m in ('torch', 'mlflow', 'prefect', 'lightning') if m in sys.modules))"
+    )
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+
+    from flows.runtime import noop
+    from flows.runtime.settings import Paths
+
+    paths = Paths(root)
+    assert noop.up_to_date("qualitypajama", paths, profile="smoke", overrides=(), stages=None)
+    changed = ("claims.n_resamples=123",)
+    assert noop.up_to_date("qualitypajama", paths, profile="smoke", overrides=changed, stages=None) is None
+    figure = next((root / "reports/qualitypajama").rglob("*.png"))
+    saved = figure.read_bytes()
+    figure.write_bytes(saved + b"\0")  # an output that is not what the stage wrote
+    try:
+        assert noop.up_to_date("qualitypajama", paths, profile="smoke", overrides=(), stages=None) is None
+    finally:
+        figure.write_bytes(saved)
+    assert noop.up_to_date("qualitypajama", paths, profile="smoke", overrides=(), stages=None)
 
 
 def test_list_shows_the_last_verdicts_without_importing_torch(smoke_run):
