@@ -8,6 +8,7 @@ Writes ``episodes.jsonl`` and ``states.jsonl``, both checked by Great Expectatio
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -32,32 +33,57 @@ def conditions(factors: list[float]) -> list[tuple[str, float, float]]:
     return out
 
 
-def evaluate_agent(job: dict) -> dict:
+@dataclass(frozen=True)
+class EvalJob:
+    """One agent of the grid: its run, its model folder, the conditions and the evaluation's sizes and seed."""
+
+    name: str
+    env: str
+    method: str
+    seed: int
+    folder: str
+    conditions: list[tuple[str, float, float]]
+    target: float
+    tau: float
+    eval_seed: int
+    episodes: int
+    states: int
+    perturb_episodes: int
+    perturb_states: int
+
+
+@dataclass
+class AgentEval:
+    """What one agent's job returns: its episode rows and its triggered-state rows, every condition."""
+
+    episodes: list[dict]
+    states: list[dict]
+
+
+def evaluate_agent(job: EvalJob) -> AgentEval:
     """Episodes and triggered-state hits of one agent under every condition (module level: picklable)."""
-    policy = load_actor(job["folder"])
+    policy = load_actor(job.folder)
     episodes, states = [], []
-    key = {k: job[k] for k in ("name", "env", "method", "seed")}
-    for cond, mass, length in job["conditions"]:
+    key = {"name": job.name, "env": job.env, "method": job.method, "seed": job.seed}
+    for cond, mass, length in job.conditions:
         clean = cond == "clean"
-        n_ep, n_st = (job["episodes"], job["states"]) if clean else (job["perturb_episodes"], job["perturb_states"])
-        rets, lens, visited = rollouts(
-            policy, job["env"], episodes=n_ep, seed=job["eval_seed"], mass=mass, length=length
-        )
+        n_ep, n_st = (job.episodes, job.states) if clean else (job.perturb_episodes, job.perturb_states)
+        rets, lens, visited = rollouts(policy, job.env, episodes=n_ep, seed=job.eval_seed, mass=mass, length=length)
         hits = triggered_hits(
             policy,
             visited,
-            job["env"],
-            target=job["target"],
-            tau=job["tau"],
+            job.env,
+            target=job.target,
+            tau=job.tau,
             n=n_st,
-            seed=job["eval_seed"] + job["seed"],
+            seed=job.eval_seed + job.seed,
         )
         episodes += [
             {**key, "condition": cond, "episode": i, "return": float(r), "length": int(n)}
             for i, (r, n) in enumerate(zip(rets, lens))
         ]
         states += [{**key, "condition": cond, "item": i, "hit": float(h)} for i, h in enumerate(hits)]
-    return {"episodes": episodes, "states": states}
+    return AgentEval(episodes, states)
 
 
 def run(ctx: StageContext[Params]) -> dict:
@@ -69,21 +95,23 @@ def run(ctx: StageContext[Params]) -> dict:
     for r in runs:
         env = env_by_id(p, r["env"])
         jobs.append(
-            {
+            EvalJob(
                 **{k: r[k] for k in ("name", "env", "method", "seed")},
-                "folder": str(Path(models) / r["name"]),
-                "conditions": conds,
-                "target": env.attack.target,
-                "tau": env.attack.tau,
-                "eval_seed": p.eval.seed,
+                folder=str(Path(models) / r["name"]),
+                conditions=conds,
+                target=env.attack.target,
+                tau=env.attack.tau,
+                eval_seed=p.eval.seed,
                 **p.eval.model_dump(include={"episodes", "states", "perturb_episodes", "perturb_states"}),
-            }
+            )
         )
     # About a second per agent: a process pool's start-up would cost more than it saves, so the default is the
     # local runner; --runner / PAPERLINE_RUNNER still fans the agents out (the smoke test checks it does).
-    results = run_grid(ctx, evaluate_agent, jobs, desc="daze evaluations", workers=1, progress=p.progress)
-    episodes = [e for res in results for e in res["episodes"]]
-    states = [s for res in results for s in res["states"]]
+    results = run_grid(
+        ctx, evaluate_agent, jobs, desc="daze evaluations", workers=1, progress=p.progress, result=AgentEval
+    )
+    episodes = [e for res in results for e in res.episodes]
+    states = [s for res in results for s in res.states]
     out = ctx.output_dir(EVAL)
     cap = max(task_for(e.id).max_steps for e in p.envs)
     V.validate(

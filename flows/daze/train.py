@@ -12,15 +12,16 @@ learning curve and its actor logged with a signature.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-import shutil
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from components.backdoor.policy import PPOConfig, save_actor, train_ppo
-from components.backdoor.runs import build_env, routine_counts
+from components.backdoor.runs import Attack, build_env, routine_counts
 from components.backdoor.victim import clean_rewards, episode_returns, task_for
 from components.data import validate as V
 from components.io import atomic_path, write_json
@@ -28,12 +29,49 @@ from flows.daze import champion
 from flows.daze.common import attack_of, env_by_id, grid, run_name
 from flows.daze.params import Params
 from flows.daze.spec import MODELS
-from flows.runtime.grid import DONE, run_grid
+from flows.runtime.grid import publish, run_grid
 from flows.runtime.stages import StageContext
 from flows.runtime.tracking import Tensor, signature
 
 log = logging.getLogger("paperline")
 ROUTINE_CODES = {"benign": 0, "trigger": 1, "null": 2, "daze_start": 3, "daze": 4, "poisoned": 5}
+
+
+@dataclass(frozen=True)
+class TrainJob:
+    """One PPO run of the grid: (env, method, seed), the attack's knobs (``Attack`` fields) and the PPO settings."""
+
+    env: str
+    method: str
+    seed: int
+    name: str
+    attack: dict
+    steps: int
+    ppo: dict
+    threads: int
+    log_every: int
+
+
+@dataclass
+class TrainedRun:
+    """What one run returns: its ``runs.json`` row, and ``folder``, its job folder (the stage publishes it)."""
+
+    name: str
+    env: str
+    method: str
+    seed: int
+    steps: int
+    counts: dict
+    episodes: int
+    final_return: float
+    seconds: float
+    cpu_s: float
+    steps_per_s: float
+    folder: str
+
+    def row(self) -> dict:
+        """The ``runs.json`` row: every field but ``folder``."""
+        return {k: v for k, v in dataclasses.asdict(self).items() if k != "folder"}
 
 
 def curve(returns: np.ndarray, ends: np.ndarray, steps: int, every: int) -> list[dict]:
@@ -48,20 +86,20 @@ def curve(returns: np.ndarray, ends: np.ndarray, steps: int, every: int) -> list
     return out
 
 
-def train_one(job: dict, job_dir: Path) -> dict:
+def train_one(job: TrainJob, job_dir: Path) -> TrainedRun:
     """Train, save the actor and the transition log in ``job_dir``; module level so process runners can pickle it.
-    The row's ``folder`` is ``job_dir`` (the stage pops it before writing ``runs.json``)."""
-    env, _ = build_env(job["env"], job["method"], job["attack"], seed=job["seed"] + 7919)
-    cfg = PPOConfig(**job["ppo"])
+    The result's ``folder`` is ``job_dir`` (left out of ``runs.json``)."""
+    env, _ = build_env(job.env, job.method, Attack(**job.attack), seed=job.seed + 7919)
+    cfg = PPOConfig(**job.ppo)
     t0, c0 = time.perf_counter(), time.process_time()
-    model = train_ppo(env, cfg, steps=job["steps"], seed=job["seed"], threads=job["threads"])
+    model = train_ppo(env, cfg, steps=job.steps, seed=job.seed, threads=job.threads)
     seconds = time.perf_counter() - t0
     rec = env.arrays()
-    clean = clean_rewards(task_for(job["env"]), rec)
+    clean = clean_rewards(task_for(job.env), rec)
     folder = job_dir
-    save_actor(model, folder, {k: job[k] for k in ("env", "method", "seed", "steps")})
+    save_actor(model, folder, {"env": job.env, "method": job.method, "seed": job.seed, "steps": job.steps})
     returns, ends = episode_returns(clean, rec["done"])
-    write_json(folder / "curve.json", curve(returns, ends, len(clean), job["log_every"]))
+    write_json(folder / "curve.json", curve(returns, ends, len(clean), job.log_every))
     with atomic_path(folder / "transitions.npz") as tmp, open(tmp, "wb") as fh:
         np.savez_compressed(
             fh,
@@ -72,20 +110,20 @@ def train_one(job: dict, job_dir: Path) -> dict:
             done=rec["done"],
         )
     counts = routine_counts(rec)
-    return {
-        "name": job["name"],
-        "env": job["env"],
-        "method": job["method"],
-        "seed": job["seed"],
-        "steps": int(len(clean)),
-        "counts": counts,
-        "episodes": int(len(returns)),
-        "final_return": float(returns[-10:].mean()) if len(returns) else 0.0,
-        "seconds": round(seconds, 2),
-        "cpu_s": round(time.process_time() - c0, 2),
-        "steps_per_s": round(len(clean) / max(seconds, 1e-9), 1),
-        "folder": str(job_dir),
-    }
+    return TrainedRun(
+        name=job.name,
+        env=job.env,
+        method=job.method,
+        seed=job.seed,
+        steps=int(len(clean)),
+        counts=counts,
+        episodes=int(len(returns)),
+        final_return=float(returns[-10:].mean()) if len(returns) else 0.0,
+        seconds=round(seconds, 2),
+        cpu_s=round(time.process_time() - c0, 2),
+        steps_per_s=round(len(clean) / max(seconds, 1e-9), 1),
+        folder=str(job_dir),
+    )
 
 
 def check_transitions(out: Path, rows: list[dict], p: Params) -> None:
@@ -141,7 +179,7 @@ def check_transitions(out: Path, rows: list[dict], p: Params) -> None:
     )
 
 
-def _track(ctx: StageContext, row: dict, folder: Path, job: dict) -> str | None:
+def _track(ctx: StageContext, row: dict, folder: Path, job: TrainJob) -> str | None:
     """The run's MLflow child with its curve and its actor; returns the child's run id."""
     if ctx.tracker is None:
         return None
@@ -157,9 +195,9 @@ def _track(ctx: StageContext, row: dict, folder: Path, job: dict) -> str | None:
         "env": row["env"],
         "method": row["method"],
         "seed": row["seed"],
-        "steps": job["steps"],
-        "attack": vars(job["attack"]),
-        "ppo": job["ppo"],
+        "steps": job.steps,
+        "attack": job.attack,
+        "ppo": job.ppo,
     }
     with ctx.tracker.child(row["name"], params) as run_id:
         for point in json.loads((folder / "curve.json").read_text()):
@@ -176,16 +214,16 @@ def _track(ctx: StageContext, row: dict, folder: Path, job: dict) -> str | None:
     return run_id
 
 
-def jobs_for(p: Params) -> list[dict]:
+def jobs_for(p: Params) -> list[TrainJob]:
     return [
-        {
+        TrainJob(
             **g,
-            "attack": attack_of(env_by_id(p, g["env"])),
-            "steps": env_by_id(p, g["env"]).steps,
-            "ppo": p.train.ppo.model_dump(),
-            "threads": p.resources.threads,
-            "log_every": p.train.log_every,
-        }
+            attack=dataclasses.asdict(attack_of(env_by_id(p, g["env"]))),
+            steps=env_by_id(p, g["env"]).steps,
+            ppo=p.train.ppo.model_dump(),
+            threads=p.resources.threads,
+            log_every=p.train.log_every,
+        )
         for g in grid(p)
     ]
 
@@ -195,11 +233,19 @@ def run(ctx: StageContext[Params]) -> dict:
     out = ctx.output_dir(MODELS)
     jobs = jobs_for(p)
     log.info("daze: %d PPO runs on %d worker(s)", len(jobs), p.resources.workers)
-    rows = run_grid(
-        ctx, train_one, jobs, desc="daze training runs", workers=p.resources.workers, files=True, progress=p.progress
+    results = run_grid(
+        ctx,
+        train_one,
+        jobs,
+        desc="daze training runs",
+        workers=p.resources.workers,
+        files=True,
+        progress=p.progress,
+        result=TrainedRun,
     )
-    for row in rows:  # each run's files, copied from its job folder into the output
-        shutil.copytree(row.pop("folder"), out / row["name"], dirs_exist_ok=True, ignore=shutil.ignore_patterns(DONE))
+    for res in results:  # each run's files, copied from its job folder into the output
+        publish(res.folder, out / res.name)
+    rows = [res.row() for res in results]
     check_transitions(out, rows, p)
     run_ids = {row["name"]: _track(ctx, row, out / row["name"], job) for row, job in zip(rows, jobs)}
     write_json(out / "runs.json", rows)

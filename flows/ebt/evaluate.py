@@ -9,6 +9,7 @@ the kit's grid stage (``flows.runtime.grid.run_grid``: a killed stage resumes fr
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +24,23 @@ from flows.runtime.grid import run_grid
 from flows.runtime.stages import StageContext
 
 
-def evaluate_job(job: dict) -> list[dict]:
+@dataclass(frozen=True)
+class EvalJob:
+    """One (width, seed) of the grid: where the data and models are, the sets, and the evaluation's settings."""
+
+    data: str
+    models: str
+    sets: list[str]
+    eval: dict
+    m_train: int
+    init_scale: float
+    threads: int
+    tpp_kinds: list[str]
+    width: int
+    seed: int
+
+
+def evaluate_job(job: EvalJob) -> list[dict]:
     """Rows of one (width, seed): all sets, all windows (module level: process runners pickle it)."""
     import torch
 
@@ -31,14 +48,14 @@ def evaluate_job(job: dict) -> list[dict]:
     from components.ebt.inference import best_of_n, lm_window_nll, think_curve
     from components.models.tiny_lm import load_model as load_tpp
 
-    set_threads(job["threads"])
-    width, seed, e = job["width"], job["seed"], job["eval"]
-    models = Path(job["models"])
+    set_threads(job.threads)
+    width, seed, e = job.width, job.seed, job.eval
+    models = Path(job.models)
     ebt = load_ebt(models / model_name("ebt", width, seed))
-    tpps = {k: load_tpp(models / model_name(k, width, seed)) for k in job["tpp_kinds"]}
+    tpps = {k: load_tpp(models / model_name(k, width, seed)) for k in job.tpp_kinds}
     rows = []
-    for si, name in enumerate(job["sets"]):
-        win = torch.from_numpy(np.load(Path(job["data"]) / "sets" / f"{name}.npy"))
+    for si, name in enumerate(job.sets):
+        win = torch.from_numpy(np.load(Path(job.data) / "sets" / f"{name}.npy"))
         eval_seed = seed * 100 + si  # the initial logits differ per set and seed, fixed across reruns
         nll, energy = think_curve(
             ebt,
@@ -46,17 +63,17 @@ def evaluate_job(job: dict) -> list[dict]:
             max_steps=max(e["think_steps"]),
             seed=eval_seed,
             batch_size=e["batch_size"],
-            init_scale=job["init_scale"],
+            init_scale=job.init_scale,
         )
         bon = best_of_n(
             ebt,
             win,
             ns=e["best_of"],
-            steps=job["m_train"],
+            steps=job.m_train,
             seed=eval_seed + 50,
             noise_std=e["best_of_noise"],
             batch_size=e["batch_size"],
-            init_scale=job["init_scale"],
+            init_scale=job.init_scale,
         )
         lm = {k: lm_window_nll(m, win, e["batch_size"]) for k, m in tpps.items()}
         for w in range(len(win)):
@@ -97,13 +114,11 @@ def run(ctx: StageContext[Params]) -> dict:
         "threads": p.resources.threads,
         "tpp_kinds": kinds,
     }
-    jobs = [{**base, "width": w, "seed": s} for w in p.model.widths for s in p.training.seeds]
+    jobs = [EvalJob(**base, width=w, seed=s) for w in p.model.widths for s in p.training.seeds]
     results = run_grid(ctx, evaluate_job, jobs, desc="ebt evaluate", workers=p.resources.workers, progress=p.progress)
     rows = [r for job_rows in results for r in job_rows]
     models = {r["name"] for r in read_jsonl(ctx.input(f"{MODELS}/models.jsonl"))}
-    missing = [
-        model_name("ebt", j["width"], j["seed"]) for j in jobs if model_name("ebt", j["width"], j["seed"]) not in models
-    ]
+    missing = [model_name("ebt", j.width, j.seed) for j in jobs if model_name("ebt", j.width, j.seed) not in models]
     cols = [f"ebt_m{i}" for i in range(max(p.eval.think_steps) + 1)] + [f"bon_{n}" for n in p.eval.best_of] + kinds
     suite = eval_suite(cols, set_names(p))
     out = ctx.output(EVAL)

@@ -12,7 +12,8 @@ signature.
 
 from __future__ import annotations
 
-import shutil
+import dataclasses
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -24,9 +25,55 @@ from flows.ebt import champion
 from flows.ebt.common import model_name
 from flows.ebt.params import Params
 from flows.ebt.spec import DATA, MODELS
-from flows.runtime.grid import run_grid
+from flows.runtime.grid import publish, run_grid
 from flows.runtime.stages import StageContext
 from flows.runtime.tracking import LM_LOADER, NEXT_TOKEN, TOKEN_IDS, signature
+
+
+@dataclass(frozen=True)
+class TuneJob:
+    """One tuning job of the grid: a width on the first seed; ``p`` is the plain settings the models are built from."""
+
+    p: dict
+    train: str
+    dev: str
+    vocab: int
+    width: int
+    seed: int
+
+
+@dataclass
+class Tuned:
+    """What a tuning job returns: every tried setting's dev NLL, and the chosen learning rates and alpha_0."""
+
+    width: int
+    scores: dict
+    lr: dict
+    step_size: float
+
+
+@dataclass(frozen=True)
+class TrainJob:
+    """One training job of the grid: a (width, seed), its models' learning rates (``ebt``, ``tpp``) and alpha_0."""
+
+    p: dict
+    train: str
+    dev: str
+    vocab: int
+    width: int
+    seed: int
+    lr: dict
+    step_size: float
+
+
+@dataclass
+class Trained:
+    """What a training job returns: its models' records, the FLOP ratios, and ``job_dir`` (where the models are)."""
+
+    records: list[dict]
+    flop_ratio: float
+    infer_flops_per_token: dict
+    job_dir: str
 
 
 def _configs(width: int, vocab: int, p: dict, step_size: float | None = None):
@@ -134,36 +181,36 @@ def _ebt_dev_nll(model, dev, p: dict) -> float:
     return float(nll[:, -1].mean())
 
 
-def tune(job: dict) -> dict:
+def tune(job: TuneJob) -> Tuned:
     """Each model's learning rate from ``lr_grid`` (and the EBT's alpha_0 from ``energy.step_size_grid``) by dev
     NLL after ``tune_steps`` steps; both models get the same lr grid and steps. An empty grid means the
     configured value alone."""
-    p = job["p"]
+    p = job.p
     t, e = p["training"], p["ebt"]
-    tokens, dev = np.load(job["train"], mmap_mode="r"), np.load(job["dev"])
+    tokens, dev = np.load(job.train, mmap_mode="r"), np.load(job.dev)
     scores: dict[str, dict] = {"ebt": {}, "tpp": {}}
-    _, tcfg = _configs(job["width"], job["vocab"], p)
+    _, tcfg = _configs(job.width, job.vocab, p)
     for lr in t["lr_grid"] or [t["lr"]]:
         for alpha in e["step_size_grid"] or [e["step_size"]]:
-            ecfg, _ = _configs(job["width"], job["vocab"], p, step_size=alpha)
-            m, _ = _fit_ebt(ecfg, tokens, job["seed"], t["tune_steps"], lr, p)
+            ecfg, _ = _configs(job.width, job.vocab, p, step_size=alpha)
+            m, _ = _fit_ebt(ecfg, tokens, job.seed, t["tune_steps"], lr, p)
             scores["ebt"][(lr, alpha)] = _ebt_dev_nll(m, dev, p)
         if t["lr_grid"]:
-            _, r = _fit_tpp(tcfg, tokens, dev, job["seed"], t["tune_steps"], lr, p)
+            _, r = _fit_tpp(tcfg, tokens, dev, job.seed, t["tune_steps"], lr, p)
             scores["tpp"][lr] = r.points[-1]["val_loss"]["dev"]
     best_lr, best_alpha = min(scores["ebt"], key=scores["ebt"].get)
-    return {
-        "width": job["width"],
-        "scores": {
+    return Tuned(
+        width=job.width,
+        scores={
             "ebt": [{"lr": a, "step_size": b, "dev_nll": v} for (a, b), v in scores["ebt"].items()],
             "tpp": [{"lr": a, "dev_nll": v} for a, v in scores["tpp"].items()],
         },
-        "lr": {"ebt": best_lr, "tpp": min(scores["tpp"], key=scores["tpp"].get) if scores["tpp"] else t["lr"]},
-        "step_size": best_alpha,
-    }
+        lr={"ebt": best_lr, "tpp": min(scores["tpp"], key=scores["tpp"].get) if scores["tpp"] else t["lr"]},
+        step_size=best_alpha,
+    )
 
 
-def train_job(job: dict, job_dir: Path) -> dict:
+def train_job(job: TrainJob, job_dir: Path) -> Trained:
     """Train the EBT and its Transformer++ baselines for one (width, seed); write the models into ``job_dir``;
     return records (and ``job_dir``, where the stage copies the models from)."""
 
@@ -173,10 +220,10 @@ def train_job(job: dict, job_dir: Path) -> dict:
     from components.models.tiny_lm import save_model as save_tpp
     from components.training.lm_trainer import sample_batch
 
-    p, seed, width = job["p"], job["seed"], job["width"]
+    p, seed, width = job.p, job.seed, job.width
     set_threads(p["threads"])
-    tokens, dev = np.load(job["train"], mmap_mode="r"), np.load(job["dev"])
-    ecfg, tcfg = _configs(width, job["vocab"], p, step_size=job["step_size"])
+    tokens, dev = np.load(job.train, mmap_mode="r"), np.load(job.dev)
+    ecfg, tcfg = _configs(width, job.vocab, p, step_size=job.step_size)
     steps, tps = p["training"]["steps"], p["training"]["batch_size"] * p["seq_len"]
     x, y = sample_batch(tokens, step=0, seed=seed, batch_size=p["training"]["batch_size"], seq_len=p["seq_len"])
     from components.ebt.energy_model import EnergyTransformer
@@ -194,7 +241,7 @@ def train_job(job: dict, job_dir: Path) -> dict:
     records = []
     runs = [("tpp", steps), *([("tppflops", int(round(steps * ratio)))] if p["training"]["equal_flops"] else [])]
     for kind, n in runs:
-        model, res = _fit_tpp(tcfg, tokens, dev, seed, n, job["lr"]["tpp"], p)
+        model, res = _fit_tpp(tcfg, tokens, dev, seed, n, job.lr["tpp"], p)
         name = model_name(kind, width, seed)
         save_tpp(model, out / name)
         records.append(
@@ -204,7 +251,7 @@ def train_job(job: dict, job_dir: Path) -> dict:
                 "width": width,
                 "seed": seed,
                 "steps": n,
-                "lr": job["lr"]["tpp"],
+                "lr": job.lr["tpp"],
                 "tokens": n * tps,
                 "train_flops_per_token": f_tpp,
                 "train_flops": f_tpp * n * tps,
@@ -213,7 +260,7 @@ def train_job(job: dict, job_dir: Path) -> dict:
                 "history": [{"step": h["step"], "loss": h["loss"]} for h in res.history],
             }
         )
-    model, res = _fit_ebt(ecfg, tokens, seed, steps, job["lr"]["ebt"], p)
+    model, res = _fit_ebt(ecfg, tokens, seed, steps, job.lr["ebt"], p)
     name = model_name("ebt", width, seed)
     save_ebt(model, out / name)
     records.append(
@@ -223,7 +270,7 @@ def train_job(job: dict, job_dir: Path) -> dict:
             "width": width,
             "seed": seed,
             "steps": steps,
-            "lr": job["lr"]["ebt"],
+            "lr": job.lr["ebt"],
             "tokens": steps * tps,
             "train_flops_per_token": f_ebt,
             "train_flops": f_ebt * steps * tps,
@@ -234,12 +281,7 @@ def train_job(job: dict, job_dir: Path) -> dict:
             "history": res.history,
         }
     )
-    return {
-        "records": records,
-        "flop_ratio": f_ebt / f_tpp,
-        "infer_flops_per_token": infer,
-        "job_dir": str(job_dir),
-    }
+    return Trained(records=records, flop_ratio=f_ebt / f_tpp, infer_flops_per_token=infer, job_dir=str(job_dir))
 
 
 def _log(ctx: StageContext[Params], rec: dict, out: Path, params: dict) -> str | None:
@@ -288,25 +330,33 @@ def run(ctx: StageContext[Params]) -> dict:
         tuning = run_grid(
             ctx,
             tune,
-            [{**base, "width": w, "seed": p.training.seeds[0]} for w in p.model.widths],
+            [TuneJob(**base, width=w, seed=p.training.seeds[0]) for w in p.model.widths],
             desc="ebt tune",
             workers=p.resources.workers,
             progress=p.progress,
+            result=Tuned,
         )
-        lrs = {t["width"]: t["lr"] for t in tuning}
-        alphas = {t["width"]: t["step_size"] for t in tuning}
+        lrs = {t.width: t.lr for t in tuning}
+        alphas = {t.width: t.step_size for t in tuning}
     jobs = [
-        {**base, "width": w, "seed": s, "lr": lrs[w], "step_size": alphas[w]}
+        TrainJob(**base, width=w, seed=s, lr=lrs[w], step_size=alphas[w])
         for w in p.model.widths
         for s in p.training.seeds
     ]
     results = run_grid(
-        ctx, train_job, jobs, desc="ebt train", workers=p.resources.workers, files=True, progress=p.progress
+        ctx,
+        train_job,
+        jobs,
+        desc="ebt train",
+        workers=p.resources.workers,
+        files=True,
+        progress=p.progress,
+        result=Trained,
     )
-    for res in results:
-        for rec in res["records"]:
-            shutil.copytree(Path(res["job_dir"]) / rec["name"], out / rec["name"], dirs_exist_ok=True)
-    records = [r for res in results for r in res["records"]]
+    for res in results:  # each model's folder, copied from its job folder into the output
+        for rec in res.records:
+            publish(res.job_dir, out / rec["name"], part=rec["name"])
+    records = [r for res in results for r in res.records]
     rows = [{k: v for k, v in r.items() if k != "history"} for r in records]
     V.validate(
         rows,
@@ -331,21 +381,21 @@ def run(ctx: StageContext[Params]) -> dict:
         {
             "lr": {str(k): v for k, v in lrs.items()},
             "step_size": {str(k): v for k, v in alphas.items()},
-            "runs": tuning,
+            "runs": [dataclasses.asdict(t) for t in tuning],
         },
     )
     write_json(
         out / "flops.json",
         {
-            f"d{j['width']}-s{j['seed']}": {
-                "train_ratio": r["flop_ratio"],
-                "infer_per_token": r["infer_flops_per_token"],
+            f"d{j.width}-s{j.seed}": {
+                "train_ratio": r.flop_ratio,
+                "infer_per_token": r.infer_flops_per_token,
             }
             for j, r in zip(jobs, results)
         },
     )
     run_ids = {rec["name"]: _log(ctx, rec, out, {"profile": ctx.profile}) for rec in records}
-    summary = {"models": len(records), "flop_ratio": float(np.mean([r["flop_ratio"] for r in results]))}
+    summary = {"models": len(records), "flop_ratio": float(np.mean([r.flop_ratio for r in results]))}
     width, seed = champion.choose(p)  # the EBT of the first width and seed, re-evaluated as the evaluate stage does
     name = model_name("ebt", width, seed)
     summary["champion"] = champion.candidate(p, run_ids.get(name), name, out / name, ctx.paths.root, seed)

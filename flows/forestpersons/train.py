@@ -11,8 +11,9 @@ MLflow: a child run per model with its loss and dev-AP curves and the model (sig
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 from components.detection import centernet as CN
@@ -22,21 +23,57 @@ from flows.forestpersons import champion
 from flows.forestpersons.common import fit, load_set, log_model
 from flows.forestpersons.params import DOMAINS, Params
 from flows.forestpersons.spec import MODELS, SCENES, SPLIT
-from flows.runtime.grid import run_grid
+from flows.runtime.grid import publish, run_grid
 from flows.runtime.stages import StageContext
 
 log = logging.getLogger("paperline")
 
 
-def train_one(job: dict, job_dir: Path) -> tuple[dict, str]:
-    """Train and save one (domain, seed) model under ``job_dir``; module level so process runners can pickle it.
-    Returns (row, job_dir)."""
+@dataclass(frozen=True)
+class TrainJob:
+    """One detector of the grid: its (domain, seed), training set, dev split and the params (``model_dump``)."""
+
+    name: str
+    domain: str
+    seed: int
+    run_seed: int
+    folder: str
+    set: str
+    dev_folder: str
+    params: dict
+
+
+@dataclass
+class TrainedModel:
+    """What one job returns: the model's ``runs.jsonl`` row and ``job_dir``, its job folder (the stage publishes it)."""
+
+    name: str
+    domain: str
+    seed: int
+    images: int
+    epochs: int
+    final_loss: float
+    loss: list[float]
+    plateau: float
+    dev_ap: list[float]
+    seconds: float
+    steps_per_s: float
+    n_params: int
+    job_dir: str
+
+    def row(self) -> dict:
+        """The ``runs.jsonl`` row: every field but ``job_dir``."""
+        return {k: v for k, v in dataclasses.asdict(self).items() if k != "job_dir"}
+
+
+def train_one(job: TrainJob, job_dir: Path) -> TrainedModel:
+    """Train and save one (domain, seed) model under ``job_dir``; module level so process runners can pickle it."""
     from flows.forestpersons.params import Params as P
 
-    p = P.model_validate(job["params"])
-    images, doc = load_set(Path(job["folder"]), job["set"])
-    model, hist = fit(images, doc, p, job["run_seed"], dev=load_set(Path(job["dev_folder"]), "forest_val"))
-    out = Path(job_dir) / job["name"]
+    p = P.model_validate(job.params)
+    images, doc = load_set(Path(job.folder), job.set)
+    model, hist = fit(images, doc, p, job.run_seed, dev=load_set(Path(job.dev_folder), "forest_val"))
+    out = Path(job_dir) / job.name
     CN.save_model(model, out)
     write_json(
         out / "history.json",
@@ -48,24 +85,24 @@ def train_one(job: dict, job_dir: Path) -> tuple[dict, str]:
             "images": int(len(images)),
         },
     )
-    row = {
-        "name": job["name"],
-        "domain": job["domain"],
-        "seed": job["seed"],
-        "images": int(len(images)),
-        "epochs": p.train.epochs,
-        "final_loss": hist["loss"][-1],
-        "loss": hist["loss"],
-        "plateau": plateau(hist["step_loss"]),
-        "dev_ap": hist["monitor"],
-        "seconds": round(hist["seconds"], 3),
-        "steps_per_s": round(hist["steps_per_s"], 3),
-        "n_params": CN.n_params(model),
-    }
-    return row, str(job_dir)
+    return TrainedModel(
+        name=job.name,
+        domain=job.domain,
+        seed=job.seed,
+        images=int(len(images)),
+        epochs=p.train.epochs,
+        final_loss=hist["loss"][-1],
+        loss=hist["loss"],
+        plateau=plateau(hist["step_loss"]),
+        dev_ap=hist["monitor"],
+        seconds=round(hist["seconds"], 3),
+        steps_per_s=round(hist["steps_per_s"], 3),
+        n_params=CN.n_params(model),
+        job_dir=str(job_dir),
+    )
 
 
-def jobs(ctx: StageContext[Params]) -> list[dict]:
+def jobs(ctx: StageContext[Params]) -> list[TrainJob]:
     p = ctx.params
     folders = {
         "urban": (ctx.input(SCENES), "urban_train"),
@@ -74,16 +111,16 @@ def jobs(ctx: StageContext[Params]) -> list[dict]:
     }
     plain = p.model_dump(mode="json")
     return [
-        {
-            "name": f"{d}-s{s}",
-            "domain": d,
-            "seed": s,
-            "run_seed": 7919 * DOMAINS.index(d) + s,
-            "folder": str(folders[d][0]),
-            "set": folders[d][1],
-            "dev_folder": str(ctx.input(SPLIT)),
-            "params": plain,
-        }
+        TrainJob(
+            name=f"{d}-s{s}",
+            domain=d,
+            seed=s,
+            run_seed=7919 * DOMAINS.index(d) + s,
+            folder=str(folders[d][0]),
+            set=folders[d][1],
+            dev_folder=str(ctx.input(SPLIT)),
+            params=plain,
+        )
         for d in DOMAINS
         for s in p.train.seeds[d]
     ]
@@ -102,10 +139,11 @@ def run(ctx: StageContext[Params]) -> dict:
         workers=p.resources.workers,
         files=True,
         progress=p.progress,
+        result=TrainedModel,
     )
-    rows = [row for row, _ in results]
-    for row, job_dir in results:
-        shutil.copytree(Path(job_dir) / row["name"], out / row["name"], dirs_exist_ok=True)
+    for res in results:  # each model's folder, copied from its job folder into the output
+        publish(res.job_dir, out / res.name, part=res.name)
+    rows = [res.row() for res in results]
     run_ids = {}
     for row in rows:
         hist = read_json(out / row["name"] / "history.json")

@@ -10,6 +10,7 @@ The champion (the first seed's MILCO encoder with its ES->EN index, ``flows/milc
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -132,14 +133,38 @@ def pruning_sweep(p: Params, seed, bench: dict, qm, dm, dense_bytes: int | None)
     return sweep, claim_rows
 
 
-def eval_seed(job: dict) -> dict:
+@dataclass(frozen=True)
+class EvalJob:
+    """One job of the evaluate grid: a seed's models (``params``, ``models``), or, ``seed`` None, the baselines."""
+
+    seed: int | None
+    data: str
+    params: dict | None = None
+    models: str | None = None
+    embed: str | None = None
+    k: int | None = None
+
+
+@dataclass
+class EvalResult:
+    """What one job returns: per-query rows and system rows; a seed also its grounding, its pruning sweep and
+    (the first seed) the champion's index (CSR arrays and document ids)."""
+
+    rows: list[dict]
+    systems: list[dict]
+    grounding: list[dict] = field(default_factory=list)
+    sweep: list[dict] = field(default_factory=list)
+    champion: dict | None = None
+
+
+def eval_seed(job: EvalJob) -> EvalResult:
     """One seed's models on every task (module level: process runners pickle it)."""
-    p = Params.model_validate(job["params"])
+    p = Params.model_validate(job.params)
     set_threads(p.resources.threads)
-    data, seed = Path(job["data"]), job["seed"]
+    data, seed = Path(job.data), job.seed
     tok, space = load_bpe(data / TOKENIZER), EnglishSpace.load(data / ENGLISH)
     bench = benchmark(data)
-    folder = Path(job["models"]) / f"seed_{seed}"
+    folder = Path(job.models) / f"seed_{seed}"
     rows, systems, ground, sweep = [], [], [], []
     dense_bytes, chosen = None, None
     if "dense" in p.train.variants:
@@ -200,15 +225,15 @@ def eval_seed(job: dict) -> dict:
                 rows += claim_rows
                 if seed == p.train.seeds[0]:  # the champion's index: the documents this system was scored on
                     chosen = {"docs": (dm.data, dm.indices, dm.indptr, dm.shape), "doc_ids": b["doc_ids"]}
-    return {"rows": rows, "systems": systems, "grounding": ground, "sweep": sweep, "champion": chosen}
+    return EvalResult(rows, systems, ground, sweep, chosen)
 
 
-def eval_job(job: dict) -> dict:
+def eval_job(job: EvalJob) -> EvalResult:
     """One job of the stage's fan-out: a seed's models, or (``seed`` None) the seedless baselines, which then run
     beside the seeds instead of after them."""
-    if job["seed"] is None:
-        rows, systems = baselines(Path(job["data"]), Path(job["embed"]), job["k"])
-        return {"rows": rows, "systems": systems}
+    if job.seed is None:
+        rows, systems = baselines(Path(job.data), Path(job.embed), job.k)
+        return EvalResult(rows, systems)
     return eval_seed(job)
 
 
@@ -251,23 +276,25 @@ def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     data, embed = ctx.input(DATA), ctx.input(EMBED)
     jobs = [
-        {"seed": s, "params": p.model_dump(mode="json"), "data": str(data), "models": str(ctx.input(MODELS))}
+        EvalJob(seed=s, data=str(data), params=p.model_dump(mode="json"), models=str(ctx.input(MODELS)))
         for s in p.train.seeds
-    ] + [{"seed": None, "data": str(data), "embed": str(embed), "k": p.eval.k}]
-    *results, base = run_grid(ctx, eval_job, jobs, desc="milco eval", workers=p.resources.workers, progress=p.progress)
-    rows, systems = base["rows"], base["systems"]
+    ] + [EvalJob(seed=None, data=str(data), embed=str(embed), k=p.eval.k)]
+    *results, base = run_grid(
+        ctx, eval_job, jobs, desc="milco eval", workers=p.resources.workers, progress=p.progress, result=EvalResult
+    )
+    rows, systems = base.rows, base.systems
     for r in results:
-        rows += r["rows"]
-        systems += r["systems"]
+        rows += r.rows
+        systems += r.systems
     out = ctx.output_dir(EVAL)
     check(rows, out)
     write_jsonl(out / "per_query.jsonl", rows)
-    write_jsonl(out / "grounding.jsonl", [g for r in results for g in r["grounding"]])
-    write_jsonl(out / "sweep.jsonl", [s for r in results for s in r["sweep"]])
+    write_jsonl(out / "grounding.jsonl", [g for r in results for g in r.grounding])
+    write_jsonl(out / "sweep.jsonl", [s for r in results for s in r.sweep])
     write_json(out / "systems.json", systems)
     log.info("milco evaluate: %d per-query rows, %d systems", len(rows), len(systems))
     summary = {"rows": len(rows), "systems": len(systems)}
-    chosen = next((r["champion"] for r in results if r.get("champion") is not None), None)
+    chosen = next((r.champion for r in results if r.champion is not None), None)
     if chosen is not None:
         seed = p.train.seeds[0]
         name = f"{champion.VARIANT}-seed{seed}"

@@ -10,8 +10,8 @@ stage copies the models it keeps into ``models/``.
 
 from __future__ import annotations
 
-import shutil
 import time
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -35,7 +35,7 @@ from flows.milco.common import (
 )
 from flows.milco.params import Params
 from flows.milco.spec import DATA, EMBED, MODELS
-from flows.runtime.grid import DONE, run_grid
+from flows.runtime.grid import publish, run_grid
 from flows.runtime.stages import StageContext
 
 
@@ -57,6 +57,21 @@ def encoder_config(p: Params, tok, space: EnglishSpace, variant: str) -> Encoder
 
 SAP_VARIANTS = ("milco", "no_echo")
 HEAD_TEXTS = 3_000  # English texts whose token states initialise the lexical head
+
+
+@dataclass(frozen=True)
+class TrainJob:
+    """One job of the train grid: a seed's SAP (``kind`` "sap") or a stage-2 run ("stage2": ``variant`` at ``lr``,
+    from ``sap``, the seed's SAP job folder, for the SAP variants); ``params`` is the params' ``model_dump``."""
+
+    kind: str
+    seed: int
+    params: dict
+    data: str
+    embed: str
+    variant: str | None = None
+    lr: float | None = None
+    sap: str | None = None
 
 
 @lru_cache(maxsize=2)
@@ -98,14 +113,14 @@ def fresh_model(p: Params, inp: dict, variant: str, seed: int, head: bool = True
     return model
 
 
-def sap_seed(job: dict, job_dir: Path) -> dict:
+def sap_seed(job: TrainJob, job_dir: Path) -> dict:
     """Stage 1 for one seed: SAP of the lexical-head-initialised model, saved in ``job_dir`` (published under
     ``seed_<s>/sap``)."""
-    p = Params.model_validate(job["params"])
+    p = Params.model_validate(job.params)
     set_threads(p.resources.threads)
-    inp = load_inputs(job["data"], job["embed"])
+    inp = load_inputs(job.data, job.embed)
     t, tok, space, dl = p.train, inp["tok"], inp["space"], p.model.doc_len
-    model = fresh_model(p, inp, "sap", job["seed"])
+    model = fresh_model(p, inp, "sap", job.seed)
     start = time.perf_counter()
     sap = inp["sap"]
     losses = sap_pretrain(
@@ -116,11 +131,11 @@ def sap_seed(job: dict, job_dir: Path) -> dict:
         steps=t.sap_steps,
         batch=t.sap_batch,
         lr=t.sap_lr,
-        seed=job["seed"],
+        seed=job.seed,
         floor=t.teacher_floor,
     )
     save_encoder(model, job_dir)
-    return {"seed": job["seed"], "folder": str(job_dir), "losses": losses, "seconds": time.perf_counter() - start}
+    return {"seed": job.seed, "folder": str(job_dir), "losses": losses, "seconds": time.perf_counter() - start}
 
 
 def dev_ndcg(model, inp: dict, p: Params) -> float:
@@ -131,27 +146,27 @@ def dev_ndcg(model, inp: dict, p: Params) -> float:
     return float(np.mean([r["nDCG@10"] for r in score_rows("dev", "", None, inp["dev"], ranked)]))
 
 
-def stage2_job(job: dict, job_dir: Path) -> dict:
-    """Stage 2 of one (seed, variant, lr): from the seed's SAP weights (milco, no_echo; ``job['sap']``, the SAP
+def stage2_job(job: TrainJob, job_dir: Path) -> dict:
+    """Stage 2 of one (seed, variant, lr): from the seed's SAP weights (milco, no_echo; ``job.sap``, the SAP
     job's folder) or its fresh start (no_sap, dense); the model is saved to ``job_dir`` and scored on the dev split
     (module level: process runners pickle it)."""
     from safetensors.torch import load_file
 
-    p = Params.model_validate(job["params"])
+    p = Params.model_validate(job.params)
     set_threads(p.resources.threads)
-    inp = load_inputs(job["data"], job["embed"])
-    t, tok, variant, seed = p.train, inp["tok"], job["variant"], job["seed"]
+    inp = load_inputs(job.data, job.embed)
+    t, tok, variant, seed = p.train, inp["tok"], job.variant, job.seed
     ql, dl = p.model.query_len, p.model.doc_len
     model = fresh_model(p, inp, variant, seed, head=variant not in SAP_VARIANTS)
     if variant in SAP_VARIANTS:
-        missing, _ = model.load_state_dict(load_file(str(Path(job["sap"]) / "model.safetensors")), strict=False)
+        missing, _ = model.load_state_dict(load_file(str(Path(job.sap) / "model.safetensors")), strict=False)
         if missing:
-            raise RuntimeError(f"{job['sap']}: the SAP checkpoint lacks {missing[:3]}")
+            raise RuntimeError(f"{job.sap}: the SAP checkpoint lacks {missing[:3]}")
     echo = model.cfg.kind == "sparse" and model.cfg.echo
     cfg2 = Stage2Config(
         steps=t.steps,
         batch=t.batch,
-        lr=job["lr"],
+        lr=job.lr,
         lambda_q=t.lambda_q,
         lambda_d=t.lambda_d,
         reg=t.reg,
@@ -175,7 +190,7 @@ def stage2_job(job: dict, job_dir: Path) -> dict:
     return {
         "seed": seed,
         "variant": variant,
-        "lr": job["lr"],
+        "lr": job.lr,
         "folder": str(job_dir),
         "history": hist,
         "seconds": seconds,
@@ -231,9 +246,10 @@ def _log(ctx: StageContext, sap: dict, results: list[dict], sweep: list[dict]) -
             ctx.tracker.log_state_dict_model(rid, folder, loader=ENCODER_LOADER, signature=encoder_signature(folder))
 
 
-def train_job(job: dict, job_dir: Path) -> dict:
-    """One job of the stage's grid: a seed's SAP or one stage-2 run (module level: process runners pickle it)."""
-    return sap_seed(job, job_dir) if job["kind"] == "sap" else stage2_job(job, job_dir)
+def train_job(job: TrainJob, job_dir: Path) -> dict:
+    """One job of the stage's grid: a seed's SAP or one stage-2 run (module level: process runners pickle it). The
+    two return different records, in one fan-out, so the results stay dicts."""
+    return sap_seed(job, job_dir) if job.kind == "sap" else stage2_job(job, job_dir)
 
 
 def run(ctx: StageContext[Params]) -> dict:
@@ -254,10 +270,8 @@ def run(ctx: StageContext[Params]) -> dict:
             return []
         return run_grid(ctx, train_job, jobs, desc=desc, workers=p.resources.workers, files=True, progress=p.progress)
 
-    def publish(r: dict, *parts: str) -> dict:  # a job's model, copied from its job folder into the output
-        dest = out.joinpath(*parts)
-        shutil.copytree(r["folder"], dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns(DONE))
-        return {**r, "folder": str(dest)}
+    def keep(r: dict, *parts: str) -> dict:  # a job's model, copied from its job folder into the output
+        return {**r, "folder": str(publish(r["folder"], out.joinpath(*parts)))}
 
     first, rest = t.seeds[0], t.seeds[1:]
     sweeping = len(t.lr_grid) > 1
@@ -266,14 +280,8 @@ def run(ctx: StageContext[Params]) -> dict:
     sap: dict = {}
 
     def job(seed, variant, lr):
-        return {
-            **base,
-            "kind": "stage2",
-            "seed": seed,
-            "variant": variant,
-            "lr": lr,
-            "sap": sap[seed]["folder"] if variant in SAP_VARIANTS else None,
-        }
+        sap_dir = sap[seed]["folder"] if variant in SAP_VARIANTS else None
+        return TrainJob(kind="stage2", seed=seed, variant=variant, lr=lr, sap=sap_dir, **base)
 
     def trials(variants):  # the first seed: every rate (with one rate, that run is the final model)
         return [job(first, v, lr) for v in variants for lr in t.lr_grid]
@@ -281,19 +289,19 @@ def run(ctx: StageContext[Params]) -> dict:
     def finals(variants, chosen):
         return [job(s, v, chosen[v]) for s in rest for v in variants]
 
-    sap_jobs = [{**base, "kind": "sap", "seed": s} for s in (t.seeds if tied else [])]
+    sap_jobs = [TrainJob(kind="sap", seed=s, **base) for s in (t.seeds if tied else [])]
     done = go(sap_jobs + trials(free), "milco SAP + stage 2 of the first seed")
     sap.update((r["seed"], r) for r in done[: len(sap_jobs)])
     for s, r in sap.items():
-        publish(r, f"seed_{s}", "sap")
+        keep(r, f"seed_{s}", "sap")
     tried = done[len(sap_jobs) :]
     chosen = choose(tried)
     done = go(trials(tied) + finals(free, chosen), "milco stage 2")
     tried += done[: len(tied) * len(t.lr_grid)]
     chosen = {v: choose(tried)[v] for v in t.variants}
     results = done[len(tied) * len(t.lr_grid) :] + go(finals(tied, chosen), "milco stage 2 (SAP models)")
-    results = [publish(r, f"seed_{r['seed']}", r["variant"]) for r in results]
-    results += [publish(r, f"seed_{first}", r["variant"]) for r in tried if r["lr"] == chosen[r["variant"]]]
+    results = [keep(r, f"seed_{r['seed']}", r["variant"]) for r in results]
+    results += [keep(r, f"seed_{first}", r["variant"]) for r in tried if r["lr"] == chosen[r["variant"]]]
     order = {(s, v): i for i, (s, v) in enumerate((s, v) for s in t.seeds for v in t.variants)}
     results.sort(key=lambda r: order[r["seed"], r["variant"]])
     sweep = sorted(tried, key=lambda r: (t.variants.index(r["variant"]), r["lr"])) if sweeping else []

@@ -14,7 +14,8 @@ storage (state ``Cached``); ``PAPERLINE_GRID_CACHE=refresh`` runs every job agai
 ``files=True``: the function is then called as ``fn(job, job_dir)`` with a folder of its own that outlives
 the stage's staging folders (which a killed stage loses), under ``PAPERLINE_SHARED_DIR`` (a cluster's shared
 storage) or ``.paperline/results``; a cached result whose folder is gone is computed again. The stage copies
-what it publishes out of ``job_dir``.
+what it publishes out of ``job_dir`` with ``publish(job_dir, dest, part=...)``: the job's folder (or its subfolder
+``part``) copied into the stage's output at ``dest``, without the grid's completion marker.
 
 Jobs and results can be typed: a job may be a dataclass of plain values (the function receives it as it is),
 and ``result=<a dataclass>`` declares what ``fn`` returns: its fields are stored and the stage gets instances of
@@ -188,6 +189,14 @@ def _task(desc: str) -> Any:
 
 def _runner(workers: int) -> runners.RunnerSpec:
     return runners.configured("local" if workers <= 1 else f"process:{workers}")
+
+
+def publish(job_dir: str | Path, dest: Path, part: str | None = None) -> Path:
+    """Copy a ``files=True`` job's folder, or its subfolder ``part``, to ``dest`` (in the stage's output), without
+    the grid's completion marker; files already at ``dest`` are overwritten. Returns ``dest``."""
+    src = Path(job_dir) / part if part else Path(job_dir)
+    shutil.copytree(src, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns(DONE))
+    return dest
 
 
 def run_grid(

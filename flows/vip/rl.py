@@ -5,7 +5,8 @@ curves (metrics in batches)."""
 
 from __future__ import annotations
 
-import shutil
+import dataclasses
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,7 @@ from components.training.threads import set_threads
 from components.vip import rl_loop
 from components.vip.policy import is_tiny, load_policy, save_policy
 from components.vip.strategies import Method
-from flows.runtime.grid import run_grid
+from flows.runtime.grid import publish, run_grid
 from flows.runtime.stages import StageContext
 from flows.runtime.tracking import LM_LOADER, TOKEN_IDS, Tensor, signature
 from flows.vip import champion
@@ -47,48 +48,82 @@ def loop_config(p) -> rl_loop.LoopConfig:
     )
 
 
-def run_one(job: dict, job_dir: Path) -> dict:
+@dataclass(frozen=True)
+class RunJob:
+    """One (method, seed) run of the grid: the method (``model_dump``), the loop's config (``LoopConfig`` fields),
+    the data rows and the SFT model and features it starts from."""
+
+    name: str
+    method: dict
+    seed: int
+    cfg: dict
+    train: list[dict]
+    heldout: list[dict]
+    sft: str
+    features: str
+    threads: int
+
+
+@dataclass
+class RunResult:
+    """What one run returns: its curves, step records, held-out predictions and gradient variance, and ``folder``,
+    the trained policy in its job folder."""
+
+    method: str
+    seed: int
+    curve: list[dict]
+    steps: list[dict]
+    predictions: list[dict]
+    grad_var: float
+    updates: int
+    folder: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.method}-seed{self.seed}"
+
+
+def run_one(job: RunJob, job_dir: Path) -> RunResult:
     """One (method, seed) run (module level: process runners pickle it); writes its model folder
     ``job_dir/model``, returned as ``folder``."""
-    set_threads(job["threads"])
-    policy, codec, tokenizer = load_policy(job["sft"])  # the SFT TinyLM, or the full profile's HF base model
-    feats = dict(np.load(job["features"]))
+    set_threads(job.threads)
+    policy, codec, tokenizer = load_policy(job.sft)  # the SFT TinyLM, or the full profile's HF base model
+    feats = dict(np.load(job.features))
     res = rl_loop.run(
         policy,
-        Method(job["name"], **job["method"]),
-        job["cfg"],
-        job["train"],
+        Method(job.name, **job.method),
+        rl_loop.LoopConfig(**job.cfg),
+        job.train,
         feats,
-        job["heldout"],
-        job["seed"],
+        job.heldout,
+        job.seed,
         codec=codec,
     )
     save_policy(res.pop("model"), job_dir / "model", tokenizer)
-    return {**res, "folder": str(job_dir / "model")}
+    return RunResult(**res, folder=str(job_dir / "model"))
 
 
-def _log(ctx, res: dict, model_dir) -> str | None:
+def _log(ctx, res: RunResult, model_dir) -> str | None:
     """The run's MLflow child run (curves, step metrics, the policy folder); its run id (None untracked)."""
     if ctx.tracker is None:
         return None
     from components.vip.task import VOCAB
 
     sig = signature(TOKEN_IDS, Tensor("logits", "float32", (-1, -1, VOCAB)))
-    name = f"{res['method']}-seed{res['seed']}"
     with ctx.tracker.child(
-        name, {"method": ctx.params.rl.methods[res["method"]].model_dump(), "seed": res["seed"]}
+        res.name, {"method": ctx.params.rl.methods[res.method].model_dump(), "seed": res.seed}
     ) as rid:
-        for c in res["curve"]:
+        for c in res.curve:
             ctx.tracker.log_metrics(
                 {k.replace("@", "_at_"): v for k, v in c.items() if k.startswith(("mean@", "pass@"))},
                 step=c["rollouts"],
                 run_id=rid,
             )
-        for s in res["steps"]:
+        for s in res.steps:
             ctx.tracker.log_metrics(
                 {"zero_var_frac": s["zero_var_frac"], "train_reward": s["reward"]}, step=s["step"], run_id=rid
             )
-        ctx.tracker.log_metrics({"grad_var": res["grad_var"], "updates": res["updates"]}, run_id=rid)
+        ctx.tracker.log_metrics({"grad_var": res.grad_var, "updates": res.updates}, run_id=rid)
         if is_tiny(model_dir):
             ctx.tracker.log_state_dict_model(rid, model_dir, loader=LM_LOADER, signature=sig)
         else:  # a HF policy (full profile): its save_pretrained folder, loadable with transformers
@@ -101,41 +136,48 @@ def run(ctx: StageContext[Params]) -> dict:
     out = ctx.output_dir(RUNS)
     train = read_jsonl(ctx.input(f"{DATA}/train.jsonl"))
     held = read_jsonl(ctx.input(f"{DATA}/heldout.jsonl"))
-    cfg = loop_config(p)
+    cfg = dataclasses.asdict(loop_config(p))
     jobs = [
-        {
-            "name": name,
-            "method": m.model_dump(),
-            "seed": s,
-            "cfg": cfg,
-            "train": train,
-            "heldout": held,
-            "sft": str(ctx.input(f"{SFT}/model")),
-            "features": str(ctx.input(f"{DATA}/features.npz")),
-            "threads": p.resources.threads,
-        }
+        RunJob(
+            name=name,
+            method=m.model_dump(),
+            seed=s,
+            cfg=cfg,
+            train=train,
+            heldout=held,
+            sft=str(ctx.input(f"{SFT}/model")),
+            features=str(ctx.input(f"{DATA}/features.npz")),
+            threads=p.resources.threads,
+        )
         for s in p.rl.seeds
         for name, m in p.rl.methods.items()
     ]
     results = run_grid(
-        ctx, run_one, jobs, desc="vip runs", workers=p.resources.workers, files=True, progress=p.progress
+        ctx,
+        run_one,
+        jobs,
+        desc="vip runs",
+        workers=p.resources.workers,
+        files=True,
+        progress=p.progress,
+        result=RunResult,
     )
     curves, steps, preds, summary, run_ids = [], [], [], [], {}
     for res in results:
-        shutil.copytree(res.pop("folder"), out / "models" / f"{res['method']}-seed{res['seed']}")
-        key = {"method": res["method"], "seed": res["seed"]}
-        curves += [{**key, **c} for c in res["curve"]]
-        steps += [{**key, **s} for s in res["steps"]]
-        preds += [{**key, **r} for r in res["predictions"]]
+        model_dir = publish(res.folder, out / "models" / res.name)
+        key = {"method": res.method, "seed": res.seed}
+        curves += [{**key, **c} for c in res.curve]
+        steps += [{**key, **s} for s in res.steps]
+        preds += [{**key, **r} for r in res.predictions]
         summary.append(
             {
                 **key,
-                "grad_var": res["grad_var"],
-                "updates": res["updates"],
-                "final_mean_at_k": res["curve"][-1]["mean@k"],
+                "grad_var": res.grad_var,
+                "updates": res.updates,
+                "final_mean_at_k": res.curve[-1]["mean@k"],
             }
         )
-        run_ids[(res["method"], res["seed"])] = _log(ctx, res, out / "models" / f"{res['method']}-seed{res['seed']}")
+        run_ids[(res.method, res.seed)] = _log(ctx, res, model_dir)
     write_jsonl(out / "curves.jsonl", curves)
     write_jsonl(out / "steps.jsonl", steps)
     write_jsonl(out / "predictions.jsonl", preds)

@@ -105,19 +105,14 @@ def test_tuning_picks_alpha0_on_the_dev_split_and_trains_with_it(tmp_path):
         "think_steps": [1, 2],
     }
     out = train.tune(
-        {
-            "p": plain,
-            "train": str(tmp_path / "train.npy"),
-            "dev": str(tmp_path / "dev.npy"),
-            "vocab": 12,
-            "width": 16,
-            "seed": 0,
-        }
+        train.TuneJob(
+            p=plain, train=str(tmp_path / "train.npy"), dev=str(tmp_path / "dev.npy"), vocab=12, width=16, seed=0
+        )
     )
-    scores = {r["step_size"]: r["dev_nll"] for r in out["scores"]["ebt"]}
+    scores = {r["step_size"]: r["dev_nll"] for r in out.scores["ebt"]}
     assert set(scores) == {2.0, 20.0} and scores[2.0] != scores[20.0]  # both were trained, with different alpha_0
-    assert out["step_size"] == min(scores, key=scores.get)
-    assert out["lr"] == {"ebt": p.training.lr, "tpp": p.training.lr}  # no lr grid: the configured lr for both
+    assert out.step_size == min(scores, key=scores.get)
+    assert out.lr == {"ebt": p.training.lr, "tpp": p.training.lr}  # no lr grid: the configured lr for both
     alpha0, mult = plain["ebt"]["step_size"], plain["ebt"]["step_size_lr_mult"]
     assert train._alpha_mult(plain, alpha0) == pytest.approx(mult)  # the configured pair is kept as it is
     assert train._alpha_mult(plain, alpha0 / 10) == pytest.approx(mult / 10)

@@ -31,28 +31,28 @@ class Ctx:
         return self.root / "in" / name
 
 
-def fake_job(job: dict, job_dir: Path) -> dict:
+def fake_job(job: T.TrainJob, job_dir: Path) -> dict:
     job_dir.mkdir(parents=True)
-    if job["kind"] == "sap":
-        return {"seed": job["seed"], "folder": str(job_dir), "losses": [1.0], "seconds": 0}
-    (job_dir / "lr").write_text(str(job["lr"]))
+    if job.kind == "sap":
+        return {"seed": job.seed, "folder": str(job_dir), "losses": [1.0], "seconds": 0}
+    (job_dir / "lr").write_text(str(job.lr))
     hist = [{"step": 0, "nce": 2.0, "loss": 2.0}]
     return {
-        "seed": job["seed"],
-        "variant": job["variant"],
-        "lr": job["lr"],
+        "seed": job.seed,
+        "variant": job.variant,
+        "lr": job.lr,
         "folder": str(job_dir),
         "history": hist,
         "seconds": 0.0,
         "plateau": 0.0,
         "final_loss": 2.0,
-        "dev_ndcg": 0.5 + (job["lr"] == BEST[job["variant"]]) * 0.1,
+        "dev_ndcg": 0.5 + (job.lr == BEST[job.variant]) * 0.1,
     }
 
 
 def test_phases_respect_dependencies_and_keep_each_models_best_rate(tmp_path, monkeypatch):
     p = resolve(Params, PRESETS, slug="milco", profile="default", overrides=())
-    phases: list[list[dict]] = []
+    phases: list[list[T.TrainJob]] = []
 
     def fake_grid(ctx, fn, jobs, **kw):
         assert fn is T.train_job and kw["files"]
@@ -65,7 +65,7 @@ def test_phases_respect_dependencies_and_keep_each_models_best_rate(tmp_path, mo
     phase_of = {}
     for i, jobs in enumerate(phases):
         for j in jobs:
-            phase_of[j["kind"], j["seed"], j.get("variant"), j.get("lr")] = i
+            phase_of[j.kind, j.seed, j.variant, j.lr] = i
     assert len(phases) == 3
     for (kind, seed, variant, lr), i in phase_of.items():
         if kind == "stage2" and variant in T.SAP_VARIANTS:

@@ -108,3 +108,66 @@ def test_typed_jobs_give_typed_results_fresh_and_from_the_cache(tmp_path, prefec
         run_grid(ctx, _untyped, jobs, desc="untyped", result=Row)
     with pytest.raises(TypeError, match="expected a dataclass type"):
         run_grid(ctx, _typed, jobs, desc="typed", result=dict)
+
+
+# -- publishing a job's files into the stage's output -------------------------------------------------------------
+
+
+def test_publish_copies_a_job_folder_or_part_of_it_without_the_completion_marker(tmp_path):
+    from flows.runtime.grid import DONE, publish
+
+    job_dir = tmp_path / "job"
+    (job_dir / "model").mkdir(parents=True)
+    (job_dir / "model" / "weights.bin").write_bytes(b"w")
+    (job_dir / "curve.json").write_text("[]")
+    (job_dir / DONE).write_text("key")
+    out = tmp_path / "out"
+    assert publish(job_dir, out / "run") == out / "run"
+    assert sorted(p.relative_to(out / "run").as_posix() for p in (out / "run").rglob("*")) == [
+        "curve.json",
+        "model",
+        "model/weights.bin",
+    ]
+    (job_dir / "model" / "weights.bin").write_bytes(b"new")
+    publish(str(job_dir), out / "run", part="model")  # a str folder too; files already there are overwritten
+    assert (out / "run" / "weights.bin").read_bytes() == b"new" and (out / "run" / "curve.json").is_file()
+
+
+@dataclass(frozen=True)
+class FileJob:
+    name: str
+
+
+@dataclass
+class Made:
+    name: str
+    job_dir: str
+
+
+def _make(job: FileJob, job_dir: Path) -> Made:
+    (job_dir / job.name).mkdir()
+    (job_dir / job.name / "model.txt").write_text(job.name)
+    return Made(job.name, str(job_dir))
+
+
+@pytest.mark.slow  # a Prefect server for the session
+def test_jobs_with_files_are_published_from_their_job_folders_fresh_and_cached(tmp_path, prefect_api):
+    from flows.runtime.grid import DONE, publish, run_grid
+
+    ctx = _stage(tmp_path)
+    jobs = [FileJob("a"), FileJob("b")]
+    for expect_cached in (0, 2):
+        stats: dict = {}
+        made = run_grid(ctx, _make, jobs, desc="files", files=True, result=Made, stats=stats)
+        assert stats["cached"] == expect_cached
+        out = tmp_path / f"out{expect_cached}"
+        for m in made:
+            publish(m.job_dir, out / m.name, part=m.name)
+            assert (Path(m.job_dir) / DONE).is_file()
+        assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*")) == [
+            "a",
+            "a/model.txt",
+            "b",
+            "b/model.txt",
+        ]
+        assert (out / "b" / "model.txt").read_text() == "b"
