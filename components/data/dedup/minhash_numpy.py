@@ -17,19 +17,20 @@ arithmetic halves the memory traffic of the hot loop.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 from collections.abc import Iterator, Sequence
 
 import numpy as np
 from tqdm import tqdm
 
-from components.data.dedup.shingles import batch_shingle_hashes
+from components.data.dedup.shingles import shingle_hashes
 from components.data.dedup.text import SHINGLE_UNITS
 from components.errors import ParamsError
 
 MAX_HASH = np.uint32(0xFFFFFFFF)
-# Shingles per matrix operation: 16k x 112 perms x 4 bytes = 7 MB, which stays in cache.
-BATCH_SHINGLES = 1 << 14
+# Shingles per matrix operation: 4k x 112 perms x 4 bytes = 1.8 MB, which stays in a core's L2 cache.
+BATCH_SHINGLES = 1 << 12
 # Characters tokenised per batch (about 16k words of English).
 BATCH_CHARS = 96_000
 # Buckets larger than this are linked as a star plus a chain instead of all pairs.
@@ -56,11 +57,11 @@ def signatures(
         raise ParamsError(f"shingle_unit: expected one of {SHINGLE_UNITS}, got {shingle_unit!r}")
     a, b = permutations(num_perm, seed)
     sig = np.full((len(texts), num_perm), MAX_HASH, dtype=np.uint32)
+    buf = np.empty((num_perm, BATCH_SHINGLES), dtype=np.uint32)
     with tqdm(total=len(texts), desc="minhash", unit="doc", disable=not progress) as bar:
         for lo, hi in _batches(texts):
-            hashes, owner = batch_shingle_hashes(texts[lo:hi], shingle_size, shingle_unit)
-            for s in range(0, hashes.size, BATCH_SHINGLES):
-                _apply(sig, lo + owner[s : s + BATCH_SHINGLES], hashes[s : s + BATCH_SHINGLES], a, b)
+            hashes, counts = shingle_hashes(texts[lo:hi], shingle_size, shingle_unit)
+            _apply(sig[lo:hi], hashes, counts, a, b, buf)
             bar.update(hi - lo)
     return sig
 
@@ -77,19 +78,46 @@ def _batches(texts: Sequence[str]) -> Iterator[tuple[int, int]]:
         yield lo, len(texts)
 
 
-def _apply(sig: np.ndarray, owner: np.ndarray, hashes: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
-    """Permute shingle hashes with all num_perm functions and fold per-document minima into ``sig``.
+def _apply(sig: np.ndarray, hashes: np.ndarray, counts: np.ndarray, a: np.ndarray, b: np.ndarray, buf: np.ndarray):
+    """Permute shingle hashes with all num_perm functions and write per-document minima into ``sig``.
 
-    The matrix is laid out (num_perm, shingles): numpy broadcasts a column of
-    parameters against a contiguous row about 5x faster than the transpose.
+    ``hashes`` holds the shingles of ``sig``'s documents in order, ``counts[d]`` of them for
+    document d. They are permuted in chunks of whole documents (at most ``buf``'s width
+    of shingles, so the matrix stays in cache), laid out (num_perm, shingles) in ``buf``:
+    numpy broadcasts a column of parameters against a contiguous row about 5x faster than
+    the transpose. Each document lies in one chunk, so its row of ``sig`` is assigned
+    once; only a document longer than a chunk is folded with ``np.minimum`` piece by piece.
     """
-    if hashes.size == 0:
-        return
-    seg = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
-    permuted = a[:, None] * hashes[None, :]  # uint32 wraps: this is the mod 2**32
-    permuted += b[:, None]
-    docs = owner[seg]
-    sig[docs] = np.minimum(sig[docs], np.minimum.reduceat(permuted, seg, axis=1).T)
+    width = buf.shape[1]
+    ends = np.cumsum(counts).tolist()
+    d, n = 0, len(ends)
+    while d < n:
+        s0 = ends[d - 1] if d else 0
+        d1 = bisect.bisect_right(ends, s0 + width, lo=d)  # documents d..d1-1 end within the chunk
+        if d1 == d:  # document d alone is longer than a chunk
+            for s in range(s0, ends[d], width):
+                part = _permute(hashes[s : min(s + width, ends[d])], a, b, buf)
+                np.minimum(sig[d], part.min(axis=1), out=sig[d])
+            d += 1
+            continue
+        part = _permute(hashes[s0 : ends[d1 - 1]], a, b, buf)
+        if part.shape[1]:
+            run = counts[d:d1]
+            seg = np.cumsum(run) - run
+            if run.all():
+                sig[d:d1] = np.minimum.reduceat(part, seg, axis=1).T
+            else:  # a document without shingles keeps MAX_HASH (reduceat of an empty run is not the identity)
+                full = np.flatnonzero(run)
+                sig[d + full] = np.minimum.reduceat(part, seg[full], axis=1).T
+        d = d1
+
+
+def _permute(hashes: np.ndarray, a: np.ndarray, b: np.ndarray, buf: np.ndarray) -> np.ndarray:
+    """(a * h + b) mod 2**32 for every parameter pair (rows) and hash (columns), written into ``buf``."""
+    out = buf[:, : hashes.size]
+    np.multiply(a[:, None], hashes[None, :], out=out)  # uint32 wraps: this is the mod 2**32
+    out += b[:, None]
+    return out
 
 
 def lsh_pairs(sig: np.ndarray, active: np.ndarray, bands: int, rows: int) -> np.ndarray:
