@@ -3,10 +3,14 @@
 Why hand-written rather than datasketch: datasketch builds one ``MinHash`` per
 document, hashes every shingle with SHA-1 in a Python loop and inserts into LSH
 tables one key at a time. Here words and shingles of a whole batch of documents
-are hashed with array arithmetic (see :mod:`.shingles`), the permutations of a whole
-batch of documents are one (shingles x num_perm) matrix operation reduced per
-document with ``np.minimum.reduceat``, and LSH buckets are found by sorting band
-keys. ``benchmarks/dedup.py`` measures the speed-up on the same corpus.
+are hashed with array arithmetic (see :mod:`.shingles`), the permutations of a chunk
+of whole documents (up to ``BATCH_SHINGLES`` shingles, a cache-sized matrix) are one
+(num_perm x shingles) matrix operation reduced per document with
+``np.minimum.reduceat``, and LSH buckets are found by sorting band keys.
+``benchmarks/dedup.py`` measures the speed-up on the same corpus. What remains is
+numpy's own per-element cost: the uint32 multiply, add and reduceat over every
+(permutation, shingle) element, and the serial uint64 ``cumsum`` of the word hashes'
+prefix sum (see docs/run-times.md, "Dedup throughput").
 
 Permutations are datasketch's "affine32" family (its default since 2.0): for each
 of num_perm seeded pairs (a odd, b), h -> a*h + b mod 2**32. With ``a`` odd this
