@@ -132,26 +132,26 @@ def lsh_pairs(sig: np.ndarray, active: np.ndarray, bands: int, rows: int) -> np.
     neighbours (linear, not quadratic, in the bucket size).
     """
     idx = np.flatnonzero(active)
-    found: list[np.ndarray] = []
-    for band in range(bands):
-        cols = sig[idx, band * rows : (band + 1) * rows].astype(np.uint64)
-        key = cols[:, 0].copy()
-        with np.errstate(over="ignore"):
-            for c in range(1, rows):  # fold r values into one 64-bit key; collisions are verified later
-                key = key * np.uint64(0x100000001B3) + cols[:, c]
-        found.append(_bucket_pairs(idx, key))
+    cols = sig[idx, : bands * rows].reshape(idx.size, bands, rows)
+    with np.errstate(over="ignore"):  # fold r values into one 64-bit key per band; collisions are verified later
+        key = cols[:, :, 0].astype(np.uint64).T.copy()  # (bands, docs): each band's keys contiguous
+        for c in range(1, rows):
+            key *= np.uint64(0x100000001B3)
+            key += cols[:, :, c].T
+    order = np.argsort(key, axis=1, kind="stable")  # every band sorted in one call
+    found = [_bucket_pairs(idx[order[band]], np.take_along_axis(key[band], order[band], 0)) for band in range(bands)]
     if not found:
         return np.empty((0, 2), dtype=np.int64)
     pairs = np.concatenate(found)
     if pairs.size == 0:
         return pairs.reshape(0, 2)
-    return np.unique(pairs, axis=0)
+    n = np.int64(len(sig))  # i * n + j orders pairs as the rows (i, j) sort; 1-d np.unique is far cheaper than axis=0
+    code = np.unique(pairs[:, 0] * n + pairs[:, 1])
+    return np.stack([code // n, code % n], axis=1)
 
 
-def _bucket_pairs(idx: np.ndarray, key: np.ndarray) -> np.ndarray:
-    """Pairs of document indices whose band keys are equal."""
-    order = np.argsort(key, kind="stable")
-    sk, si = key[order], idx[order]
+def _bucket_pairs(si: np.ndarray, sk: np.ndarray) -> np.ndarray:
+    """Pairs of document indices ``si`` whose band keys ``sk`` (sorted, stably) are equal."""
     starts = np.flatnonzero(np.r_[True, sk[1:] != sk[:-1]])
     sizes = np.diff(np.r_[starts, sk.size])
     two = starts[sizes == 2]
