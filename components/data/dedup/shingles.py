@@ -34,13 +34,19 @@ SPACE = 32
 _POW: list[np.ndarray] = [np.ones(1, _U64), np.ones(1, _U64)]  # cached P**i and P**-i
 
 
-def fmix64(x: np.ndarray) -> np.ndarray:
-    """MurmurHash3's 64-bit finaliser, element-wise (uint64 arithmetic wraps mod 2**64)."""
-    x = x ^ (x >> _U64(33))
-    x = x * _C1
-    x = x ^ (x >> _U64(33))
-    x = x * _C2
-    return x ^ (x >> _U64(33))
+def fmix64(x: np.ndarray, tmp: np.ndarray | None = None) -> np.ndarray:
+    """MurmurHash3's 64-bit finaliser, element-wise and in place (uint64 arithmetic wraps mod 2**64).
+
+    ``x`` must be a uint64 array the caller owns; ``tmp`` (same shape) is scratch space.
+    """
+    tmp = np.empty_like(x) if tmp is None else tmp
+    for mult in (_C1, _C2):
+        np.right_shift(x, _U64(33), out=tmp)
+        x ^= tmp
+        x *= mult
+    np.right_shift(x, _U64(33), out=tmp)
+    x ^= tmp
+    return x
 
 
 def _powers(n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -56,26 +62,52 @@ def _powers(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 def word_token_hashes(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """(64-bit hash of every word, index of its document) for a batch, in reading order."""
+    tok, counts = _word_tokens(texts)
+    return tok, np.repeat(np.arange(len(texts)), counts)
+
+
+def _word_tokens(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(64-bit hash of every word in reading order, number of words of each document).
+
+    One pass of each kind over the batch's bytes: a space mask, its changes (the text is
+    framed by spaces, so they alternate word start, word end), and the prefix sum.
+    """
     parts = [clean_bytes(t) for t in texts]
-    lengths = np.fromiter((len(p) + 1 for p in parts), dtype=np.int64, count=len(parts))
-    codes = np.frombuffer(b" ".join(parts) + b" ", dtype=np.uint8)
-    is_word = codes != SPACE
-    edges = np.diff(is_word.astype(np.int8), prepend=np.int8(0), append=np.int8(0))
-    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    codes = np.frombuffer(b" ".join([b"", *parts, b""]), dtype=np.uint8)
+    space = codes == SPACE
+    edges = np.flatnonzero(space[1:] != space[:-1]) + 1
+    starts, ends = edges[0::2], edges[1::2]
+    # document d's bytes start at 1 + the sum of (length + 1) over the documents before it
+    bounds = np.ones(len(parts) + 1, dtype=np.int64)
+    bounds[1:] += np.cumsum(np.fromiter((len(p) + 1 for p in parts), dtype=np.int64, count=len(parts)))
+    counts = np.diff(np.searchsorted(starts, bounds))
     pw, ipw = _powers(codes.size)
+    prefix = np.empty(codes.size + 1, dtype=_U64)
+    prefix[0] = 0
     with np.errstate(over="ignore"):
-        prefix = np.concatenate([np.zeros(1, _U64), np.cumsum(codes.astype(_U64) * pw)])
-        hashes = fmix64((prefix[ends] - prefix[starts]) * ipw[starts])
-    doc = np.searchsorted(np.cumsum(lengths), starts, side="right")
-    return hashes, doc
+        np.multiply(codes, pw, out=prefix[1:])
+        np.cumsum(prefix[1:], out=prefix[1:])
+        hashes = prefix[ends]
+        hashes -= prefix[starts]
+        hashes *= ipw[starts]
+        fmix64(hashes)
+    return hashes, counts
 
 
 def char_token_hashes(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """(64-bit hash of every character of the normalised text, index of its document)."""
+    tok, counts = _char_tokens(texts)
+    return tok, np.repeat(np.arange(len(texts)), counts)
+
+
+def _char_tokens(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     cps = [np.frombuffer(normalize_text(t).encode("utf-32-le"), dtype=np.uint32) for t in texts]
-    doc = np.repeat(np.arange(len(texts)), [c.size for c in cps])
+    counts = np.fromiter((c.size for c in cps), dtype=np.int64, count=len(cps))
     flat = np.concatenate(cps) if cps else np.empty(0, np.uint32)
-    return fmix64(flat.astype(_U64) + _U64(1)), doc
+    with np.errstate(over="ignore"):
+        tok = flat.astype(_U64)
+        tok += _U64(1)
+        return fmix64(tok), counts
 
 
 def batch_shingle_hashes(texts: Sequence[str], k: int, unit: str) -> tuple[np.ndarray, np.ndarray]:
@@ -84,24 +116,47 @@ def batch_shingle_hashes(texts: Sequence[str], k: int, unit: str) -> tuple[np.nd
     Sorted by document; a document with fewer than k (but some) tokens has one shingle of
     all its tokens; a document without tokens has none.
     """
-    tok, doc = (word_token_hashes if unit == "word" else char_token_hashes)(texts)
-    n_tok = np.bincount(doc, minlength=len(texts))
-    starts = np.flatnonzero(doc[: max(tok.size - k + 1, 0)] == doc[k - 1 :]) if tok.size >= k else np.empty(0, int)
-    hashes, owners = [_fold(tok, starts, k)], [doc[starts]]
+    hashes, counts = shingle_hashes(texts, k, unit)
+    return hashes, np.repeat(np.arange(len(texts)), counts)
+
+
+def shingle_hashes(texts: Sequence[str], k: int, unit: str) -> tuple[np.ndarray, np.ndarray]:
+    """32-bit hashes of every document's k-token shingles, sorted by document, and their number per document.
+
+    The same shingles as :func:`batch_shingle_hashes`, which derives the document index of each.
+    """
+    tok, n_tok = (_word_tokens if unit == "word" else _char_tokens)(texts)
+    counts = np.maximum(n_tok - (k - 1), 0)
     short = np.flatnonzero((n_tok > 0) & (n_tok < k))
+    m = tok.size - k + 1
+    if m > 0:
+        # fold every window of k consecutive tokens (slices, no gathers), then keep those inside one document
+        with np.errstate(over="ignore"):
+            h = tok[:m].copy()
+            for j in range(1, k):
+                h *= _FOLD
+                h += tok[j : j + m]
+        doc = np.repeat(np.arange(len(n_tok)), n_tok)
+        h = h[doc[:m] == doc[k - 1 :]] if k > 1 else h
+    else:
+        h = np.empty(0, _U64)
     if short.size:  # rare: texts shorter than one shingle
-        first = np.searchsorted(doc, short)
-        for d, s in zip(short, first, strict=True):
-            hashes.append(_fold(tok, np.array([s]), int(n_tok[d])))
-            owners.append(np.array([d]))
-        order = np.argsort(np.concatenate(owners), kind="stable")
-        return np.concatenate(hashes)[order], np.concatenate(owners)[order]
-    return hashes[0], owners[0]
-
-
-def _fold(tok: np.ndarray, starts: np.ndarray, k: int) -> np.ndarray:
+        first = (np.cumsum(n_tok) - n_tok)[short]
+        extra = [_fold_one(tok[s : s + int(n_tok[d])]) for d, s in zip(short, first, strict=True)]
+        cut = np.cumsum(counts)[short]  # each short text's shingle goes where its (empty) run of shingles is
+        h = np.insert(h, cut, np.array(extra, dtype=_U64))
+        counts[short] = 1
     with np.errstate(over="ignore"):
-        h = tok[starts]
-        for j in range(1, k):
-            h = h * _FOLD + tok[starts + j]
-        return (fmix64(h) >> _U64(32)).astype(np.uint32)
+        fmix64(h)
+    h >>= _U64(32)
+    return h.astype(np.uint32), counts
+
+
+def _fold_one(tok: np.ndarray) -> int:
+    """The unfinalised polynomial fold of one short text's tokens."""
+    with np.errstate(over="ignore"):
+        h = tok[:1].copy()
+        for t in tok[1:]:
+            h *= _FOLD
+            h += t
+    return h[0]

@@ -23,24 +23,34 @@ from components.errors import DataError, ParamsError
 
 SHINGLE_UNITS = ("word", "char")
 # ASCII bytes: letters lowercased, digits kept, everything else a space; bytes >= 128 kept.
-_BYTE_TABLE = bytes(
-    ord(chr(c).lower()) if chr(c).isalnum() else 32 for c in range(128)
-) + bytes(range(128, 256))
+_BYTE_TABLE = bytes(ord(chr(c).lower()) if chr(c).isalnum() else 32 for c in range(128)) + bytes(range(128, 256))
+_ASCII = bytes(range(128))
 
 
 def clean_bytes(text: str) -> bytes:
     """UTF-8 of the normalised text before whitespace is collapsed (every separator is a space).
 
-    ASCII text (which NFKC leaves unchanged) goes through one byte table; otherwise
-    each distinct non-alphanumeric character is replaced with ``str.replace``, which is
-    several times faster than a regex substitution over the whole text.
+    ASCII text (which NFKC leaves unchanged) goes through one byte table. Otherwise the
+    distinct non-ASCII characters are read off the UTF-8 with its ASCII bytes deleted (a
+    C-speed ``bytes.translate``, several times cheaper than ``set(text)`` or a regex over
+    the text); ``str.lower`` runs only when one of them changes under it (ASCII letters
+    are lowercased by the table, and only non-ASCII characters -- final sigma among them
+    -- lower differently in context), and each non-alphanumeric one is replaced by a
+    space with ``bytes.replace`` (UTF-8 is self-synchronising, so a character's encoding
+    matches only that character).
     """
-    if not text.isascii():
-        text = unicodedata.normalize("NFKC", text).lower()
-        for ch in {c for c in set(text) if c > "\x7f" and not c.isalnum()}:
-            text = text.replace(ch, " ")
-        return text.encode("utf-8").translate(_BYTE_TABLE)
-    return text.encode("ascii").translate(_BYTE_TABLE)
+    if text.isascii():
+        return text.encode("ascii").translate(_BYTE_TABLE)
+    text = unicodedata.normalize("NFKC", text)
+    data = text.encode("utf-8")
+    chars = set(data.translate(None, _ASCII).decode("utf-8"))
+    if any(ch.lower() != ch for ch in chars):
+        data = text.lower().encode("utf-8")
+        chars = set(data.translate(None, _ASCII).decode("utf-8"))
+    for ch in chars:
+        if not ch.isalnum():
+            data = data.replace(ch.encode("utf-8"), b" ")
+    return data.translate(_BYTE_TABLE)
 
 
 def normalize_text(text: str) -> str:

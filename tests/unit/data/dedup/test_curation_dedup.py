@@ -115,6 +115,36 @@ def test_numpy_signatures_estimate_jaccard_similarity():
         assert abs(estimate - exact) < 0.1, (j, exact, estimate)
 
 
+# SHA-256 of the little-endian uint32 signatures of GOLDEN_TEXTS, computed with the implementation of 7630f25
+# (before the speed-ups of issue 57): a faster backend must give the same signatures for the same seed, bit for bit.
+GOLDEN_TEXTS = [
+    make_text(1, 300), "", " ,;; ", "Two words", "Café—naïve «Ünïcode» ＡＢＣ text_with under_score!", "x\u2028y z",
+    "The quick brown fox jumps over the lazy dog. " * 3, make_text(2, 5000),
+]
+
+
+@pytest.mark.parametrize(
+    ("unit", "k", "num_perm", "seed", "digest", "head"),
+    [("word", 5, 112, 1, "3323ba941b4813d0ee543ac0b52a597a40546a27327fde1ff393c53b5dfd8720",
+      [22065959, 582031, 19263932, 13218318]),
+     ("word", 1, 64, 7, "9062a08af8cf2f9804ecd41b751cae2f00f88f0a95742bc89528dddc7f9b350e",
+      [16356764, 18012, 1098964, 4481275]),
+     ("char", 6, 128, 3, "0f97dabf2ea7883863b19fe1f8ea2bc11212366065b0c705223f0ee1c0b8358f",
+      [236439, 593006, 293432, 2818114]),
+     ("word", 3, 112, 2**32 - 1, "5c08065a5cefa6a10b7a9a21925d4c3b8968ea577abf7c030a1fbd5836093bdd",
+      [12318470, 18561083, 7207350, 1233542])],
+)  # fmt: skip
+def test_numpy_signatures_are_unchanged_bit_for_bit(unit, k, num_perm, seed, digest, head):
+    import hashlib
+
+    from components.data.dedup.minhash_numpy import signatures
+
+    sig = signatures(GOLDEN_TEXTS, num_perm=num_perm, shingle_size=k, shingle_unit=unit, seed=seed)
+    assert sig.shape == (len(GOLDEN_TEXTS), num_perm) and sig.dtype == "uint32"
+    assert sig[0, :4].tolist() == head
+    assert hashlib.sha256(sig.astype("<u4").tobytes()).hexdigest() == digest
+
+
 @pytest.mark.parametrize(("unit", "k"), [("word", 5), ("word", 1), ("char", 6)])
 def test_vectorised_shingles_are_the_datasketch_backend_shingles(unit, k):
     from components.data.dedup.shingles import batch_shingle_hashes
