@@ -64,8 +64,10 @@ def non_empty_text(column: str) -> Expect:
 
     GX map expectations skip nulls, so this pairs NotBeNull with a ``\\S`` regex.
     """
-    parts = (("ExpectColumnValuesToNotBeNull", {"column": _col(column)}),
-             ("ExpectColumnValuesToMatchRegex", {"column": column, "regex": r"\S"}))
+    parts = (
+        ("ExpectColumnValuesToNotBeNull", {"column": _col(column)}),
+        ("ExpectColumnValuesToMatchRegex", {"column": column, "regex": r"\S"}),
+    )
     return Expect("non_empty_text", column, parts, "non-empty text")
 
 
@@ -88,15 +90,17 @@ def _bounds(where: str, min_value: float | None, max_value: float | None) -> str
 def between(column: str, min_value: float | None = None, max_value: float | None = None) -> Expect:
     """Every non-null value lies in [min_value, max_value] (either bound may be None)."""
     text = _bounds(f"between({column!r})", min_value, max_value)
-    return _one("between", column, "ExpectColumnValuesToBeBetween", "values " + text,
-                min_value=min_value, max_value=max_value)
+    return _one(
+        "between", column, "ExpectColumnValuesToBeBetween", "values " + text, min_value=min_value, max_value=max_value
+    )
 
 
 def mean_between(column: str, min_value: float | None = None, max_value: float | None = None) -> Expect:
     """The column mean lies in [min_value, max_value]."""
     text = _bounds(f"mean_between({column!r})", min_value, max_value)
-    return _one("mean_between", column, "ExpectColumnMeanToBeBetween", "mean " + text,
-                min_value=min_value, max_value=max_value)
+    return _one(
+        "mean_between", column, "ExpectColumnMeanToBeBetween", "mean " + text, min_value=min_value, max_value=max_value
+    )
 
 
 def in_set(column: str, values: Iterable[Any]) -> Expect:
@@ -110,8 +114,14 @@ def in_set(column: str, values: Iterable[Any]) -> Expect:
 def row_count_between(min_value: int | None = None, max_value: int | None = None) -> Expect:
     """The number of rows lies in [min_value, max_value]."""
     text = _bounds("row_count_between", min_value, max_value)
-    return _one("row_count_between", None, "ExpectTableRowCountToBeBetween", "row count " + text,
-                min_value=min_value, max_value=max_value)
+    return _one(
+        "row_count_between",
+        None,
+        "ExpectTableRowCountToBeBetween",
+        "row count " + text,
+        min_value=min_value,
+        max_value=max_value,
+    )
 
 
 def proportion_where(column: str, value: Any, max_frac: float) -> Expect:
@@ -124,8 +134,14 @@ def proportion_where(column: str, value: Any, max_frac: float) -> Expect:
         raise ParamsError(f"proportion_where({column!r}): max_frac must be in [0, 1], got {max_frac}")
     values = list(value) if isinstance(value, (list, tuple, set)) else [value]
     mostly = max(0.0, 1.0 - max_frac - 1e-12)  # slack so a rate exactly at max_frac passes despite rounding
-    return _one("proportion_where", column, "ExpectColumnValuesToNotBeInSet",
-                f"at most {max_frac:.4g} of rows in {values!r}", value_set=values, mostly=mostly)
+    return _one(
+        "proportion_where",
+        column,
+        "ExpectColumnValuesToNotBeInSet",
+        f"at most {max_frac:.4g} of rows in {values!r}",
+        value_set=values,
+        mostly=mostly,
+    )
 
 
 def columns_present(columns: Sequence[str]) -> Expect:
@@ -133,8 +149,9 @@ def columns_present(columns: Sequence[str]) -> Expect:
     columns = [_col(c) for c in columns]
     if not columns:
         raise ParamsError("columns_present: give at least one column")
-    return Expect("columns_present", None, tuple(("ExpectColumnToExist", {"column": c}) for c in columns),
-                  "column exists")
+    return Expect(
+        "columns_present", None, tuple(("ExpectColumnToExist", {"column": c}) for c in columns), "column exists"
+    )
 
 
 def finite(column: str) -> Expect:
@@ -144,8 +161,10 @@ def finite(column: str) -> Expect:
     NotBeNull with a between check at the float64 limits (inf falls outside).
     """
     big = 1.7976931348623157e308
-    parts = (("ExpectColumnValuesToNotBeNull", {"column": _col(column)}),
-             ("ExpectColumnValuesToBeBetween", {"column": column, "min_value": -big, "max_value": big}))
+    parts = (
+        ("ExpectColumnValuesToNotBeNull", {"column": _col(column)}),
+        ("ExpectColumnValuesToBeBetween", {"column": column, "min_value": -big, "max_value": big}),
+    )
     return Expect("finite", column, parts, "finite numbers")
 
 
@@ -168,8 +187,16 @@ class ValidationReport:
 
     def to_dict(self) -> dict:
         """A JSON-safe summary (non-finite floats become strings)."""
-        return _json_safe({"dataset": self.name, "success": self.success, "n_rows": self.n_rows,
-                           "columns": self.columns, "gx_version": str(_gx().__version__), "results": self.results})
+        return _json_safe(
+            {
+                "dataset": self.name,
+                "success": self.success,
+                "n_rows": self.n_rows,
+                "columns": self.columns,
+                "gx_version": str(_gx().__version__),
+                "results": self.results,
+            }
+        )
 
     def message(self) -> str:
         """Failure text: the first line names the first failure; later lines list the rest."""
@@ -187,15 +214,21 @@ class ValidationReport:
 def _gx() -> Any:
     # GX's INFO lines are internal chatter; one of its modules sets its own level to INFO on import.
     logging.getLogger("great_expectations").setLevel(logging.WARNING)
-    import great_expectations as gx  # noqa: PLC0415 - lazy: the import takes several seconds
+    import great_expectations as gx
 
     logging.getLogger("great_expectations.data_context.types.base").setLevel(logging.WARNING)
     return gx
 
 
-def validate(data: pd.DataFrame | Iterable[Mapping], suite: Sequence[Expect], *, name: str,
-             result_path: str | os.PathLike | None = None, id_column: str | None = "id",
-             raise_on_failure: bool = True) -> ValidationReport:
+def validate(
+    data: pd.DataFrame | Iterable[Mapping],
+    suite: Sequence[Expect],
+    *,
+    name: str,
+    result_path: str | os.PathLike | None = None,
+    id_column: str | None = "id",
+    raise_on_failure: bool = True,
+) -> ValidationReport:
     """Run ``suite`` on ``data`` with an ephemeral GX context and return the report.
 
     ``id_column`` (when present in the data) is shown beside row numbers in samples.
@@ -247,13 +280,29 @@ def _missing(df: pd.DataFrame) -> str:
     return f"column missing (columns present: {shown or 'none'})"
 
 
-def _result(spec: Expect, gx_type: str, column: str | None, success: bool, *, observed: Any = None,
-            unexpected_count: int | None = None, element_count: int | None = None,
-            sample: list | None = None) -> dict:
+def _result(
+    spec: Expect,
+    gx_type: str,
+    column: str | None,
+    success: bool,
+    *,
+    observed: Any = None,
+    unexpected_count: int | None = None,
+    element_count: int | None = None,
+    sample: list | None = None,
+) -> dict:
     snake = "".join("_" + c.lower() if c.isupper() else c for c in gx_type).lstrip("_")
-    return {"check": spec.check, "expectation": snake, "column": column, "success": bool(success),
-            "expected": spec.expected, "observed": observed, "unexpected_count": unexpected_count,
-            "element_count": element_count, "sample": sample or []}
+    return {
+        "check": spec.check,
+        "expectation": snake,
+        "column": column,
+        "success": bool(success),
+        "expected": spec.expected,
+        "observed": observed,
+        "unexpected_count": unexpected_count,
+        "element_count": element_count,
+        "sample": sample or [],
+    }
 
 
 def _run_gx(df: pd.DataFrame, runnable: list[tuple[int, Expect, str, dict]], id_column: str | None) -> dict:
@@ -261,17 +310,19 @@ def _run_gx(df: pd.DataFrame, runnable: list[tuple[int, Expect, str, dict]], id_
     if not runnable:
         return {}
     gx = _gx()
-    from great_expectations.data_context.types.base import ProgressBarsConfig  # noqa: PLC0415
+    from great_expectations.data_context.types.base import ProgressBarsConfig
 
     ctx = gx.get_context(mode="ephemeral")
     ctx.variables.progress_bars = ProgressBarsConfig(globally=False)
-    batch = (ctx.data_sources.add_pandas("paperline").add_dataframe_asset("frame")
-             .add_batch_definition_whole_dataframe("whole").get_batch(batch_parameters={"dataframe": df}))
-    exps = [getattr(gx.expectations, gx_type)(**kwargs, meta={"slot": slot})
-            for slot, _, gx_type, kwargs in runnable]
+    batch = (
+        ctx.data_sources.add_pandas("paperline")
+        .add_dataframe_asset("frame")
+        .add_batch_definition_whole_dataframe("whole")
+        .get_batch(batch_parameters={"dataframe": df})
+    )
+    exps = [getattr(gx.expectations, gx_type)(**kwargs, meta={"slot": slot}) for slot, _, gx_type, kwargs in runnable]
     suite = gx.ExpectationSuite(name="paperline", expectations=exps)
-    res = batch.validate(suite, result_format={"result_format": "SUMMARY",
-                                               "partial_unexpected_count": SAMPLE_ROWS})
+    res = batch.validate(suite, result_format={"result_format": "SUMMARY", "partial_unexpected_count": SAMPLE_ROWS})
     by_slot = {slot: (spec, gx_type, kwargs) for slot, spec, gx_type, kwargs in runnable}
     out: dict[int, dict] = {}
     for r in res.results:
@@ -281,8 +332,7 @@ def _run_gx(df: pd.DataFrame, runnable: list[tuple[int, Expect, str, dict]], id_
     return out
 
 
-def _from_gx(r: Any, spec: Expect, gx_type: str, column: str | None, df: pd.DataFrame,
-             id_column: str | None) -> dict:
+def _from_gx(r: Any, spec: Expect, gx_type: str, column: str | None, df: pd.DataFrame, id_column: str | None) -> dict:
     info = r.exception_info or {}
     if not isinstance(info.get("raised_exception"), bool):  # keyed by metric id when a metric failed
         info = next(iter(info.values()), {}) if info else {}
@@ -295,9 +345,16 @@ def _from_gx(r: Any, spec: Expect, gx_type: str, column: str | None, df: pd.Data
     if "unexpected_count" in res:
         rows = list(res.get("partial_unexpected_index_list") or [])[:SAMPLE_ROWS]
         n = res.get("element_count")
-        return _result(spec, gx_type, column, r.success, observed=res.get("unexpected_percent", 0.0) / 100.0,
-                       unexpected_count=int(res["unexpected_count"]), element_count=n,
-                       sample=[_sample_row(df, i, column, id_column) for i in rows])
+        return _result(
+            spec,
+            gx_type,
+            column,
+            r.success,
+            observed=res.get("unexpected_percent", 0.0) / 100.0,
+            unexpected_count=int(res["unexpected_count"]),
+            element_count=n,
+            sample=[_sample_row(df, i, column, id_column) for i in rows],
+        )
     return _result(spec, gx_type, column, r.success, observed=res.get("observed_value"))
 
 
@@ -321,8 +378,9 @@ def _describe(r: dict) -> str:
     if r["unexpected_count"] is not None:
         text = f"{head}: {r['unexpected_count']} of {r['element_count']} rows unexpected (expected {r['expected']})"
         if r["sample"]:
-            rows = ", ".join(" ".join(f"{k}={_short(v)}" if k != "row" else f"row {v}" for k, v in s.items())
-                             for s in r["sample"])
+            rows = ", ".join(
+                " ".join(f"{k}={_short(v)}" if k != "row" else f"row {v}" for k, v in s.items()) for s in r["sample"]
+            )
             text += f" (sample rows: {rows})"
         return text
     observed = r["observed"] if isinstance(r["observed"], str) else f"observed {_short(r['observed'])}"

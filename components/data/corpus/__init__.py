@@ -21,9 +21,21 @@ from components.data.corpus.sources import (
     extract_to_jsonl,
 )
 
-
 __all__ = [
-    "DEFAULT_BUDGET_BYTES", "DEFAULT_HOLDOUT", "DEFAULT_SOURCES_DIR", "JUNK_KINDS", "RECORD_FIELDS", "SOURCES",
-    "SourceSpec", "available_sources", "build_pool", "extract", "extract_to_jsonl", "holdout_unit",
-    "inject_noise", "make_junk", "near_copy", "stream_hf_text",
+    "DEFAULT_BUDGET_BYTES",
+    "DEFAULT_HOLDOUT",
+    "DEFAULT_SOURCES_DIR",
+    "JUNK_KINDS",
+    "RECORD_FIELDS",
+    "SOURCES",
+    "SourceSpec",
+    "available_sources",
+    "build_pool",
+    "extract",
+    "extract_to_jsonl",
+    "holdout_unit",
+    "inject_noise",
+    "make_junk",
+    "near_copy",
+    "stream_hf_text",
 ]

@@ -41,7 +41,9 @@ def _load_novels(sources_dir: Path) -> dict[str, list[str]]:
     rdb = (data_dir / "Rdata.rdb").read_bytes()
     with warnings.catch_warnings():  # rdata warns "Unknown file type: assumed RDS" for these blobs
         warnings.simplefilter("ignore")
-        index = rdata.conversion.convert(rdata.parser.parse_data(gzip.open(data_dir / "Rdata.rdx").read()))
+        index = rdata.conversion.convert(
+            rdata.parser.parse_data(gzip.decompress((data_dir / "Rdata.rdx").read_bytes()))
+        )
         novels = {}
         for name, (offset, length) in index["variables"].items():
             # Each record is a 4-byte length header followed by a zlib stream.

@@ -48,8 +48,9 @@ def _open_bible(source: str, sources_dir: Path):  # -> pysword.bible.SwordBible
     modules = SwordModules(str(root))
     found = modules.parse_modules()
     if module not in found:
-        raise DataError(f"{source}: SWORD module {module} not found under {root}; "
-                        f"install the Debian package sword-text-{source}")
+        raise DataError(
+            f"{source}: SWORD module {module} not found under {root}; install the Debian package sword-text-{source}"
+        )
     bible = modules.get_bible_from_module(module)
     bible._decompressed_text = functools.lru_cache(maxsize=4)(bible._decompressed_text)
     return bible
@@ -65,7 +66,7 @@ def clean_verse(raw: str) -> str:
 def _extract(source: str, sources_dir: Path) -> Iterator[dict]:
     bible = _open_bible(source, sources_dir)
     name = MODULES[source][1]
-    for testament, books in bible.get_structure().get_books().items():
+    for _testament, books in bible.get_structure().get_books().items():
         for book in books:
             for chapter in range(1, book.num_chapters + 1):
                 raw = bible.get_iter(books=[book.name], chapters=[chapter], clean=False)

@@ -34,8 +34,9 @@ def split_oversized(unit: str, max_chars: int = MAX_CHARS) -> list[str]:
     return [unit[i : i + max_chars] for i in range(0, len(unit), max_chars)]
 
 
-def group_units(lengths: Sequence[int], *, target: int = TARGET_CHARS, max_chars: int = MAX_CHARS,
-                sep_len: int = 2) -> list[range]:
+def group_units(
+    lengths: Sequence[int], *, target: int = TARGET_CHARS, max_chars: int = MAX_CHARS, sep_len: int = 2
+) -> list[range]:
     """Group consecutive units of the given lengths into balanced runs near ``target``.
 
     The number of runs is chosen from the total size, then each cut is placed at

@@ -59,7 +59,7 @@ def _gcide_entries(sources_dir: Path) -> list[tuple[str, str]]:
             if len(parts) != 3 or parts[0].startswith("00-"):
                 continue
             spans.setdefault((_b64_number(parts[1]), _b64_number(parts[2])), parts[0])
-    data = gzip.open(dict_path).read()  # dictzip is gzip-compatible
+    data = gzip.decompress(Path(dict_path).read_bytes())  # dictzip is gzip-compatible
     return [(hw, _decode(data[o : o + n]).strip("\n")) for (o, n), hw in sorted(spans.items())]
 
 
@@ -121,7 +121,7 @@ def extract_linux_docs(sources_dir: Path) -> Iterator[dict]:
     files = sorted(p for p in root.rglob("*.rst.gz") if p.relative_to(root).parts[0] not in LINUX_SKIP_TOP)
     for path in files:
         rel = path.relative_to(root).as_posix()[: -len(".rst.gz")]
-        text = gzip.open(path).read().decode("utf-8", errors="replace")
+        text = gzip.decompress(Path(path).read_bytes()).decode("utf-8", errors="replace")
         title = _rst_title(text, rel)
         for k, chunk in enumerate(chunk_text(text)):
             yield {"id": f"linux_docs/{rel}#{k}", "source": "linux_docs", "text": chunk, "title": title}

@@ -54,8 +54,9 @@ def _open(dataset_id: str, split: str, config: str | None, data_files: Any, revi
     try:
         return datasets.load_dataset(path, name, split=split, data_files=files, revision=revision, streaming=True)
     except ConnectionError as exc:
-        raise OfflineError(f"{dataset_id}: could not reach the Hugging Face Hub ({exc}); check the network "
-                           "or use the offline corpus") from None
+        raise OfflineError(
+            f"{dataset_id}: could not reach the Hugging Face Hub ({exc}); check the network or use the offline corpus"
+        ) from None
     except (FileNotFoundError, ValueError) as exc:
         raise DataError(f"{dataset_id}: cannot load split {split!r} ({exc})") from None
 
@@ -64,8 +65,9 @@ def _docs(stream, dataset_id: str, source: str, text_field: str, limit: int | No
     n = 0
     for i, rec in enumerate(stream):
         if text_field not in rec:
-            raise DataError(f"{dataset_id}: no field {text_field!r} in its records; fields are {sorted(rec)} "
-                            "(set text_field)")
+            raise DataError(
+                f"{dataset_id}: no field {text_field!r} in its records; fields are {sorted(rec)} (set text_field)"
+            )
         text = rec[text_field]
         if not isinstance(text, str) or not text.strip():
             continue

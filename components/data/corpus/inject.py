@@ -30,12 +30,20 @@ _SPAN_WEIGHTS = (0.2, 0.25, 0.2, 0.15, 0.12, 0.08)
 
 
 def _record(doc: dict, label: str, dup_of: str | None = None, junk_kind: str | None = None) -> dict:
-    return {"id": doc["id"], "source": doc["source"], "text": doc["text"], "title": doc.get("title", ""),
-            "label": label, "dup_of": dup_of, "junk_kind": junk_kind}
+    return {
+        "id": doc["id"],
+        "source": doc["source"],
+        "text": doc["text"],
+        "title": doc.get("title", ""),
+        "label": label,
+        "dup_of": dup_of,
+        "junk_kind": junk_kind,
+    }
 
 
-def _edit_span(words: list[str], seps: list[str], i: int, length: int, op: str, rng: random.Random,
-               vocab: Sequence[str]) -> None:
+def _edit_span(
+    words: list[str], seps: list[str], i: int, length: int, op: str, rng: random.Random, vocab: Sequence[str]
+) -> None:
     """Apply one edit to ``words[i:i+length]`` (and their separators) in place."""
     span = slice(i, min(i + length, len(words)))
     if op == "substitute":
@@ -113,8 +121,13 @@ def inject_noise(
     for j, kind in enumerate(kinds):
         donor = out[rng.randrange(n)]["text"]
         text = make_junk(kind, rng, size=len(out[rng.randrange(n)]["text"]), donor=donor)
-        out.append(_record({"id": f"junk/{kind}/{j:06d}", "source": "junk", "text": text, "title": f"junk: {kind}"},
-                           "junk", junk_kind=kind))
+        out.append(
+            _record(
+                {"id": f"junk/{kind}/{j:06d}", "source": "junk", "text": text, "title": f"junk: {kind}"},
+                "junk",
+                junk_kind=kind,
+            )
+        )
     rng.shuffle(out)
     log.info("injected %d near-copies and %d junk docs into %d natural docs", n_dup, n_junk, n)
     return out

@@ -20,19 +20,153 @@ from collections.abc import Callable
 
 JUNK_KINDS = ("symbol_soup", "repeated_lines", "lorem_ipsum", "code", "boilerplate")
 
-_SYMBOLS = ["#", "##", "###", "$$", "@", "&&", "***", "|", "||", "~~", "^", "%", "+++", "==", ">>", "<<", "??",
-            "!!!", "...", "…", "★★", "►", "■", "▓▒░", "•", "§", "¤", "¦", "[]", "{}", "//", "\\\\", "--", "__"]
+_SYMBOLS = [
+    "#",
+    "##",
+    "###",
+    "$$",
+    "@",
+    "&&",
+    "***",
+    "|",
+    "||",
+    "~~",
+    "^",
+    "%",
+    "+++",
+    "==",
+    ">>",
+    "<<",
+    "??",
+    "!!!",
+    "...",
+    "…",
+    "★★",
+    "►",
+    "■",
+    "▓▒░",
+    "•",
+    "§",
+    "¤",
+    "¦",
+    "[]",
+    "{}",
+    "//",
+    "\\\\",
+    "--",
+    "__",
+]
 _SPAM = ["free", "win", "click", "now", "best", "deal", "xxx", "top", "cheap", "buy", "lol", "omg", "new", "hot"]
-_LOREM = ("lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et "
-          "dolore magna aliqua enim ad minim veniam quis nostrud exercitation ullamco laboris nisi aliquip ex ea "
-          "commodo consequat duis aute irure in reprehenderit voluptate velit esse cillum eu fugiat nulla pariatur "
-          "excepteur sint occaecat cupidatat non proident sunt culpa qui officia deserunt mollit anim id est "
-          "laborum").split()
-_IDENTS = ["data", "item", "user", "config", "value", "result", "node", "count", "index", "buffer", "handler",
-           "request", "response", "options", "element", "state", "cache", "token", "widget", "payload"]
+_LOREM = [
+    "lorem",
+    "ipsum",
+    "dolor",
+    "sit",
+    "amet",
+    "consectetur",
+    "adipiscing",
+    "elit",
+    "sed",
+    "do",
+    "eiusmod",
+    "tempor",
+    "incididunt",
+    "ut",
+    "labore",
+    "et",
+    "dolore",
+    "magna",
+    "aliqua",
+    "enim",
+    "ad",
+    "minim",
+    "veniam",
+    "quis",
+    "nostrud",
+    "exercitation",
+    "ullamco",
+    "laboris",
+    "nisi",
+    "aliquip",
+    "ex",
+    "ea",
+    "commodo",
+    "consequat",
+    "duis",
+    "aute",
+    "irure",
+    "in",
+    "reprehenderit",
+    "voluptate",
+    "velit",
+    "esse",
+    "cillum",
+    "eu",
+    "fugiat",
+    "nulla",
+    "pariatur",
+    "excepteur",
+    "sint",
+    "occaecat",
+    "cupidatat",
+    "non",
+    "proident",
+    "sunt",
+    "culpa",
+    "qui",
+    "officia",
+    "deserunt",
+    "mollit",
+    "anim",
+    "id",
+    "est",
+    "laborum",
+]
+_IDENTS = [
+    "data",
+    "item",
+    "user",
+    "config",
+    "value",
+    "result",
+    "node",
+    "count",
+    "index",
+    "buffer",
+    "handler",
+    "request",
+    "response",
+    "options",
+    "element",
+    "state",
+    "cache",
+    "token",
+    "widget",
+    "payload",
+]
 _COMPANIES = ["Acme", "Globex", "Initech", "Umbrella", "Hooli", "Vandelay", "Stark", "Wayne", "Tyrell", "Cyberdyne"]
-_NAV = ["Home", "About Us", "Products", "Services", "Blog", "Contact", "FAQ", "Careers", "Shop", "Login",
-        "Sign Up", "Support", "News", "Gallery", "Events", "Pricing", "Help", "Sitemap", "Downloads", "Forum"]
+_NAV = [
+    "Home",
+    "About Us",
+    "Products",
+    "Services",
+    "Blog",
+    "Contact",
+    "FAQ",
+    "Careers",
+    "Shop",
+    "Login",
+    "Sign Up",
+    "Support",
+    "News",
+    "Gallery",
+    "Events",
+    "Pricing",
+    "Help",
+    "Sitemap",
+    "Downloads",
+    "Forum",
+]
 _LEGAL = [
     "This website uses cookies to ensure you get the best experience on our website.",
     "By continuing to browse, you agree to our Cookie Policy.",
@@ -63,6 +197,7 @@ def _fill(rng: random.Random, size: int, piece: Callable[[], str], sep: str = " 
 
 def symbol_soup(rng: random.Random, size: int, donor: str) -> str:
     """Runs of symbols, numbers and spam words, broken into short lines."""
+
     def token() -> str:
         r = rng.random()
         if r < 0.6:
@@ -96,6 +231,7 @@ def repeated_lines(rng: random.Random, size: int, donor: str) -> str:
 
 def lorem_ipsum(rng: random.Random, size: int, donor: str) -> str:
     """Placeholder Latin in sentences and paragraphs, opening with the classic phrase."""
+
     def sentence() -> str:
         words = [rng.choice(_LOREM) for _ in range(rng.randint(6, 18))]
         return " ".join(words).capitalize() + rng.choice([".", ".", ".", "?", ";"])
@@ -109,22 +245,32 @@ def lorem_ipsum(rng: random.Random, size: int, donor: str) -> str:
 
 def _js(rng: random.Random) -> str:
     f, a, b = rng.sample(_IDENTS, 3)
-    return (f"function {f}({a}, {b}) {{\n  if (!{a}) {{ return null; }}\n"
-            f"  var {b}_{rng.randint(0, 99)} = {a}.map(function(x) {{ return x * {rng.randint(2, 9)}; }});\n"
-            f"  document.getElementById('{b}').innerHTML = {a}.length;\n  return {b};\n}}")
+    return (
+        f"function {f}({a}, {b}) {{\n  if (!{a}) {{ return null; }}\n"
+        f"  var {b}_{rng.randint(0, 99)} = {a}.map(function(x) {{ return x * {rng.randint(2, 9)}; }});\n"
+        f"  document.getElementById('{b}').innerHTML = {a}.length;\n  return {b};\n}}"
+    )
 
 
 def _css(rng: random.Random) -> str:
     sel = rng.choice([".", "#"]) + rng.choice(_IDENTS) + rng.choice(["", ":hover", " > a", " li"])
-    props = [f"margin: {rng.randint(0, 40)}px", f"color: #{rng.getrandbits(24):06x}", "display: flex",
-             f"font-size: {rng.randint(9, 24)}px", f"z-index: {rng.randint(1, 999)}", "position: absolute"]
+    props = [
+        f"margin: {rng.randint(0, 40)}px",
+        f"color: #{rng.getrandbits(24):06x}",
+        "display: flex",
+        f"font-size: {rng.randint(9, 24)}px",
+        f"z-index: {rng.randint(1, 999)}",
+        "position: absolute",
+    ]
     return sel + " {\n" + "".join(f"  {p};\n" for p in rng.sample(props, rng.randint(2, 5))) + "}"
 
 
 def _python(rng: random.Random) -> str:
     f, a, b = rng.sample(_IDENTS, 3)
-    return (f"def {f}({a}):\n    {b} = {{}}\n    for k, v in {a}.items():\n        if v is not None:\n"
-            f"            {b}[k] = v + {rng.randint(1, 9)}\n    return {b}")
+    return (
+        f"def {f}({a}):\n    {b} = {{}}\n    for k, v in {a}.items():\n        if v is not None:\n"
+        f"            {b}[k] = v + {rng.randint(1, 9)}\n    return {b}"
+    )
 
 
 def code(rng: random.Random, size: int, donor: str) -> str:

@@ -61,8 +61,12 @@ def allocate(budget: int, sizes: Mapping[str, int], weights: Mapping[str, float]
     return alloc
 
 
-def _check(source_files: Mapping[str, str | os.PathLike], budget_bytes: int, weights: Mapping[str, float] | None,
-           holdout: Mapping[str, float]) -> None:
+def _check(
+    source_files: Mapping[str, str | os.PathLike],
+    budget_bytes: int,
+    weights: Mapping[str, float] | None,
+    holdout: Mapping[str, float],
+) -> None:
     if budget_bytes <= 0:
         raise ParamsError(f"budget_bytes={budget_bytes}: must be positive")
     for name, frac in holdout.items():
@@ -127,8 +131,10 @@ def build_pool(
     holdout = dict(holdout or {})
     _check(source_files, budget_bytes, weights, holdout)
     paths = {name: Path(p) for name, p in source_files.items()}
-    scans = {name: _scan(name, path, holdout.get(name, 0.0))
-             for name, path in tqdm(paths.items(), desc="pool: scan", disable=not progress)}
+    scans = {
+        name: _scan(name, path, holdout.get(name, 0.0))
+        for name, path in tqdm(paths.items(), desc="pool: scan", disable=not progress)
+    }
     available = {name: sum(s[0][i] for i in s[1]) for name, s in scans.items()}
     w = dict(weights) if weights is not None else dict(available)
     alloc = allocate(budget_bytes, available, {n: w.get(n, 0.0) for n in paths})
@@ -143,8 +149,14 @@ def build_pool(
                 train.append(doc)
             elif i in held_set:
                 heldout[name].append(doc)
-        log.info("pool: %s %d of %d bytes (%d docs), %d held out", name, sum(sizes[i] for i in chosen),
-                 available[name], len(chosen), len(held))
+        log.info(
+            "pool: %s %d of %d bytes (%d docs), %d held out",
+            name,
+            sum(sizes[i] for i in chosen),
+            available[name],
+            len(chosen),
+            len(held),
+        )
     random.Random(f"{seed}/pool").shuffle(train)
     for docs in heldout.values():  # whole units in score order: any prefix is a stable spread of units
         docs.sort(key=lambda d: holdout_score(d["id"]))

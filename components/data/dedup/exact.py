@@ -27,6 +27,4 @@ def exact_dedup(docs: Sequence[dict], *, text_field: str = "text") -> DedupResul
         j = first.setdefault(key, i)
         if j != i:
             pairs.append((j, i))
-    return result_from_pairs(
-        docs, np.array(pairs, dtype=np.int64), method="exact", params={"text_field": text_field}
-    )
+    return result_from_pairs(docs, np.array(pairs, dtype=np.int64), method="exact", params={"text_field": text_field})

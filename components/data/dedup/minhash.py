@@ -56,7 +56,11 @@ def minhash_dedup(
     }  # fmt: skip
     if backend == "numpy":
         sig = minhash_numpy.signatures(
-            texts, num_perm=num_perm, shingle_size=shingle_size, shingle_unit=shingle_unit, seed=seed,
+            texts,
+            num_perm=num_perm,
+            shingle_size=shingle_size,
+            shingle_unit=shingle_unit,
+            seed=seed,
             progress=progress,
         )
         active = (sig != minhash_numpy.MAX_HASH).any(axis=1)

@@ -120,11 +120,16 @@ def write_dedup(
     with atomic_paths(out_path, clusters_path) as (out_tmp, clusters_tmp):
         dump_jsonl(out_tmp, result.kept)
         if clusters_tmp is not None:
-            clusters_tmp.write_text(json_text({
-                "method": result.method,
-                "params": result.params,
-                "stats": result.stats(),
-                "clusters": result.clusters,
-                "removed_ids": result.removed_ids,
-            }), encoding="utf-8")
+            clusters_tmp.write_text(
+                json_text(
+                    {
+                        "method": result.method,
+                        "params": result.params,
+                        "stats": result.stats(),
+                        "clusters": result.clusters,
+                        "removed_ids": result.removed_ids,
+                    }
+                ),
+                encoding="utf-8",
+            )
     return result.stats()

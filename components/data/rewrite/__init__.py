@@ -12,7 +12,18 @@ from components.data.rewrite.prompts import PROMPTS, STYLES, build_messages, pro
 from components.data.rewrite.template import TEMPLATE_NAME, clean_paragraphs, split_sentences, template_rewrite
 
 __all__ = [
-    "PROMPTS", "STYLES", "TEMPLATE_NAME", "LLMRewriter", "RewriteCache", "build_messages", "clean_paragraphs",
-    "doc_bytes", "mix_synthetic", "prompt_hash", "rewrite_corpus", "select_llm_sample", "split_sentences",
+    "PROMPTS",
+    "STYLES",
+    "TEMPLATE_NAME",
+    "LLMRewriter",
+    "RewriteCache",
+    "build_messages",
+    "clean_paragraphs",
+    "doc_bytes",
+    "mix_synthetic",
+    "prompt_hash",
+    "rewrite_corpus",
+    "select_llm_sample",
+    "split_sentences",
     "template_rewrite",
 ]

@@ -78,11 +78,18 @@ class RewriteCache:
                 text = rec["text"]
             except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError):
                 if is_tail or lineno == len(lines) - 1 and not lines[-1]:
-                    log.warning("%s:%d: ignoring a truncated last line (a run was killed while writing); "
-                                "%d cached rewrites kept", self.path, lineno, len(self.entries))
+                    log.warning(
+                        "%s:%d: ignoring a truncated last line (a run was killed while writing); "
+                        "%d cached rewrites kept",
+                        self.path,
+                        lineno,
+                        len(self.entries),
+                    )
                     self._truncate(good_end)
                     return
-                raise DataError(f"{self.path}:{lineno}: corrupt rewrite-cache line; delete the file to start over")
+                raise DataError(
+                    f"{self.path}:{lineno}: corrupt rewrite-cache line; delete the file to start over"
+                ) from None
             if is_tail:  # a complete record missing only its newline: keep it, restore the newline
                 self.entries[key] = text
                 with open(self.path, "ab") as fh:

@@ -84,9 +84,14 @@ def rewrite_corpus(
             out.append(_synthetic(doc, style, llm_text[i], rewriter.name))  # type: ignore[union-attr]
         elif template_rest or i in llm_text:
             out.append(_synthetic(doc, style, template_rewrite(doc, style), TEMPLATE_NAME))
-    log.info("rewrote %d docs in style %s: %d by %s, %d by the template", len(out), style,
-             sum(r["rewriter"] != TEMPLATE_NAME for r in out), getattr(rewriter, "name", "no LLM"),
-             sum(r["rewriter"] == TEMPLATE_NAME for r in out))
+    log.info(
+        "rewrote %d docs in style %s: %d by %s, %d by the template",
+        len(out),
+        style,
+        sum(r["rewriter"] != TEMPLATE_NAME for r in out),
+        getattr(rewriter, "name", "no LLM"),
+        sum(r["rewriter"] == TEMPLATE_NAME for r in out),
+    )
     return out
 
 
@@ -102,8 +107,15 @@ def _check_docs(docs: Sequence[dict]) -> None:
 
 
 def _synthetic(doc: dict, style: str, text: str, rewriter_name: str) -> dict[str, Any]:
-    return {"id": f"{doc['id']}#{style}", "source": doc.get("source"), "text": text, "label": "synthetic",
-            "rewriter": rewriter_name, "style": style, "orig_id": doc["id"]}
+    return {
+        "id": f"{doc['id']}#{style}",
+        "source": doc.get("source"),
+        "text": text,
+        "label": "synthetic",
+        "rewriter": rewriter_name,
+        "style": style,
+        "orig_id": doc["id"],
+    }
 
 
 def _cache_key_hash(rewriter: Rewriter, style: str) -> str:
@@ -120,14 +132,25 @@ def _llm_rewrites(
 
     def record(i: int, text: str) -> dict:
         src = str(docs[i]["text"])
-        return {"orig_id": docs[i]["id"], "style": style, "rewriter": rewriter.name, "prompt_hash": phash,
-                "text_md5": text_md5(src), "text": text}
+        return {
+            "orig_id": docs[i]["id"],
+            "style": style,
+            "rewriter": rewriter.name,
+            "prompt_hash": phash,
+            "text_md5": text_md5(src),
+            "text": text,
+        }
 
     keys = {i: (str(docs[i]["id"]), style, rewriter.name, phash, text_md5(str(docs[i]["text"]))) for i in indices}
     found = {i: cache.get(k) for i, k in keys.items()}
     missing = [i for i in indices if found[i] is None]
-    log.info("LLM rewrites (%s, %s): %d cached, %d to generate", rewriter.name, style,
-             len(indices) - len(missing), len(missing))
+    log.info(
+        "LLM rewrites (%s, %s): %d cached, %d to generate",
+        rewriter.name,
+        style,
+        len(indices) - len(missing),
+        len(missing),
+    )
     batch = max(1, int(getattr(rewriter, "batch_size", 1)))
     with tqdm(total=len(missing), desc=f"rewrite {style}", unit="doc", disable=not progress) as bar:
         for start in range(0, len(missing), batch):

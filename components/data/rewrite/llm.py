@@ -42,14 +42,19 @@ class LLMRewriter:
         repetition_penalty: float = 1.1,
         name: str | None = None,
     ) -> None:
-        for key, value in (("max_new_tokens", max_new_tokens), ("batch_size", batch_size),
-                           ("max_input_tokens", max_input_tokens)):
+        for key, value in (
+            ("max_new_tokens", max_new_tokens),
+            ("batch_size", batch_size),
+            ("max_input_tokens", max_input_tokens),
+        ):
             if int(value) < 1:
                 raise ParamsError(f"LLMRewriter {key} must be >= 1, got {value}")
         if temperature < 0:
             raise ParamsError(f"LLMRewriter temperature must be >= 0, got {temperature}")
         if getattr(tokenizer, "chat_template", None) is None:
-            raise ParamsError(f"tokenizer of {name or _model_name(model)!r} has no chat template; use an instruct model")
+            raise ParamsError(
+                f"tokenizer of {name or _model_name(model)!r} has no chat template; use an instruct model"
+            )
         self.model, self.tokenizer = model, tokenizer
         self.max_new_tokens, self.batch_size = int(max_new_tokens), int(batch_size)
         self.temperature, self.top_p, self.seed = float(temperature), float(top_p), int(seed)
@@ -59,8 +64,12 @@ class LLMRewriter:
     @property
     def settings(self) -> dict:
         """Generation settings that change outputs: part of the rewrite cache key."""
-        out = {"max_new_tokens": self.max_new_tokens, "max_input_tokens": self.max_input_tokens,
-               "temperature": self.temperature, "repetition_penalty": self.repetition_penalty}
+        out = {
+            "max_new_tokens": self.max_new_tokens,
+            "max_input_tokens": self.max_input_tokens,
+            "temperature": self.temperature,
+            "repetition_penalty": self.repetition_penalty,
+        }
         if self.temperature > 0:
             out.update(top_p=self.top_p, seed=self.seed, batch_size=self.batch_size)
         return out
@@ -86,18 +95,29 @@ class LLMRewriter:
         if n_cut:
             log.debug("%d of %d passages cut to max_input_tokens=%d", n_cut, len(texts), self.max_input_tokens)
         prefix = PROMPTS[style].get("response_prefix", "")
-        return [tok.apply_chat_template(build_messages(p, style), tokenize=False, add_generation_prompt=True) + prefix
-                for p in passages]
+        return [
+            tok.apply_chat_template(build_messages(p, style), tokenize=False, add_generation_prompt=True) + prefix
+            for p in passages
+        ]
 
     def _generate(self, texts: list[str], style: str) -> list[str]:
         import torch
 
         tok = self.tokenizer
-        batch = tok(self._prompts(texts, style), return_tensors="pt", padding=True, padding_side="left",
-                    add_special_tokens=False)
+        batch = tok(
+            self._prompts(texts, style),
+            return_tensors="pt",
+            padding=True,
+            padding_side="left",
+            add_special_tokens=False,
+        )
         pad_id = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
-        kwargs: dict[str, Any] = dict(max_new_tokens=self.max_new_tokens, pad_token_id=pad_id,
-                                      repetition_penalty=self.repetition_penalty, do_sample=self.temperature > 0)
+        kwargs: dict[str, Any] = dict(
+            max_new_tokens=self.max_new_tokens,
+            pad_token_id=pad_id,
+            repetition_penalty=self.repetition_penalty,
+            do_sample=self.temperature > 0,
+        )
         if self.temperature > 0:
             kwargs.update(temperature=self.temperature, top_p=self.top_p)
         else:

@@ -67,8 +67,14 @@ def mix_synthetic(
     order = np.random.default_rng([seed, 3]).permutation(len(mixed))
     got_s = sum(doc_bytes(d) for d in syn)
     got = got_s + sum(doc_bytes(d) for d in nat)
-    log.info("mix: %d synthetic + %d natural docs, %d bytes, synthetic share %.3f (target %.3f)",
-             len(syn), len(nat), got, got_s / got if got else 0.0, f)
+    log.info(
+        "mix: %d synthetic + %d natural docs, %d bytes, synthetic share %.3f (target %.3f)",
+        len(syn),
+        len(nat),
+        got,
+        got_s / got if got else 0.0,
+        f,
+    )
     return [mixed[i] for i in order]
 
 

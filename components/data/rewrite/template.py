@@ -34,7 +34,8 @@ _MARKUP_LINE = re.compile(
     r"^\s*(?:[=\-~^*#+_`:.]{3,}\s*|\[\d{4} [A-Z][\w ]*\]\s*|\.\. |::\s*$|<[^>]+>\s*$|[|+][-=+|]+[|+]\s*$)$|^\s*\.\. "
 )
 _BLOCK_START = re.compile(
-    r"^(?:\d{1,2}\.\s|\([a-z]\)\s|[A-Z][\w'\-]*(?: [\w'\-]+){0,3} \\|[A-Za-z][\w'\- ]{0,40}?(?::|\s[-\u2013\u2014])\s+\S)"
+    r"^(?:\d{1,2}\.\s|\([a-z]\)\s|[A-Z][\w'\-]*(?: [\w'\-]+){0,3} \\"
+    r"|[A-Za-z][\w'\- ]{0,40}?(?::|\s[-\u2013\u2014])\s+\S)"
 )
 _INLINE_MARKUP = [
     (re.compile(r"\s*\\[^\\\n]{1,60}\\,?"), ","),  # GCIDE headword \pro*nun"ci*a`tion\, -> ","
@@ -52,8 +53,44 @@ _POS_ETYM = re.compile(r"^(?:(?:n|v|a|adj|adv|prep|conj|interj|pron|p\. p|imp|t|
 _CITATION = re.compile(r"\s*--\s*[A-Z][\w.' ]*$")
 _NOT_TERMS = frozenset({"syn", "note", "notes", "usage", "see", "example", "examples", "warning", "tip"})
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\-]{3,}")
-_STOP = frozenset("this that with from they them their there these those which what when where have been were will "
-                  "would shall should could into upon unto also than then thou thee thy your unto said".split())
+_STOP = frozenset(
+    [
+        "this",
+        "that",
+        "with",
+        "from",
+        "they",
+        "them",
+        "their",
+        "there",
+        "these",
+        "those",
+        "which",
+        "what",
+        "when",
+        "where",
+        "have",
+        "been",
+        "were",
+        "will",
+        "would",
+        "shall",
+        "should",
+        "could",
+        "into",
+        "upon",
+        "unto",
+        "also",
+        "than",
+        "then",
+        "thou",
+        "thee",
+        "thy",
+        "your",
+        "unto",
+        "said",
+    ]
+)
 
 
 def template_rewrite(doc: dict, style: str) -> str:

@@ -20,23 +20,30 @@ def gx_loaded():
 
 @pytest.fixture
 def corpus() -> pd.DataFrame:
-    return pd.DataFrame({
-        "id": [f"a/{i}" for i in range(6)],
-        "text": ["alpha", "beta", "gamma", "delta", "eps", "zeta"],
-        "tokens": [5, 4, 5, 5, 3, 4],
-        "loss": [1.0, 2.0, 3.0, 2.5, 1.5, 2.0],
-        "is_dup": [False, False, False, False, False, True],
-        "source": ["gcide", "wordnet", "gcide", "austen", "austen", "gcide"],
-    })
+    return pd.DataFrame(
+        {
+            "id": [f"a/{i}" for i in range(6)],
+            "text": ["alpha", "beta", "gamma", "delta", "eps", "zeta"],
+            "tokens": [5, 4, 5, 5, 3, 4],
+            "loss": [1.0, 2.0, 3.0, 2.5, 1.5, 2.0],
+            "is_dup": [False, False, False, False, False, True],
+            "source": ["gcide", "wordnet", "gcide", "austen", "austen", "gcide"],
+        }
+    )
 
 
 def full_suite() -> list[V.Expect]:
     return [
         V.columns_present(["id", "text", "tokens"]),
-        V.not_null("id"), V.unique("id"), V.non_empty_text("text"),
-        V.between("tokens", 1, 10), V.mean_between("loss", 1.0, 3.0),
-        V.in_set("source", ["gcide", "wordnet", "austen"]), V.row_count_between(1, 100),
-        V.proportion_where("is_dup", True, 0.2), V.finite("loss"),
+        V.not_null("id"),
+        V.unique("id"),
+        V.non_empty_text("text"),
+        V.between("tokens", 1, 10),
+        V.mean_between("loss", 1.0, 3.0),
+        V.in_set("source", ["gcide", "wordnet", "austen"]),
+        V.row_count_between(1, 100),
+        V.proportion_where("is_dup", True, 0.2),
+        V.finite("loss"),
     ]
 
 
@@ -47,8 +54,17 @@ def test_passing_suite_reports_success_for_every_expectation(corpus):
     # one result per GX expectation: columns_present(3) + non_empty_text(2) + finite(2) + 7 single ones
     assert len(report.results) == 14
     assert {r["check"] for r in report.results} == {
-        "columns_present", "not_null", "unique", "non_empty_text", "between", "mean_between",
-        "in_set", "row_count_between", "proportion_where", "finite"}
+        "columns_present",
+        "not_null",
+        "unique",
+        "non_empty_text",
+        "between",
+        "mean_between",
+        "in_set",
+        "row_count_between",
+        "proportion_where",
+        "finite",
+    }
 
 
 def test_records_list_is_accepted_like_a_dataframe(corpus):
@@ -65,25 +81,69 @@ def _failure(df: pd.DataFrame, spec: V.Expect) -> str:
 @pytest.mark.parametrize(
     ("mutate", "spec", "expectation", "column", "sample"),
     [
-        (lambda d: d.assign(id=[None, *d.id[1:]]), V.not_null("id"),
-         "expect_column_values_to_not_be_null", "id", "row 0"),
-        (lambda d: d.assign(id=["a/0", "a/0", *d.id[2:]]), V.unique("id"),
-         "expect_column_values_to_be_unique", "id", "id='a/0'"),
-        (lambda d: d.assign(text=["ok", "   ", *d.text[2:]]), V.non_empty_text("text"),
-         "expect_column_values_to_match_regex", "text", "id='a/1' text='   '"),
-        (lambda d: d.assign(text=["ok", None, *d.text[2:]]), V.non_empty_text("text"),
-         "expect_column_values_to_not_be_null", "text", "id='a/1'"),
-        (lambda d: d.assign(tokens=[5, 4, 50, 5, 3, 4]), V.between("tokens", 1, 10),
-         "expect_column_values_to_be_between", "tokens", "id='a/2' tokens=50"),
-        (lambda d: d.assign(source=["gcide", "junk", *d.source[2:]]),
-         V.in_set("source", ["gcide", "wordnet", "austen"]),
-         "expect_column_values_to_be_in_set", "source", "id='a/1' source='junk'"),
-        (lambda d: d.assign(is_dup=[True, True, False, False, False, True]), V.proportion_where("is_dup", True, 0.2),
-         "expect_column_values_to_not_be_in_set", "is_dup", "id='a/0' is_dup=True"),
-        (lambda d: d.assign(loss=[1.0, np.inf, 3.0, 2.5, 1.5, 2.0]), V.finite("loss"),
-         "expect_column_values_to_be_between", "loss", "id='a/1' loss=inf"),
-        (lambda d: d.assign(loss=[1.0, np.nan, 3.0, 2.5, 1.5, 2.0]), V.finite("loss"),
-         "expect_column_values_to_not_be_null", "loss", "id='a/1' loss=nan"),
+        (
+            lambda d: d.assign(id=[None, *d.id[1:]]),
+            V.not_null("id"),
+            "expect_column_values_to_not_be_null",
+            "id",
+            "row 0",
+        ),
+        (
+            lambda d: d.assign(id=["a/0", "a/0", *d.id[2:]]),
+            V.unique("id"),
+            "expect_column_values_to_be_unique",
+            "id",
+            "id='a/0'",
+        ),
+        (
+            lambda d: d.assign(text=["ok", "   ", *d.text[2:]]),
+            V.non_empty_text("text"),
+            "expect_column_values_to_match_regex",
+            "text",
+            "id='a/1' text='   '",
+        ),
+        (
+            lambda d: d.assign(text=["ok", None, *d.text[2:]]),
+            V.non_empty_text("text"),
+            "expect_column_values_to_not_be_null",
+            "text",
+            "id='a/1'",
+        ),
+        (
+            lambda d: d.assign(tokens=[5, 4, 50, 5, 3, 4]),
+            V.between("tokens", 1, 10),
+            "expect_column_values_to_be_between",
+            "tokens",
+            "id='a/2' tokens=50",
+        ),
+        (
+            lambda d: d.assign(source=["gcide", "junk", *d.source[2:]]),
+            V.in_set("source", ["gcide", "wordnet", "austen"]),
+            "expect_column_values_to_be_in_set",
+            "source",
+            "id='a/1' source='junk'",
+        ),
+        (
+            lambda d: d.assign(is_dup=[True, True, False, False, False, True]),
+            V.proportion_where("is_dup", True, 0.2),
+            "expect_column_values_to_not_be_in_set",
+            "is_dup",
+            "id='a/0' is_dup=True",
+        ),
+        (
+            lambda d: d.assign(loss=[1.0, np.inf, 3.0, 2.5, 1.5, 2.0]),
+            V.finite("loss"),
+            "expect_column_values_to_be_between",
+            "loss",
+            "id='a/1' loss=inf",
+        ),
+        (
+            lambda d: d.assign(loss=[1.0, np.nan, 3.0, 2.5, 1.5, 2.0]),
+            V.finite("loss"),
+            "expect_column_values_to_not_be_null",
+            "loss",
+            "id='a/1' loss=nan",
+        ),
     ],
 )
 def test_row_level_failure_names_expectation_column_and_sample_row(corpus, mutate, spec, expectation, column, sample):
@@ -110,8 +170,10 @@ def test_proportion_at_the_limit_passes_and_just_above_fails(corpus):
 
 def test_missing_column_fails_with_a_clear_message_not_a_traceback(corpus):
     msg = _failure(corpus.drop(columns=["tokens"]), V.between("tokens", 1, 10))
-    assert msg.splitlines()[0].startswith("dataset 'qp/corpus' failed expect_column_values_to_be_between on "
-                                          "column 'tokens': column missing (columns present: id, text, loss")
+    assert msg.splitlines()[0].startswith(
+        "dataset 'qp/corpus' failed expect_column_values_to_be_between on "
+        "column 'tokens': column missing (columns present: id, text, loss"
+    )
     assert "Traceback" not in msg
     msg = _failure(corpus, V.columns_present(["id", "label"]))
     assert "expect_column_to_exist on column 'label': column missing" in msg

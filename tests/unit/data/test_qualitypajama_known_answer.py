@@ -32,20 +32,49 @@ from scipy.optimize import minimize_scalar
 
 from components.data.corpus import JUNK_KINDS, inject_noise, near_copy
 from components.data.dedup import DedupResult, minhash_dedup, minhash_numpy, score_dedup
-from components.data.filters import Decision, FilterResult, GopherQuality, GopherRepetition, apply_filters
-from components.data.filters import get_rules, score_filters
+from components.data.filters import (
+    Decision,
+    FilterResult,
+    GopherQuality,
+    GopherRepetition,
+    apply_filters,
+    get_rules,
+    score_filters,
+)
 from components.scaling import allocation, chinchilla
 from components.scaling.chinchilla import default_grid, fit_chinchilla
 
-ADJ = "quiet bright old young heavy gentle dark narrow broad ancient modern small".split()
-NOUN = ("river stone garden window letter market bridge forest harbour village teacher doctor farmer sailor "
-        "painter singer road tower field lamp").split()
-VERB = "carried opened closed found kept gave watched followed painted crossed".split()
+ADJ = ["quiet", "bright", "old", "young", "heavy", "gentle", "dark", "narrow", "broad", "ancient", "modern", "small"]
+NOUN = [
+    "river",
+    "stone",
+    "garden",
+    "window",
+    "letter",
+    "market",
+    "bridge",
+    "forest",
+    "harbour",
+    "village",
+    "teacher",
+    "doctor",
+    "farmer",
+    "sailor",
+    "painter",
+    "singer",
+    "road",
+    "tower",
+    "field",
+    "lamp",
+]
+VERB = ["carried", "opened", "closed", "found", "kept", "gave", "watched", "followed", "painted", "crossed"]
 
 
 def _sentence(r: random.Random) -> str:
-    return (f"The {r.choice(ADJ)} {r.choice(NOUN)} {r.choice(VERB)} the {r.choice(NOUN)} of {r.choice(NOUN)}"
-            f"{r.randint(1, 999)} and {r.choice(NOUN)}{r.randint(1, 999)} with the {r.choice(ADJ)} {r.choice(NOUN)}.")
+    return (
+        f"The {r.choice(ADJ)} {r.choice(NOUN)} {r.choice(VERB)} the {r.choice(NOUN)} of {r.choice(NOUN)}"
+        f"{r.randint(1, 999)} and {r.choice(NOUN)}{r.randint(1, 999)} with the {r.choice(ADJ)} {r.choice(NOUN)}."
+    )
 
 
 def _prose(seed: int, n_sentences: int = 30) -> str:
@@ -57,8 +86,10 @@ def _prose(seed: int, n_sentences: int = 30) -> str:
 def corpus() -> list[dict]:
     natural = [{"id": f"n{i}", "source": "prose", "title": f"t{i}", "text": _prose(i)} for i in range(80)]
     r = random.Random(7)
-    far = [{"id": f"far{i}", "source": "prose", "title": "far", "text": near_copy(natural[i]["text"], 0.5, r)}
-           for i in range(10)]  # relatives, not duplicates: removing one is a false positive
+    far = [
+        {"id": f"far{i}", "source": "prose", "title": "far", "text": near_copy(natural[i]["text"], 0.5, r)}
+        for i in range(10)
+    ]  # relatives, not duplicates: removing one is a false positive
     docs = inject_noise(natural + far, near_dup_frac=0.25, junk_frac=0.25, seed=0, edit_rate=(0.01, 0.02))
     assert sum(d["label"] == "near_dup" for d in docs) == 22 and sum(d["label"] == "junk" for d in docs) == 22
     return docs
@@ -69,6 +100,7 @@ def _random_ids(docs: list[dict], k: int, seed: int = 1) -> list[str]:
 
 
 # -- MinHash dedup --------------------------------------------------------------------------------------------
+
 
 def dedup_known_answer(docs: list[dict], backend: str = "numpy") -> tuple[bool, str]:
     result = minhash_dedup(docs, threshold=0.7, backend=backend)
@@ -99,9 +131,15 @@ def _inverted_verification(sig, pairs, threshold, chunk=1 << 15):
     return pairs[keep]
 
 
-@pytest.mark.parametrize("attr,fake", [("signatures", _random_signatures), ("signatures", _constant_signatures),
-                                       ("verify_pairs", _inverted_verification)],
-                         ids=["random-signatures", "constant-signatures", "inverted-threshold"])
+@pytest.mark.parametrize(
+    "attr,fake",
+    [
+        ("signatures", _random_signatures),
+        ("signatures", _constant_signatures),
+        ("verify_pairs", _inverted_verification),
+    ],
+    ids=["random-signatures", "constant-signatures", "inverted-threshold"],
+)
 def test_sabotaged_minhash_fails_the_dedup_known_answer(corpus, monkeypatch, attr, fake):
     monkeypatch.setattr(minhash_numpy, attr, fake)
     ok, msg = dedup_known_answer(corpus)
@@ -110,17 +148,24 @@ def test_sabotaged_minhash_fails_the_dedup_known_answer(corpus, monkeypatch, att
 
 # -- heuristic filters ----------------------------------------------------------------------------------------
 
+
 def filter_known_answer(docs: list[dict]) -> tuple[bool, str]:
     result = apply_filters(docs, get_rules(["gopher"]))
     got = score_filters(result, docs)
     drop = set(_random_ids(docs, max(1, len(result.dropped))))
-    rand = score_filters(FilterResult([d for d in docs if d["id"] not in drop],
-                                      [d for d in docs if d["id"] in drop]), docs)
+    rand = score_filters(
+        FilterResult([d for d in docs if d["id"] not in drop], [d for d in docs if d["id"] in drop]), docs
+    )
     kinds = {d["junk_kind"] for d in result.dropped if d["label"] == "junk"}
-    ok = (got["precision"] >= 0.95 and got["recall"] >= 0.95 and kinds == set(JUNK_KINDS)
-          and got["precision"] >= rand["precision"] + 0.5)
-    return ok, (f"gopher P {got['precision']:.3f} R {got['recall']:.3f} kinds {sorted(kinds)}; "
-                f"random P {rand['precision']:.3f}")
+    ok = (
+        got["precision"] >= 0.95
+        and got["recall"] >= 0.95
+        and kinds == set(JUNK_KINDS)
+        and got["precision"] >= rand["precision"] + 0.5
+    )
+    return ok, (
+        f"gopher P {got['precision']:.3f} R {got['recall']:.3f} kinds {sorted(kinds)}; random P {rand['precision']:.3f}"
+    )
 
 
 def test_gopher_filters_drop_the_planted_junk_and_beat_a_random_dropper(corpus):
@@ -177,7 +222,7 @@ def test_the_fitter_recovers_the_exponents_of_a_synthetic_law(fitted):
 def test_a_fitter_that_shuffles_its_loss_column_fails_the_fit_known_answer(monkeypatch):
     original = chinchilla.validate_arrays
 
-    def shuffled(N, D, L):  # noqa: N803
+    def shuffled(N, D, L):
         n, d, loss = original(N, D, L)
         return n, d, np.random.default_rng(0).permutation(loss)
 
@@ -189,8 +234,12 @@ def test_a_fitter_that_shuffles_its_loss_column_fails_the_fit_known_answer(monke
 def brute_force_n_opt(law, c: float) -> float:
     """argmin over N of the law's loss on C = 6 N D, by bounded scalar search in log N."""
     k = c / 6.0
-    res = minimize_scalar(lambda u: law.A * np.exp(-law.alpha * u) + law.B * (k / np.exp(u)) ** -law.beta,
-                          bounds=(np.log(1e2), np.log(k / 1e2)), method="bounded", options={"xatol": 1e-10})
+    res = minimize_scalar(
+        lambda u: law.A * np.exp(-law.alpha * u) + law.B * (k / np.exp(u)) ** -law.beta,
+        bounds=(np.log(1e2), np.log(k / 1e2)),
+        method="bounded",
+        options={"xatol": 1e-10},
+    )
     return float(np.exp(res.x))
 
 
@@ -201,8 +250,11 @@ def allocation_known_answer(fit) -> tuple[bool, str]:
     n_rule = [np.sqrt(c / (6 * 20)) for c in budgets]  # Chinchilla's rule of thumb D = 20 N
     slope = np.diff(np.log(n_fit))[0] / np.diff(np.log(budgets))[0]
     want = TRUTH.beta / (TRUTH.alpha + TRUTH.beta)
-    ok = (all(abs(a / b - 1) <= 0.10 for a, b in zip(n_fit, n_true)) and abs(slope - want) <= 0.02
-          and all(max(a / b, b / a) > 2 for a, b in zip(n_rule, n_true)))
+    ok = (
+        all(abs(a / b - 1) <= 0.10 for a, b in zip(n_fit, n_true))
+        and abs(slope - want) <= 0.02
+        and all(max(a / b, b / a) > 2 for a, b in zip(n_rule, n_true))
+    )
     return ok, f"N_opt fit {n_fit}, truth {n_true}, D=20N {n_rule}; slope {slope:.4f} vs {want:.4f}"
 
 
@@ -214,7 +266,7 @@ def test_the_compute_optimal_allocation_follows_from_the_fit(fitted):
 def test_an_allocation_with_swapped_exponents_fails_the_allocation_known_answer(fitted, monkeypatch):
     original = allocation.compute_optimal
 
-    def swapped(fit, C):  # noqa: N803 - the secondary summary's reading of the exponents
+    def swapped(fit, C):
         return original(SimpleNamespace(A=fit.A, B=fit.B, E=fit.E, alpha=fit.beta, beta=fit.alpha), C)
 
     monkeypatch.setattr(allocation, "compute_optimal", swapped)

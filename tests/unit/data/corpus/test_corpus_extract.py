@@ -57,8 +57,14 @@ def _in_fresh_process(names: list[str], limit: int | None) -> dict[str, str]:
         "print(json.dumps(out))\n"
     )
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
-    res = subprocess.run([sys.executable, "-c", code, json.dumps(names), json.dumps(limit), str(SOURCES_DIR)],
-                         cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    res = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(names), json.dumps(limit), str(SOURCES_DIR)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
@@ -72,7 +78,7 @@ def _check_docs(name: str, docs: list[dict]) -> None:
     for d in docs:
         assert set(d) == {"id", "source", "text", "title"}
         assert d["source"] == name and d["id"].startswith(f"{name}/")
-        assert MIN_CHARS <= len(d["text"].strip()) and len(d["text"]) <= MAX_CHARS + 200
+        assert len(d["text"].strip()) >= MIN_CHARS and len(d["text"]) <= MAX_CHARS + 200
         assert d["title"].strip()
     assert len({d["id"] for d in docs}) == len(docs), f"{name}: duplicate ids"
 

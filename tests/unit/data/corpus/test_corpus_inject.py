@@ -119,12 +119,15 @@ def test_input_docs_are_not_modified_and_extra_fields_dropped(natural):
     assert all("extra" not in r for r in out)
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"edit_rate": (0.2, 0.1)}, "edit_rate"),
-    ({"edit_rate": (0.0, 0.1)}, "edit_rate"),
-    ({"near_dup_frac": -0.1}, "near_dup_frac"),
-    ({"junk_frac": -1}, "junk_frac"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"edit_rate": (0.2, 0.1)}, "edit_rate"),
+        ({"edit_rate": (0.0, 0.1)}, "edit_rate"),
+        ({"near_dup_frac": -0.1}, "near_dup_frac"),
+        ({"junk_frac": -1}, "junk_frac"),
+    ],
+)
 def test_bad_parameters_are_params_errors(natural, kwargs, match):
     with pytest.raises(ParamsError, match=match):
         inject_noise(natural, seed=0, **kwargs)

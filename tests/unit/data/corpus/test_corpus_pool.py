@@ -22,9 +22,16 @@ def files(tmp_path):
     out = {}
     words = ["alpha", "beta", "gamma", "délta"]
     for name, units in (("big", 100), ("mid", 25), ("small", 5)):
-        docs = [{"id": f"{name}/unit{u:03d}#{k}", "source": name, "title": name,
-                 "text": " ".join(rng.choice(words) for _ in range(rng.randint(150, 250)))}
-                for u in range(units) for k in range(4)]
+        docs = [
+            {
+                "id": f"{name}/unit{u:03d}#{k}",
+                "source": name,
+                "title": name,
+                "text": " ".join(rng.choice(words) for _ in range(rng.randint(150, 250))),
+            }
+            for u in range(units)
+            for k in range(4)
+        ]
         write_jsonl(tmp_path / f"{name}.jsonl", docs)
         out[name] = tmp_path / f"{name}.jsonl"
     return out
@@ -85,12 +92,15 @@ def test_weights_steer_the_mix_and_capped_sources_give_way(files):
     assert allocate(100, {"a": 10, "b": 1000}, {"a": 1, "b": 1}) == {"a": 10, "b": 90}
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"holdout": {"nope": 0.1}}, "holdout.nope"),
-    ({"holdout": {"big": 1.5}}, r"holdout.big=1.5"),
-    ({"weights": {"big": -1}}, r"weights.big=-1"),
-    ({"budget_bytes": 0}, "budget_bytes=0"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"holdout": {"nope": 0.1}}, "holdout.nope"),
+        ({"holdout": {"big": 1.5}}, r"holdout.big=1.5"),
+        ({"weights": {"big": -1}}, r"weights.big=-1"),
+        ({"budget_bytes": 0}, "budget_bytes=0"),
+    ],
+)
 def test_bad_parameters_name_the_key(files, kwargs, match):
     with pytest.raises(ParamsError, match=match):
         build_pool(files, **{"budget_bytes": 1000, "seed": 0, **kwargs})

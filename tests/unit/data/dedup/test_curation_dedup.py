@@ -18,12 +18,70 @@ from components.data.dedup import (
 )
 from components.errors import DataError, ParamsError
 
-VOCAB = (
-    "river stone light morning garden window letter market winter summer bridge forest harbour village "
-    "teacher doctor farmer sailor painter singer dancer writer reader builder walked talked carried opened "
-    "closed found lost kept gave took quickly slowly quietly bright dark heavy gentle ancient modern the "
-    "a of and to in with under over between after before because although while every some many few"
-).split()
+VOCAB = [
+    "river",
+    "stone",
+    "light",
+    "morning",
+    "garden",
+    "window",
+    "letter",
+    "market",
+    "winter",
+    "summer",
+    "bridge",
+    "forest",
+    "harbour",
+    "village",
+    "teacher",
+    "doctor",
+    "farmer",
+    "sailor",
+    "painter",
+    "singer",
+    "dancer",
+    "writer",
+    "reader",
+    "builder",
+    "walked",
+    "talked",
+    "carried",
+    "opened",
+    "closed",
+    "found",
+    "lost",
+    "kept",
+    "gave",
+    "took",
+    "quickly",
+    "slowly",
+    "quietly",
+    "bright",
+    "dark",
+    "heavy",
+    "gentle",
+    "ancient",
+    "modern",
+    "the",
+    "a",
+    "of",
+    "and",
+    "to",
+    "in",
+    "with",
+    "under",
+    "over",
+    "between",
+    "after",
+    "before",
+    "because",
+    "although",
+    "while",
+    "every",
+    "some",
+    "many",
+    "few",
+]
 
 
 def make_text(seed: int, n_words: int = 200) -> str:
@@ -118,8 +176,14 @@ def test_numpy_signatures_estimate_jaccard_similarity():
 # SHA-256 of the little-endian uint32 signatures of GOLDEN_TEXTS, computed with the implementation of 7630f25
 # (before the speed-ups of issue 57): a faster backend must give the same signatures for the same seed, bit for bit.
 GOLDEN_TEXTS = [
-    make_text(1, 300), "", " ,;; ", "Two words", "Café—naïve «Ünïcode» ＡＢＣ text_with under_score!", "x\u2028y z",
-    "The quick brown fox jumps over the lazy dog. " * 3, make_text(2, 5000),
+    make_text(1, 300),
+    "",
+    " ,;; ",
+    "Two words",
+    "Café—naïve «Ünïcode» ＡＢＣ text_with under_score!",
+    "x\u2028y z",
+    "The quick brown fox jumps over the lazy dog. " * 3,
+    make_text(2, 5000),
 ]
 
 

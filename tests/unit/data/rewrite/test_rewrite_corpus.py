@@ -28,14 +28,22 @@ class FakeRewriter:
 
 
 def make_docs(n=20):
-    return [{"id": f"src/{i:03d}", "source": "austen" if i % 2 else "gcide", "title": f"t{i}",
-             "text": f"Document number {i} says something long enough to rewrite. " * (1 + i % 3)} for i in range(n)]
+    return [
+        {
+            "id": f"src/{i:03d}",
+            "source": "austen" if i % 2 else "gcide",
+            "title": f"t{i}",
+            "text": f"Document number {i} says something long enough to rewrite. " * (1 + i % 3),
+        }
+        for i in range(n)
+    ]
 
 
 def test_every_output_is_labelled_synthetic_with_derived_ids(tmp_path):
     docs = make_docs()
-    out = rewrite_corpus(docs, style="qa", rewriter=FakeRewriter(), llm_budget=5,
-                         cache_path=tmp_path / "c.jsonl", seed=1, progress=False)
+    out = rewrite_corpus(
+        docs, style="qa", rewriter=FakeRewriter(), llm_budget=5, cache_path=tmp_path / "c.jsonl", seed=1, progress=False
+    )
     assert len(out) == len(docs)
     for doc, rec in zip(docs, out):
         assert tuple(rec) == OUTPUT_FIELDS
@@ -65,14 +73,29 @@ def test_zero_budget_or_no_rewriter_uses_only_the_template():
 
 
 def test_template_rest_false_returns_only_llm_rewrites(tmp_path):
-    out = rewrite_corpus(make_docs(), style="textbook", rewriter=FakeRewriter(), llm_budget=4,
-                         cache_path=tmp_path / "c.jsonl", seed=0, template_rest=False, progress=False)
+    out = rewrite_corpus(
+        make_docs(),
+        style="textbook",
+        rewriter=FakeRewriter(),
+        llm_budget=4,
+        cache_path=tmp_path / "c.jsonl",
+        seed=0,
+        template_rest=False,
+        progress=False,
+    )
     assert len(out) == 4 and {r["rewriter"] for r in out} == {"fake-lm"}
 
 
 def test_empty_llm_output_falls_back_to_labelled_template(tmp_path):
-    out = rewrite_corpus(make_docs(5), style="qa", rewriter=FakeRewriter(empty=True), llm_budget=2,
-                         cache_path=tmp_path / "c.jsonl", seed=0, progress=False)
+    out = rewrite_corpus(
+        make_docs(5),
+        style="qa",
+        rewriter=FakeRewriter(empty=True),
+        llm_budget=2,
+        cache_path=tmp_path / "c.jsonl",
+        seed=0,
+        progress=False,
+    )
     assert {r["rewriter"] for r in out} == {"template"} and all(r["text"].strip() for r in out)
 
 
@@ -115,21 +138,26 @@ def test_cache_is_keyed_by_rewriter_style_and_source_text(tmp_path):
 
 def test_corrupt_middle_line_is_a_data_error(tmp_path):
     cache = tmp_path / "c.jsonl"
-    rewrite_corpus(make_docs(), style="qa", rewriter=FakeRewriter(), llm_budget=4, cache_path=cache, seed=0,
-                   progress=False)
+    rewrite_corpus(
+        make_docs(), style="qa", rewriter=FakeRewriter(), llm_budget=4, cache_path=cache, seed=0, progress=False
+    )
     lines = cache.read_text().splitlines(keepends=True)
     cache.write_text(lines[0] + "{not json\n" + "".join(lines[1:]))
     with pytest.raises(DataError, match="c.jsonl:2"):
-        rewrite_corpus(make_docs(), style="qa", rewriter=FakeRewriter(), llm_budget=4, cache_path=cache,
-                       seed=0, progress=False)
+        rewrite_corpus(
+            make_docs(), style="qa", rewriter=FakeRewriter(), llm_budget=4, cache_path=cache, seed=0, progress=False
+        )
 
 
-@pytest.mark.parametrize("bad, exc, match", [
-    (dict(style="poem"), ParamsError, "poem"),
-    (dict(llm_budget=-1), ParamsError, "llm_budget"),
-    (dict(docs=[{"id": "a", "text": "x"}, {"id": "a", "text": "y"}]), DataError, "duplicate id"),
-    (dict(docs=[{"id": "a"}]), DataError, "'text'"),
-])
+@pytest.mark.parametrize(
+    "bad, exc, match",
+    [
+        (dict(style="poem"), ParamsError, "poem"),
+        (dict(llm_budget=-1), ParamsError, "llm_budget"),
+        (dict(docs=[{"id": "a", "text": "x"}, {"id": "a", "text": "y"}]), DataError, "duplicate id"),
+        (dict(docs=[{"id": "a"}]), DataError, "'text'"),
+    ],
+)
 def test_bad_arguments_name_what_to_fix(bad, exc, match):
     kw = dict(docs=make_docs(3), style="qa", rewriter=None, llm_budget=0, cache_path=None, seed=0, progress=False)
     kw.update(bad)
@@ -143,5 +171,6 @@ def test_rewriter_returning_wrong_count_is_a_data_error():
             return ["x"]
 
     with pytest.raises(DataError, match="returned 1 texts for 3"):
-        rewrite_corpus(make_docs(5), style="qa", rewriter=Short(), llm_budget=3, cache_path=None, seed=0,
-                       progress=False)
+        rewrite_corpus(
+            make_docs(5), style="qa", rewriter=Short(), llm_budget=3, cache_path=None, seed=0, progress=False
+        )

@@ -9,10 +9,16 @@ from components.data.rewrite import LLMRewriter  # noqa: E402
 from components.errors import ParamsError  # noqa: E402
 from components.models.causal_lm import CACHE_META, load_causal_lm, write_model_cache  # noqa: E402
 
-CHAT = ("{% for m in messages %}{{'<|im_start|>' + m['role'] + '\n' + m['content'] + '<|im_end|>\n'}}{% endfor %}"
-        "{% if add_generation_prompt %}{{'<|im_start|>assistant\n'}}{% endif %}")
-TEXTS = ["The kernel scheduler picks the next task.", "It is a truth universally acknowledged that a single man "
-         "in possession of a good fortune must be in want of a wife.", "Short."]
+CHAT = (
+    "{% for m in messages %}{{'<|im_start|>' + m['role'] + '\n' + m['content'] + '<|im_end|>\n'}}{% endfor %}"
+    "{% if add_generation_prompt %}{{'<|im_start|>assistant\n'}}{% endif %}"
+)
+TEXTS = [
+    "The kernel scheduler picks the next task.",
+    "It is a truth universally acknowledged that a single man "
+    "in possession of a good fortune must be in want of a wife.",
+    "Short.",
+]
 
 
 @pytest.fixture(scope="module")
@@ -21,15 +27,27 @@ def tiny():
 
     tk = Tokenizer(models.BPE())
     tk.pre_tokenizer, tk.decoder = pre_tokenizers.ByteLevel(add_prefix_space=False), decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=320, special_tokens=["<pad>", "<|im_start|>", "<|im_end|>"],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=320,
+        special_tokens=["<pad>", "<|im_start|>", "<|im_end|>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
     tk.train_from_iterator(TEXTS * 10, trainer)
     tok = transformers.PreTrainedTokenizerFast(tokenizer_object=tk, pad_token="<pad>", eos_token="<|im_end|>")
     tok.chat_template = CHAT
     torch.manual_seed(0)
-    cfg = transformers.LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=2048,
-                                   pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id)
+    cfg = transformers.LlamaConfig(
+        vocab_size=len(tok),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=2048,
+        pad_token_id=tok.pad_token_id,
+        eos_token_id=tok.eos_token_id,
+    )
     model = transformers.LlamaForCausalLM(cfg).eval()
     model.name_or_path = "tiny-llama"
     return model, tok

@@ -49,12 +49,15 @@ def test_mix_is_seeded_and_shuffled():
     assert labels != sorted(labels)  # interleaved, not two blocks
 
 
-@pytest.mark.parametrize("kw, exc, match", [
-    (dict(synthetic_frac=1.5), ParamsError, "synthetic_frac"),
-    (dict(synthetic_frac=0.5, total_bytes=10**9), ParamsError, "total_bytes"),
-    (dict(synthetic_frac=0.5, synthetic_docs=[]), DataError, "synthetic documents"),
-    (dict(synthetic_frac=0.5, natural_docs=[]), DataError, "natural documents"),
-])
+@pytest.mark.parametrize(
+    "kw, exc, match",
+    [
+        (dict(synthetic_frac=1.5), ParamsError, "synthetic_frac"),
+        (dict(synthetic_frac=0.5, total_bytes=10**9), ParamsError, "total_bytes"),
+        (dict(synthetic_frac=0.5, synthetic_docs=[]), DataError, "synthetic documents"),
+        (dict(synthetic_frac=0.5, natural_docs=[]), DataError, "natural documents"),
+    ],
+)
 def test_bad_arguments_name_what_to_fix(kw, exc, match):
     args = dict(natural_docs=NATURAL, synthetic_docs=SYNTHETIC, seed=0)
     args.update(kw)

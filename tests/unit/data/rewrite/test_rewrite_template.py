@@ -18,15 +18,25 @@ GCIDE = """Abuse \\A*buse"\\, n. [F. abus, L. abusus, fr. abuti. See {Abuse},
    2. Physical ill treatment; injury.
       [1913 Webster]
 """
-GLOSSES = ("entity: that which is perceived or known or inferred to have its own distinct existence\n"
-           "physical entity: an entity that has physical existence\n")
-PROSE = ("It is a truth universally acknowledged, that a single man in possession of a good fortune, must be in "
-         "want of a wife.\n\n\"My dear Mr. Bennet,\" said his lady to him one day, \"have you heard that "
-         "Netherfield Park is let at last?\"")
-RST = ("Scheduler design\n================\n\n.. note::\n\nThe kernel's **scheduler**   decides which task runs\n"
-       "next on each CPU.  Tasks are kept in a ``red-black tree`` ordered by virtual runtime.\n")
-DOCS = [{"id": "g", "text": GCIDE}, {"id": "w", "text": GLOSSES}, {"id": "a", "text": PROSE, "title": "Pride"},
-        {"id": "l", "text": RST}]
+GLOSSES = (
+    "entity: that which is perceived or known or inferred to have its own distinct existence\n"
+    "physical entity: an entity that has physical existence\n"
+)
+PROSE = (
+    "It is a truth universally acknowledged, that a single man in possession of a good fortune, must be in "
+    'want of a wife.\n\n"My dear Mr. Bennet," said his lady to him one day, "have you heard that '
+    'Netherfield Park is let at last?"'
+)
+RST = (
+    "Scheduler design\n================\n\n.. note::\n\nThe kernel's **scheduler**   decides which task runs\n"
+    "next on each CPU.  Tasks are kept in a ``red-black tree`` ordered by virtual runtime.\n"
+)
+DOCS = [
+    {"id": "g", "text": GCIDE},
+    {"id": "w", "text": GLOSSES},
+    {"id": "a", "text": PROSE, "title": "Pride"},
+    {"id": "l", "text": RST},
+]
 
 
 @pytest.mark.parametrize("style", STYLES)
