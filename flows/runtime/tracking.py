@@ -1,9 +1,13 @@
 """MLflow tracking: one experiment per paper, a parent run per flow run, child runs per model.
 
+Experiments are tagged as model-training experiments (``mlflow.experimentKind``), so MLflow 3's UI opens them in
+its classic view (runs, params, metrics) rather than the GenAI view.
+
 The embedded default is a SQLite store under ``.paperline/`` (set by
 ``settings.apply_env_defaults``); ``MLFLOW_TRACKING_URI`` points elsewhere at scale.
 A parent run holds the resolved params (flattened, ``grid.sizes``; whole in ``params.json``), tags ``profile``,
-``git_commit`` and ``git_dirty``, each stage's numbers, and after a report stage its report, claims.json,
+``git_commit`` and ``git_dirty`` (and MLflow's own ``mlflow.source.*`` tags, so the UI shows the source), each
+stage's numbers, and after a report stage its report, claims.json,
 metrics.json and figures as artifacts and a ``verdict.<claim id>`` tag per claim (``verdicts``: the counts).
 A failed run ends FAILED with tag ``error`` (the line ``paperline`` prints after ``error:``).
 Models are logged as a state_dict + config folder with a pyfunc model-from-code (no pickle) and an explicit
@@ -79,6 +83,21 @@ def flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
+# MLflow 3's UI opens an experiment in the GenAI view unless this tag says it holds model training runs.
+EXPERIMENT_KIND, CLASSIC_ML = "mlflow.experimentKind", "custom_model_development"
+
+
+def source_tags(tags: Mapping[str, str]) -> dict[str, str]:
+    """MLflow's standard source tags (the UI's "Source" column and its git link) from paperline's own:
+    ``git_commit`` and the paper, as ``paperline run <paper>`` (a local run)."""
+    out = {"mlflow.source.type": "LOCAL"}
+    if tags.get("git_commit"):
+        out["mlflow.source.git.commit"] = str(tags["git_commit"])
+    if tags.get("paper"):
+        out["mlflow.source.name"] = f"paperline run {tags['paper']}"
+    return out
+
+
 def experiment_id(client, name: str) -> str:
     """The id of experiment ``name``, created if missing; safe when several runs create it at once.
 
@@ -90,9 +109,11 @@ def experiment_id(client, name: str) -> str:
 
     exp = client.get_experiment_by_name(name)
     if exp is not None:
+        if exp.tags.get(EXPERIMENT_KIND) is None:  # made by an older paperline: set the view once
+            client.set_experiment_tag(exp.experiment_id, EXPERIMENT_KIND, CLASSIC_ML)
         return exp.experiment_id
     try:
-        return client.create_experiment(name)
+        return client.create_experiment(name, tags={EXPERIMENT_KIND: CLASSIC_ML})
     except MlflowException as exc:
         if exc.error_code != "RESOURCE_ALREADY_EXISTS":
             raise
@@ -122,7 +143,7 @@ class Tracker:
         self.experiment_id = experiment_id(self.client, experiment)
         owner = owner_tags(checkout)
         mark_stale_runs(self.client, self.experiment_id, owner[CHECKOUT])  # runs left RUNNING by a killed process
-        self.tags = {**tags, **owner}
+        self.tags = {**tags, **source_tags(tags), **owner}
         self.run = self.client.create_run(self.experiment_id, run_name=run_name, tags=self.tags)
         self.run_id = self.run.info.run_id
 

@@ -17,7 +17,7 @@ def tracker(tmp_path, monkeypatch):
     pytest.importorskip("mlflow")
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'mlflow.db'}")
     monkeypatch.setenv("PAPERLINE_ROOT", str(tmp_path))
-    t = Tracker("toy", "toy-run", {"paper": "toy"})
+    t = Tracker("toy", "toy-run", {"paper": "toy", "git_commit": "0" * 40})
     yield t
     t.finish()
 
@@ -65,3 +65,15 @@ def test_log_model_without_a_folder_logs_the_run_and_no_model(tracker):
     assert [a.path for a in tracker.client.list_artifacts(rid)] == []
     assert tracker.client.get_run(rid).info.status == "FINISHED"
     assert len(tracker.client.get_metric_history(rid, "loss")) == 2
+
+
+@pytest.mark.slow  # MLflow's SQLite store set-up
+def test_runs_read_well_in_the_mlflow_ui(tracker):
+    """The classic view (not GenAI), and the standard source tags the UI's Source column reads."""
+    client = tracker.client
+    assert client.get_experiment(tracker.experiment_id).tags["mlflow.experimentKind"] == "custom_model_development"
+    tags = client.get_run(tracker.run_id).data.tags
+    assert tags["mlflow.source.git.commit"] == "0" * 40
+    assert tags["mlflow.source.name"] == "paperline run toy" and tags["mlflow.source.type"] == "LOCAL"
+    rid = tracker.log_model("m", None, None, loader=LM_LOADER, inputs=TOKEN_IDS, outputs=NEXT_TOKEN)
+    assert client.get_run(rid).data.tags["mlflow.source.git.commit"] == "0" * 40  # child runs too
