@@ -242,7 +242,13 @@ def _stage_body(ctx, force):
 
 
 def _numbers(summary: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in summary.items() if isinstance(v, (int, float, dict)) and not isinstance(v, bool)}
+    """A stage summary's measurements, logged as the parent run's metrics. The champion candidate is left out: its
+    metrics are its child run's, and its rules (tolerances) are settings, not measurements."""
+    return {
+        k: v
+        for k, v in summary.items()
+        if k != "champion" and isinstance(v, (int, float, dict)) and not isinstance(v, bool)
+    }
 
 
 def _tracker(slug, run_name, paths, profile, order, resolved):

@@ -107,3 +107,17 @@ def test_output_dir_is_a_created_staging_folder_published_on_success(tmp_path):
     (tmp_path / "other").mkdir()
     with pytest.raises(Exception, match="not a declared output"):
         execute(make_stage(tmp_path / "other", lambda ctx: ctx.output_dir("data/elsewhere")))
+
+
+def test_stage_metrics_leave_out_the_champion_rules():
+    """A stage's numbers become parent-run metrics; its champion candidate (tolerances are settings) does not."""
+    from flows.runtime.pipeline import _numbers
+
+    summary = {
+        "seconds": 1.5,
+        "skipped": False,
+        "runs": {"count": 3},
+        "champion": {"metrics": {"acc": 0.9}, "rules": {"acc": {"tolerance": 0.02}}},
+        "name": "x",
+    }
+    assert _numbers(summary) == {"seconds": 1.5, "runs": {"count": 3}}
