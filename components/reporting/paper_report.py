@@ -59,9 +59,20 @@ _PART_HEADERS = ["Part", "Method vs baseline", "Ours [CI]", "δ", "n", "Verdict"
 
 
 def banners(doc: Mapping[str, Any]) -> list[str]:
-    """Warnings shown above the claims: the smoke banner, then the document's flags (e.g. degenerate fits)."""
+    """Warnings shown above the claims: the smoke banner, a variant's params (those that differ from the profile's
+    preset), then the document's flags (e.g. degenerate fits)."""
     out = [SMOKE_BANNER] if doc.get("profile") == "smoke" else []
+    if changed := (doc.get("provenance") or {}).get("variant"):
+        items = "; ".join(
+            f"{k} = {_short(v.get('value'))} (preset {_short(v.get('preset'))})" for k, v in changed.items()
+        )
+        out.append(f"Variant: params that differ from the {doc.get('profile')} profile's preset: {items}")
     return out + [f"Flag: {f}" for f in doc.get("flags") or []]
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = json.dumps(value, default=str)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 @dataclass

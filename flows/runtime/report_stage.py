@@ -45,9 +45,34 @@ def provenance(ctx: StageContext) -> dict[str, Any]:
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "profile": ctx.profile,
         "params_hash": params_hash(ctx.params),
+        "variant": variant(ctx),
         "mlflow_run_id": getattr(tracker, "run_id", None),
         "stages": stages,
     }
+
+
+# Params that change how a run executes, never what it computes: left out of a variant's list.
+NOT_RESULTS = ("resources.", "progress")
+MAX_VARIANT_KEYS = 20
+
+
+def variant(ctx: StageContext) -> dict[str, dict[str, Any]]:
+    """The params of this run that differ from its profile's preset (``key: {"value", "preset"}``), whatever set
+    them: ``--set``, params.yaml, ``dvc exp run -S``. Empty for the profile as shipped; the report says so at
+    the top. At most ``MAX_VARIANT_KEYS`` keys (the rest are counted under ``...``)."""
+    import importlib
+
+    from flows.runtime import params as P
+    from flows.runtime.tracking import flatten
+
+    module = importlib.import_module(ctx.paper.params_module)
+    preset = P.resolve(module.Params, module.PRESETS, slug=ctx.slug, profile=ctx.profile)
+    now, base = flatten(ctx.params.model_dump(mode="json")), flatten(preset.model_dump(mode="json"))
+    keys = [k for k in now if now[k] != base.get(k) and not k.startswith(NOT_RESULTS)]
+    out = {k: {"value": now[k], "preset": base.get(k)} for k in keys[:MAX_VARIANT_KEYS]}
+    if len(keys) > MAX_VARIANT_KEYS:
+        out["..."] = {"value": f"{len(keys) - MAX_VARIANT_KEYS} more", "preset": None}
+    return out
 
 
 def write_report_outputs(

@@ -121,3 +121,31 @@ def test_stage_metrics_leave_out_the_champion_rules():
         "name": "x",
     }
     assert _numbers(summary) == {"seconds": 1.5, "runs": {"count": 3}}
+
+
+def test_a_variant_report_names_the_params_that_differ_from_the_preset(tmp_path):
+    """Params set by --set, params.yaml or `dvc exp run -S` that change results are listed at the report's top;
+    execution-only params (resources, progress) are not, and the profile as shipped is no variant."""
+    from components.reporting.paper_report import banners
+    from flows.registry import get_paper
+    from flows.runtime import params as P
+    from flows.runtime.report_stage import variant
+    from flows.runtime.settings import Paths
+    from flows.runtime.stages import StageContext
+
+    paper = get_paper("optimistic-o2nc")
+    import importlib
+
+    module = importlib.import_module(paper.params_module)
+
+    def ctx(overrides):
+        params = P.resolve(module.Params, module.PRESETS, slug=paper.slug, profile="smoke", overrides=overrides)
+        return StageContext(paper, paper.stage("report"), params, "smoke", Paths(tmp_path))
+
+    assert variant(ctx(())) == {}
+    assert variant(ctx(("resources.workers=2",))) == {}
+    changed = variant(ctx(("claims.n_resamples=3000",)))
+    assert list(changed) == ["claims.n_resamples"] and changed["claims.n_resamples"]["value"] == 3000
+    doc = {"profile": "smoke", "provenance": {"variant": changed}}
+    assert any(b.startswith("Variant:") and "claims.n_resamples = 3000 (preset 2000)" in b for b in banners(doc))
+    assert not any(b.startswith("Variant:") for b in banners({"profile": "smoke", "provenance": {"variant": {}}}))
