@@ -28,10 +28,60 @@ server_app = typer.Typer(
 )
 app.add_typer(server_app, name="server")
 
+
+def _complete_profile(incomplete: str) -> list[str]:
+    from flows.runtime.params import PROFILES
+
+    return [p for p in PROFILES if p.startswith(incomplete)]
+
+
+def _paper_in(args: list[str]):
+    """The paper named on the command line so far (the first word that is a paper's slug), or None. Click hands a
+    completion callback neither the earlier words nor their values here, so they are read where the shell's
+    completion script puts them (bash: ``COMP_WORDS``; zsh, fish, PowerShell: ``_TYPER_COMPLETE_ARGS``)."""
+    import os
+
+    from flows.registry import get_paper, papers
+
+    words = list(args) or (os.environ.get("COMP_WORDS") or os.environ.get("_TYPER_COMPLETE_ARGS") or "").split()
+    for word in words:
+        if word in papers():
+            try:
+                return get_paper(word).require()
+            except Exception:
+                return None
+    return None
+
+
+def _complete_stage(args: list[str], incomplete: str) -> list[str]:
+    """Shell completion for ``--stage``: the stages of the paper already given."""
+    paper = _paper_in(args)
+    return [st.name for st in paper.stages if st.name.startswith(incomplete)] if paper else []
+
+
+def _complete_set(args: list[str], incomplete: str) -> list[str]:
+    """Shell completion for ``--set``: the paper's params keys (``training.lr=``), from its params model."""
+    paper = _paper_in(args)
+    if paper is None or "=" in incomplete:
+        return []
+    import importlib
+
+    from flows.runtime import params as P
+    from flows.runtime.tracking import flatten
+
+    module = importlib.import_module(paper.params_module)
+    params = P.resolve(module.Params, module.PRESETS, slug=paper.slug, profile="default")
+    return [f"{k}=" for k in sorted(flatten(params.model_dump(mode="json"))) if k.startswith(incomplete)]
+
+
 ProfileOpt = Annotated[
     str | None,
     typer.Option(
-        "--profile", "-p", metavar="PROFILE", help="smoke | default | full (default: params.yaml's `profile`)"
+        "--profile",
+        "-p",
+        metavar="PROFILE",
+        help="smoke | default | full (default: params.yaml's `profile`)",
+        autocompletion=_complete_profile,
     ),
 ]
 RunnerOpt = Annotated[
@@ -53,7 +103,11 @@ WaitOpt = Annotated[
 SetOpt = Annotated[
     list[str] | None,
     typer.Option(
-        "--set", "-s", metavar="KEY=VALUE", help="Override a param: KEY=VALUE (repeatable), e.g. training.lr=3e-4"
+        "--set",
+        "-s",
+        metavar="KEY=VALUE",
+        help="Override a param: KEY=VALUE (repeatable), e.g. training.lr=3e-4",
+        autocompletion=_complete_set,
     ),
 ]
 
@@ -153,7 +207,13 @@ def run_cmd(
     profile: ProfileOpt = None,
     set_: SetOpt = None,
     stage: Annotated[
-        list[str] | None, typer.Option("--stage", metavar="STAGE", help="Run only these stages (and what they read)")
+        list[str] | None,
+        typer.Option(
+            "--stage",
+            metavar="STAGE",
+            help="Run only these stages (and what they read)",
+            autocompletion=_complete_stage,
+        ),
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Rerun stages even when up to date")] = False,
     no_track: Annotated[bool, typer.Option("--no-track", help="Do not log to MLflow")] = False,

@@ -90,6 +90,21 @@ def test_shell_completion_offers_the_implemented_papers():
     assert "--install-completion" in paperline("--help", cwd=ROOT, timeout=120).stdout
 
 
+@pytest.mark.parametrize(
+    "words, want",
+    [
+        ("paperline run optimistic-o2nc --stage r", ["report"]),
+        ("paperline show qualitypajama --profile s", ["smoke"]),
+        ("paperline run optimistic-o2nc --set claims.n_r", ["claims.n_resamples="]),
+        ("paperline run qualitypajama --set training.l", ["training.lr="]),
+    ],
+)
+def test_shell_completion_offers_profiles_stages_and_params_keys(words, want):
+    env = {"_PAPERLINE_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": str(len(words.split()) - 1)}
+    proc = paperline(cwd=ROOT, env=env, timeout=120)
+    assert proc.stdout.split() == want, proc.stdout + proc.stderr
+
+
 def test_list_json_parses():
     proc = paperline("list", "--json", cwd=ROOT, timeout=120)
     assert proc.returncode == 0, proc.stderr
