@@ -9,15 +9,17 @@ logged as the MLflow model of its own child run (``flows/cer_god/champion.py``).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+from dataclasses import dataclass
 
 import numpy as np
 
 from components.data import validate as V
-from components.graph.cergod import export_detector, save_detector
+from components.graph.cergod import CerGodConfig, export_detector, save_detector
 from components.graph.detectors import CERGOD_VARIANTS, METHODS, edge_weight_summary, run_detector
 from components.graph.graph import Graph
-from components.graph.recon import prepare
+from components.graph.recon import TrainConfig, prepare
 from components.io import write_json, write_jsonl
 from components.training.threads import set_threads
 from flows.cer_god import champion
@@ -38,24 +40,48 @@ def seeds_for(p, method: str) -> list[int]:
     return list(p.run.seeds)
 
 
-def run_one(task: dict) -> tuple[dict, dict]:
-    """One (graph, method, seed) fit; picklable for the process pool. Returns (row, arrays)."""
+@dataclass(frozen=True)
+class FitJob:
+    """One grid job: a (graph, method, seed) fit and its settings (the job's values are part of its cache key)."""
 
-    set_threads(task["threads"])
-    key = (task["path"], task["dense_max_nodes"])
+    graph: str
+    path: str
+    method: str
+    seed: int
+    run_seed: int
+    first_seed: int
+    cergod: dict  # CerGodConfig's fields
+    baselines: dict[str, dict]  # method -> TrainConfig's fields
+    threads: int
+    dense_max_nodes: int
+    champion: bool = False
+
+
+@dataclass
+class FitResult:
+    """What one fit returns: its ``runs.jsonl`` row and its arrays (scores, labels, edge weights, champion)."""
+
+    row: dict
+    arrays: dict
+
+
+def run_one(job: FitJob) -> FitResult:
+    """One (graph, method, seed) fit; picklable for the process pool."""
+
+    set_threads(job.threads)
+    key = (job.path, job.dense_max_nodes)
     if key not in _CACHE:
-        g = Graph.load(task["path"])
+        g = Graph.load(job.path)
         _CACHE.clear()
-        _CACHE[key] = (g, prepare(g, task["dense_max_nodes"]))
+        _CACHE[key] = (g, prepare(g, job.dense_max_nodes))
     g, prep = _CACHE[key]
-    res = run_detector(
-        task["method"], g, prep, cergod=task["cergod"], baselines=task["baselines"], seed=task["run_seed"]
-    )
+    baselines = {k: TrainConfig(**v) for k, v in job.baselines.items()}
+    res = run_detector(job.method, g, prep, cergod=CerGodConfig(**job.cergod), baselines=baselines, seed=job.run_seed)
     row = {
-        "id": f"{task['graph']}/{task['method']}/{task['seed']}",
-        "graph": task["graph"],
-        "method": task["method"],
-        "seed": task["seed"],
+        "id": f"{job.graph}/{job.method}/{job.seed}",
+        "graph": job.graph,
+        "method": job.method,
+        "seed": job.seed,
         "seconds": float(res["seconds"]),
         "has_labels": "labels" in res,
     }
@@ -69,19 +95,19 @@ def run_one(task: dict) -> tuple[dict, dict]:
     arrays = {"scores": res["scores"]}
     if "labels" in res:
         arrays["labels"] = res["labels"]
-    if task["method"] == "cer-god" and task["seed"] == task["first_seed"]:
+    if job.method == "cer-god" and job.seed == job.first_seed:
         arrays["edge_weights"], arrays["edge_pairs"] = res["edge_weights"], res["edge_pairs"]
-    if task.get("champion"):  # plain arrays + JSON back to the parent (no module crosses the pool)
+    if job.champion:  # plain arrays + JSON back to the parent (no module crosses the pool)
         arrays["champion"] = export_detector(
-            res["model"], res["config"], g, task["run_seed"], method=task["method"], pipeline_seed=task["seed"]
+            res["model"], res["config"], g, job.run_seed, method=job.method, pipeline_seed=job.seed
         )
-    return row, arrays
+    return FitResult(row, arrays)
 
 
-def tasks(ctx: StageContext[Params]) -> list[dict]:
+def tasks(ctx: StageContext[Params]) -> list[FitJob]:
     p = ctx.params
-    cergod = p.cergod.config(p.progress)
-    baselines = {k: v.config(p.progress) for k, v in p.baselines.items()}
+    cergod = dataclasses.asdict(p.cergod.config(p.progress))
+    baselines = {k: dataclasses.asdict(v.config(p.progress)) for k, v in p.baselines.items()}
     first = champion.choose(p)
     out = []
     for g in p.graphs:
@@ -89,19 +115,19 @@ def tasks(ctx: StageContext[Params]) -> list[dict]:
         for m in p.run.methods:
             for s in seeds_for(p, m):
                 out.append(
-                    {
-                        "graph": g.name,
-                        "path": path,
-                        "method": m,
-                        "seed": s,
-                        "run_seed": p.seed * 100_003 + s,
-                        "first_seed": min(p.run.seeds),
-                        "cergod": cergod,
-                        "baselines": baselines,
-                        "threads": p.resources.threads,
-                        "dense_max_nodes": p.run.dense_max_nodes,
-                        "champion": m == champion.METHOD and (g.name, s) == first,
-                    }
+                    FitJob(
+                        graph=g.name,
+                        path=path,
+                        method=m,
+                        seed=s,
+                        run_seed=p.seed * 100_003 + s,
+                        first_seed=min(p.run.seeds),
+                        cergod=cergod,
+                        baselines=baselines,
+                        threads=p.resources.threads,
+                        dense_max_nodes=p.run.dense_max_nodes,
+                        champion=m == champion.METHOD and (g.name, s) == first,
+                    )
                 )
     return out
 
@@ -127,18 +153,20 @@ def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     todo = tasks(ctx)
     log.info("cer-god: %d fits on %d worker(s)", len(todo), p.resources.workers)
-    results = run_grid(ctx, run_one, todo, desc="cer-god fits", workers=p.resources.workers, progress=p.progress)
+    results = run_grid(
+        ctx, run_one, todo, desc="cer-god fits", workers=p.resources.workers, progress=p.progress, result=FitResult
+    )
     out = ctx.output_dir(RUNS)
-    rows = [r for r, _ in results]
+    rows = [r.row for r in results]
     check_rows(rows, out / "_checks" / "runs.json")
     write_jsonl(out / "runs.jsonl", rows)
     np.savez_compressed(
         out / "scores.npz",
-        **{f"{r['id']}/{k}": v for r, arrs in results for k, v in arrs.items() if k in ("scores", "labels")},
+        **{f"{r.row['id']}/{k}": v for r in results for k, v in r.arrays.items() if k in ("scores", "labels")},
     )
     np.savez_compressed(
         out / "edge_weights.npz",
-        **{f"{r['graph']}/{k}": v for r, arrs in results for k, v in arrs.items() if k.startswith("edge_")},
+        **{f"{r.row['graph']}/{k}": v for r in results for k, v in r.arrays.items() if k.startswith("edge_")},
     )
     cg = [r for r in rows if r["method"] in CERGOD_VARIANTS]
     summary = {
@@ -147,7 +175,7 @@ def run(ctx: StageContext[Params]) -> dict:
         "collapsed": sum(r.get("collapsed", False) for r in cg),
     }
     write_json(out / "summary.json", summary)
-    chosen = next(((r, arrs["champion"]) for r, arrs in results if "champion" in arrs), None)
+    chosen = next(((r.row, r.arrays["champion"]) for r in results if "champion" in r.arrays), None)
     if chosen is not None:
         row, state = chosen
         folder = save_detector(state, out / "champion")

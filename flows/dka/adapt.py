@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import shutil
 import time
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -52,32 +53,55 @@ def _backbone(path: str):
     return load_model(path)
 
 
-def run_job(job: dict, job_dir: Path | None = None) -> dict:
+@dataclass(frozen=True)
+class AdaptJob:
+    """One grid job: a (method, fraction, seed, lrs) training run of the sweep or of the runs (its cache key)."""
+
+    pool: str
+    backbone: str
+    threads: int
+    batch: int
+    erf_images: int
+    thresholds: list[float]
+    adapter_cfg: dict  # AdapterConfig's fields
+    kind: str  # "sweep" or "run"
+    method: str
+    fraction: float
+    seed: int
+    draw: int  # the label draw's and the initialisation's seed
+    steps: int
+    lr_adapter: float
+    lr_head: float
+    eval_split: str  # "dev" or "test"
+    save: bool = False  # a run that writes its model to job_dir/model
+
+
+def run_job(job: AdaptJob, job_dir: Path | None = None) -> dict:
     """Train one (method, fraction, seed, lrs) and score it (module level: process runners pickle it); a run
     with ``save`` writes its model to ``job_dir/model``."""
-    set_threads(job["threads"])
-    pool, backbone = _pool(job["pool"]), _backbone(job["backbone"])
+    set_threads(job.threads)
+    pool, backbone = _pool(job.pool), _backbone(job.backbone)
     n_classes = int(pool["train_y"].max()) + 1
-    idx = fraction_indices(pool["train_y"], job["fraction"], job["draw"])
-    cfg = AdapterConfig(**job["adapter_cfg"])
+    idx = fraction_indices(pool["train_y"], job.fraction, job.draw)
+    cfg = AdapterConfig(**job.adapter_cfg)
     t0 = time.time()
-    built = build(job["method"], backbone, n_classes=n_classes, seed=job["draw"], cfg=cfg)
+    built = build(job.method, backbone, n_classes=n_classes, seed=job.draw, cfg=cfg)
     losses = fit(
         built,
         pool["train_x"][idx],
         pool["train_y"][idx],
-        steps=job["steps"],
-        batch=job["batch"],
-        lr_adapter=job["lr_adapter"],
-        lr_head=job["lr_head"],
-        seed=job["draw"],
-        linear_probe=job["method"] == "linear",
+        steps=job.steps,
+        batch=job.batch,
+        lr_adapter=job.lr_adapter,
+        lr_head=job.lr_head,
+        seed=job.draw,
+        linear_probe=job.method == "linear",
     )
     seconds = time.time() - t0
-    split = job["eval_split"]
+    split = job.eval_split
     x, y = pool[f"{split}_x"], pool[f"{split}_y"]
     proba = predict_proba(built.model, x)
-    out = {k: job[k] for k in ("kind", "method", "fraction", "seed", "lr_adapter", "lr_head", "steps")}
+    out = {k: getattr(job, k) for k in ("kind", "method", "fraction", "seed", "lr_adapter", "lr_head", "steps")}
     out.update(
         scores(y, proba),
         n_classes=n_classes,
@@ -88,13 +112,13 @@ def run_job(job: dict, job_dir: Path | None = None) -> dict:
         plateau=plateau(losses),
         losses=[float(v) for v in losses[:: max(1, len(losses) // 50)]],
     )
-    if job["kind"] == "run":
+    if job.kind == "run":
         out["correct"] = (proba.argmax(1) == y).astype(int).tolist()
-        maps = E.erf_maps(built.model.tokens, x[: job["erf_images"]], tokens=True)
-        out["erf"] = {str(t): E.erf_area(maps, t).tolist() for t in job["thresholds"]}
+        maps = E.erf_maps(built.model.tokens, x[: job.erf_images], tokens=True)
+        out["erf"] = {str(t): E.erf_area(maps, t).tolist() for t in job.thresholds}
         out["erf_map"] = E.mean_map(maps).tolist()
-        if job["save"]:
-            save_adapted(built, job["method"], n_classes, cfg, job_dir / "model")
+        if job.save:
+            save_adapted(built, job.method, n_classes, cfg, job_dir / "model")
             out["model_dir"] = str(job_dir / "model")
     return out
 
@@ -106,12 +130,12 @@ def _pairs(method: str, a) -> list[tuple[float, float]]:
 
 
 def _base_job(ctx, p) -> dict:
+    """The fields of ``AdaptJob`` that every job of the stage shares."""
     a = p.adapt
     return {
         "pool": str(ctx.input(f"{DATA}/pool.npz")),
         "backbone": str(ctx.input(f"{PRETRAIN}/backbone")),
         "threads": p.resources.threads,
-        "batch": a.batch,
         "erf_images": a.erf_images,
         "thresholds": list(p.claims.thresholds),
         "adapter_cfg": {"mid": a.mid, "k_large": a.k_large, "k_small": a.k_small},
@@ -140,19 +164,19 @@ def sweep(ctx, p, base: dict) -> tuple[list[dict], dict[str, tuple[float, float]
     a = p.adapt
     low = next(r for r in a.regimes if r.fraction == p.claims.low_fraction)
     jobs = [
-        {
+        AdaptJob(
             **base,
-            "batch": low.batch or a.batch,
-            "kind": "sweep",
-            "method": m,
-            "fraction": low.fraction,
-            "seed": a.sweep_seed,
-            "draw": a.sweep_seed,
-            "steps": a.sweep_steps,
-            "lr_adapter": la,
-            "lr_head": lh,
-            "eval_split": "dev",
-        }
+            batch=low.batch or a.batch,
+            kind="sweep",
+            method=m,
+            fraction=low.fraction,
+            seed=a.sweep_seed,
+            draw=a.sweep_seed,
+            steps=a.sweep_steps,
+            lr_adapter=la,
+            lr_head=lh,
+            eval_split="dev",
+        )
         for m in a.methods
         for la, lh in _pairs(m, a)
     ]
@@ -205,20 +229,20 @@ def run(ctx: StageContext[Params]) -> dict:
         for m in a.methods_at(r):
             for s in seeds_of(p, r, m):
                 jobs.append(
-                    {
+                    AdaptJob(
                         **base,
-                        "kind": "run",
-                        "method": m,
-                        "fraction": r.fraction,
-                        "seed": s,
-                        "draw": s,
-                        "steps": r.steps,
-                        "batch": r.batch or a.batch,
-                        "lr_adapter": best[m][0],
-                        "lr_head": best[m][1],
-                        "eval_split": "test",
-                        "save": s == r.seeds[0],
-                    }
+                        kind="run",
+                        method=m,
+                        fraction=r.fraction,
+                        seed=s,
+                        draw=s,
+                        steps=r.steps,
+                        batch=r.batch or a.batch,
+                        lr_adapter=best[m][0],
+                        lr_head=best[m][1],
+                        eval_split="test",
+                        save=s == r.seeds[0],
+                    )
                 )
     runs = run_grid(ctx, run_job, jobs, desc="dka runs", workers=p.resources.workers, files=True, progress=p.progress)
     for r in runs:  # publish each saved model from its job folder

@@ -16,6 +16,7 @@ import json
 import logging
 import shutil
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -44,53 +45,83 @@ from flows.runtime.tracking import Tensor
 log = logging.getLogger("paperline")
 
 
-def train_one(job: dict, job_dir: Path) -> tuple[dict, str]:
-    """Train one run and save it under ``job_dir``; picklable for the process pool. Returns (row, job_dir)."""
+@dataclass(frozen=True)
+class TrainJob:
+    """One grid job: a (task or external dataset, method, seed) training run and its settings (its cache key)."""
 
-    set_threads(job["threads"])
-    folder = Path(job["folder"])
+    method: str
+    seed: int
+    name: str
+    cfg: dict  # the method's agent config (components.rl.trainer.method_config)
+    folder: str  # the dataset's folder
+    steps: int
+    batch_size: int
+    threads: int
+    progress: bool
+    base_seed: int
+    datasets: str
+    curve_points: int
+    dev_episodes: int
+    dev_seed: int
+    task: int | None = None  # a kitchen-lite task (subtask count) ...
+    dataset: str | None = None  # ... or an external dataset's folder name
+
+
+@dataclass
+class TrainedRun:
+    """What one job returns: its ``runs.json`` row and the job folder holding the saved run."""
+
+    row: dict
+    job_dir: str
+
+
+def train_one(job: TrainJob, job_dir: Path) -> TrainedRun:
+    """Train one run and save it under ``job_dir``; picklable for the process pool."""
+
+    set_threads(job.threads)
+    folder = Path(job.folder)
     data = D.load(folder / "transitions.npz")
-    tdata = TensorData(data, context_for(job["method"], folder))
-    seed = job["base_seed"] * 1000 + job["seed"]
-    agent = build_agent(job["method"], data.obs_dim, data.act_dim, job["cfg"], seed)
+    tdata = TensorData(data, context_for(job.method, folder))
+    seed = job.base_seed * 1000 + job.seed
+    agent = build_agent(job.method, data.obs_dim, data.act_dim, job.cfg, seed)
     t0 = time.perf_counter()
     hist = train_agent(
         agent,
         tdata,
-        steps=job["steps"],
-        batch_size=job["batch_size"],
+        steps=job.steps,
+        batch_size=job.batch_size,
         seed=seed,
-        log_every=max(1, job["steps"] // job["curve_points"]),
-        progress=job["progress"],
+        log_every=max(1, job.steps // job.curve_points),
+        progress=job.progress,
         evaluate=dev_evaluator(job, folder),
     )
     seconds = time.perf_counter() - t0
-    out = Path(job_dir) / job["name"]
-    save_agent(agent, out, job["method"], data.obs_dim, data.act_dim, job["cfg"], seed)
+    out = Path(job_dir) / job.name
+    save_agent(agent, out, job.method, data.obs_dim, data.act_dim, job.cfg, seed)
     write_json(out / "history.json", hist)
-    where = {"task": job["task"]} if "task" in job else {"dataset": job["dataset"]}
+    where = {"task": job.task} if job.task is not None else {"dataset": job.dataset}
     row = {
-        "name": job["name"],
+        "name": job.name,
         **where,
-        "method": job["method"],
-        "seed": job["seed"],
+        "method": job.method,
+        "seed": job.seed,
         "seconds": round(seconds, 2),
-        "steps_per_s": round(job["steps"] / max(seconds, 1e-9), 1),
+        "steps_per_s": round(job.steps / max(seconds, 1e-9), 1),
         "final": hist[-1] if hist else {},
     }
-    return row, str(job_dir)
+    return TrainedRun(row, str(job_dir))
 
 
-def dev_evaluator(job: dict, folder: Path):
+def dev_evaluator(job: TrainJob, folder: Path):
     """The learning curve's probe on a kitchen-lite task: mean normalised score of ``train.dev_episodes``
     rollouts from the dev reset seeds (``train.dev_seed`` + i, disjoint from the evaluate stage's test seeds);
     None for external datasets (their environment may be absent offline) or ``dev_episodes`` 0."""
-    if "task" not in job or job["dev_episodes"] == 0:
+    if job.task is None or job.dev_episodes == 0:
         return None
     meta = read_json(folder / "meta.json")
     refs = meta["references"]
     env = task_env(meta)
-    seeds = [job["dev_seed"] + i for i in range(job["dev_episodes"])]
+    seeds = [job.dev_seed + i for i in range(job.dev_episodes)]
 
     def evaluate(agent) -> dict:
         rets, _ = episode_returns(env, agent.act, seeds)
@@ -99,13 +130,13 @@ def dev_evaluator(job: dict, folder: Path):
     return evaluate
 
 
-def _track(ctx: StageContext, row: dict, job: dict, folder: Path) -> None:
+def _track(ctx: StageContext, row: dict, job: TrainJob, folder: Path) -> None:
     if ctx.tracker is None:
         return
     hist = json.loads((folder / "history.json").read_text())
     task = row.get("task", row.get("dataset"))
     with ctx.tracker.child(
-        row["name"], {**job["cfg"], "method": row["method"], "task": task, "seed": row["seed"], "steps": job["steps"]}
+        row["name"], {**job.cfg, "method": row["method"], "task": task, "seed": row["seed"], "steps": job.steps}
     ) as run_id:
         for h in hist:
             ctx.tracker.log_metrics({k: v for k, v in h.items() if k != "step"}, step=int(h["step"]), run_id=run_id)
@@ -113,7 +144,7 @@ def _track(ctx: StageContext, row: dict, job: dict, folder: Path) -> None:
         ctx.tracker.log_artifact(folder, artifact_path="model", run_id=run_id)
 
 
-def jobs_for(p, datasets: Path) -> list[dict]:
+def jobs_for(p, datasets: Path) -> list[TrainJob]:
     """Kitchen-lite jobs of ``train.runs``, then the external-dataset jobs of ``train.external_methods``."""
     agent_params = p.agent.model_dump()
     common = {
@@ -128,11 +159,11 @@ def jobs_for(p, datasets: Path) -> list[dict]:
         "dev_seed": p.train.dev_seed,
     }
     kitchen = [
-        {**g, "cfg": method_config(g["method"], agent_params), **common, "folder": str(task_dir(datasets, g["task"]))}
+        TrainJob(**g, cfg=method_config(g["method"], agent_params), **common, folder=str(task_dir(datasets, g["task"])))
         for g in grid(p)
     ]
     ext = [
-        {**g, "cfg": method_config(g["method"], agent_params), **common, "folder": str(datasets / g["dataset"])}
+        TrainJob(**g, cfg=method_config(g["method"], agent_params), **common, folder=str(datasets / g["dataset"]))
         for g in external_grid(p)
     ]
     return kitchen + ext
@@ -144,10 +175,12 @@ def run(ctx: StageContext[Params]) -> dict:
     out = ctx.output_dir(MODELS)
     jobs = jobs_for(p, datasets)
     log.info("icql: %d training runs on %d worker(s)", len(jobs), p.resources.workers)
-    results = run_grid(ctx, train_one, jobs, desc="icql training runs", workers=p.resources.workers, files=True)
-    rows = [row for row, _ in results]
-    for row, job_dir in results:
-        shutil.copytree(Path(job_dir) / row["name"], out / row["name"], dirs_exist_ok=True)
+    results = run_grid(
+        ctx, train_one, jobs, desc="icql training runs", workers=p.resources.workers, files=True, result=TrainedRun
+    )
+    rows = [r.row for r in results]
+    for r in results:
+        shutil.copytree(Path(r.job_dir) / r.row["name"], out / r.row["name"], dirs_exist_ok=True)
     for row, job in zip(rows, jobs):
         _track(ctx, row, job, out / row["name"])
     write_json(out / "runs.json", [r for r in rows if "task" in r])

@@ -76,7 +76,7 @@ def log_calls(rows: list[dict], budget: int) -> float:
 
 def runs(model: Any, settings: dict) -> tuple[list[dict], list[dict]]:
     """The deterministic and the noisy runs of the loaded settings (measure-stage rows)."""
-    from flows.optimistic_o2nc.runs import run_one
+    from flows.optimistic_o2nc.runs import RunTask, run_one
 
     s = settings
     base = {
@@ -91,18 +91,18 @@ def runs(model: Any, settings: dict) -> tuple[list[dict], list[dict]]:
     for seed in s["seeds"]:
         one = {**base, "seed": int(seed), "noise_seed": int(s["seed"]) * 1_000_003 + int(seed)}
         det += [
-            run_one({**one, "grid": "det", "eps_rel": float(e), "sigma_rel": 0.0, "budget": int(s["budget"])})
+            run_one(RunTask(**one, grid="det", eps_rel=float(e), sigma_rel=0.0, budget=int(s["budget"])))
             for e in s["eps"]
         ]
         noisy += [
             run_one(
-                {
+                RunTask(
                     **one,
-                    "grid": "stoch",
-                    "eps_rel": float(s["sigma_eps"]),
-                    "sigma_rel": float(sg),
-                    "budget": int(s["stoch_budget"]),
-                }
+                    grid="stoch",
+                    eps_rel=float(s["sigma_eps"]),
+                    sigma_rel=float(sg),
+                    budget=int(s["stoch_budget"]),
+                )
             )
             for sg in s["sigmas"]
         ]

@@ -8,13 +8,14 @@ reached, diverged) and its GX check results under ``_checks/``, and the champion
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 from components.data import validate as V
 from components.io import write_json, write_jsonl
 from components.optim.settings import PREDICT_KEYS
 from flows.optimistic_o2nc import champion
 from flows.optimistic_o2nc.params import Params
-from flows.optimistic_o2nc.runs import run_one
+from flows.optimistic_o2nc.runs import RunTask, run_one
 from flows.optimistic_o2nc.spec import RUNS
 from flows.runtime.grid import run_grid
 from flows.runtime.stages import StageContext
@@ -23,7 +24,7 @@ from flows.runtime.tracking import Tensor
 log = logging.getLogger("paperline")
 
 
-def tasks(p) -> list[dict]:
+def tasks(p) -> list[RunTask]:
     g = p.grid
     fparams = p.functions.model_dump()
     mparams = {m: (p.methods[m].model_dump() if m in p.methods else {}) for m in {*g.methods, *g.sigma_methods}}
@@ -42,35 +43,42 @@ def tasks(p) -> list[dict]:
             for m in g.methods:
                 for e in g.eps:
                     out.append(
-                        {
+                        RunTask(
                             **base,
-                            "grid": "det",
-                            "method": m,
-                            "eps_rel": e,
-                            "sigma_rel": 0.0,
-                            "budget": g.budget,
-                            "mparams": mparams[m],
-                        }
+                            grid="det",
+                            method=m,
+                            eps_rel=e,
+                            sigma_rel=0.0,
+                            budget=g.budget,
+                            mparams=mparams[m],
+                        )
                     )
             for m in g.sigma_methods:
                 for s in g.sigmas:
                     out.append(
-                        {
+                        RunTask(
                             **base,
-                            "grid": "stoch",
-                            "method": m,
-                            "eps_rel": g.sigma_eps,
-                            "sigma_rel": s,
-                            "budget": g.stoch_budget,
-                            "mparams": mparams[m],
-                        }
+                            grid="stoch",
+                            method=m,
+                            eps_rel=g.sigma_eps,
+                            sigma_rel=s,
+                            budget=g.stoch_budget,
+                            mparams=mparams[m],
+                        )
                     )
     return out
 
 
-def run_chunk(items: list[dict]) -> list[dict]:
+@dataclass(frozen=True)
+class RunChunk:
     """One grid job: a chunk of cheap runs (a Prefect task each would cost more than the run)."""
-    return [run_one(t) for t in items]
+
+    runs: tuple[RunTask, ...]
+
+
+def run_chunk(chunk: RunChunk) -> list[dict]:
+    """The rows of a chunk's runs, in order (module level: process runners pickle it)."""
+    return [run_one(t) for t in chunk.runs]
 
 
 SUITE = [
@@ -103,7 +111,7 @@ def run(ctx: StageContext[Params]) -> dict:
     workers = p.resources.workers
     log.info("optimistic-o2nc: %d runs on %d worker(s)", len(todo), workers)
     chunk = max(8, len(todo) // (4 * workers))
-    jobs = [todo[i : i + chunk] for i in range(0, len(todo), chunk)]
+    jobs = [RunChunk(tuple(todo[i : i + chunk])) for i in range(0, len(todo), chunk)]
     rows = [r for rs in run_grid(ctx, run_chunk, jobs, desc="optimistic-o2nc runs", workers=workers) for r in rs]
     out = ctx.output_dir(RUNS)
     check_rows(rows, result_path=out / "_checks" / "runs.json")

@@ -3,6 +3,8 @@ re-evaluation (``flows/optimistic_o2nc/champion.py``), which must count calls ex
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from components.optim.functions import make_function
@@ -18,29 +20,47 @@ def _function(name: str, fparams: dict):
     return _CACHE[key]
 
 
-def run_one(task: dict) -> dict:
+@dataclass(frozen=True)
+class RunTask:
+    """One measured run: a function, a method with its settings, eps and sigma (relative to ||grad F(x0)||), a seed."""
+
+    grid: str  # "det" (the eps grid, sigma 0) or "stoch" (the sigma grid)
+    function: str
+    fparams: dict
+    method: str
+    mparams: dict
+    eps_rel: float
+    sigma_rel: float
+    budget: int
+    seed: int
+    noise_seed: int
+    shared_noise: bool
+    noise: str
+
+
+def run_one(task: RunTask) -> dict:
     """One (function, method, eps, sigma, seed) run; picklable for the process pool."""
-    fn = _function(task["function"], task["fparams"])
-    x0 = fn.x0(task["seed"])
+    fn = _function(task.function, task.fparams)
+    x0 = fn.x0(task.seed)
     g0 = float(np.linalg.norm(fn.grad(x0)))  # setup, not counted: defines the relative eps and sigma
-    method = build_method(task["method"], fn, g0, task["mparams"], eps_rel=task["eps_rel"])
+    method = build_method(task.method, fn, g0, task.mparams, eps_rel=task.eps_rel)
     res = run_method(
         method,
         fn,
-        eps=task["eps_rel"] * g0,
+        eps=task.eps_rel * g0,
         x0=x0,
-        budget=task["budget"],
-        sigma=task["sigma_rel"] * g0,
-        seed=task["noise_seed"],
-        shared_noise=task["shared_noise"],
-        noise=task["noise"],
+        budget=task.budget,
+        sigma=task.sigma_rel * g0,
+        seed=task.noise_seed,
+        shared_noise=task.shared_noise,
+        noise=task.noise,
     )
     keys = ("grid", "function", "method", "eps_rel", "sigma_rel", "seed")
     # counted queries per outer iteration (CMO23: its K + 1); 1 for GD/SGD/Adam
     per_iter = getattr(method, "calls_per_iteration", 1)
     return {
-        "id": "/".join(str(task[k]) for k in keys),
-        **{k: task[k] for k in keys},
+        "id": "/".join(str(getattr(task, k)) for k in keys),
+        **{k: getattr(task, k) for k in keys},
         "g0": g0,
         "calls_per_iteration": per_iter,
         **res.to_dict(),

@@ -18,6 +18,7 @@ import math
 import os
 import shutil
 import socket
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,22 +34,48 @@ from flows.runtime.stages import StageContext
 from flows.runtime.tracking import LM_LOADER, NEXT_TOKEN, TOKEN_IDS
 
 
-def train_model(spec: dict[str, Any], job_dir: Path) -> dict[str, Any]:
+@dataclass(frozen=True)
+class ModelSpec:
+    """One grid job: an (intervention, size, seed) model, its token files and training settings (its cache key)."""
+
+    intervention: str
+    size: int
+    seed: int
+    tokens_path: str
+    val_paths: dict[str, str]
+    vocab_size: int
+    budgets: list[int]
+    training: dict  # TrainingParams' fields plus the threads
+
+
+@dataclass
+class TrainedModel:
+    """What one job returns: the model's config and size, its points per budget and the folder it was saved in."""
+
+    config: dict
+    non_embedding_params: int
+    points: list[dict]
+    seconds: float
+    model_dir: str
+    worker: str  # which process trained it (fan-out checks)
+
+
+def train_model(spec: ModelSpec, job_dir: Path) -> TrainedModel:
     """Train one model of ~``size`` non-embedding params; write it to ``job_dir/model``; return its points."""
     import torch
 
     from components.models.tiny_lm import TinyLM, config_for_params, save_model
     from components.training.lm_trainer import train_with_cooldowns
 
-    size, seed, training = spec["size"], spec["seed"], spec["training"]
+    size, seed, training = spec.size, spec.seed, spec.training
     torch.manual_seed(seed)
-    cfg = config_for_params(size, vocab_size=spec["vocab_size"], max_seq_len=training["seq_len"])
+    cfg = config_for_params(size, vocab_size=spec.vocab_size, max_seq_len=training["seq_len"])
     model = TinyLM(cfg)
     result = train_with_cooldowns(
         model,
-        np.load(spec["tokens_path"], mmap_mode="r"),
-        budgets=spec["budgets"],
-        val_sets={name: np.load(path) for name, path in spec["val_paths"].items()},
+        np.load(spec.tokens_path, mmap_mode="r"),
+        budgets=spec.budgets,
+        val_sets={name: np.load(path) for name, path in spec.val_paths.items()},
         batch_size=training["batch_size"],
         seq_len=training["seq_len"],
         peak_lr=training["lr"],
@@ -59,32 +86,32 @@ def train_model(spec: dict[str, Any], job_dir: Path) -> dict[str, Any]:
         seed=seed,
         eval_tokens=training["eval_windows"] * (training["seq_len"] + 1),
         num_threads=training["threads"],
-        progress=f"{spec['intervention']} N~{size:,} seed {seed}",
+        progress=f"{spec.intervention} N~{size:,} seed {seed}",
     )
     save_model(result.final_model, job_dir / "model")
-    return {
-        "config": dataclasses.asdict(cfg),
-        "non_embedding_params": result.non_embedding_params,
-        "points": result.points,
-        "seconds": result.train_seconds,
-        "model_dir": str(job_dir / "model"),
-        "worker": f"{socket.gethostname()}:{os.getpid()}",  # which process trained it (fan-out checks)
-    }
+    return TrainedModel(
+        config=dataclasses.asdict(cfg),
+        non_embedding_params=result.non_embedding_params,
+        points=result.points,
+        seconds=result.train_seconds,
+        model_dir=str(job_dir / "model"),
+        worker=f"{socket.gethostname()}:{os.getpid()}",
+    )
 
 
-def _rows(intervention: str, size: int, seed: int, run: dict, bpt: dict[str, float]) -> list[dict]:
+def _rows(intervention: str, size: int, seed: int, run: TrainedModel, bpt: dict[str, float]) -> list[dict]:
     rows = []
-    for pt in run["points"]:
+    for pt in run.points:
         val = pt["val_loss"]
         rows.append(
             {
                 "intervention": intervention,
                 "size_target": size,
                 "seed": seed,
-                "N": run["non_embedding_params"],
+                "N": run.non_embedding_params,
                 "D": pt["tokens_seen"],
                 "budget": pt["budget_tokens"],
-                "flops": 6.0 * run["non_embedding_params"] * pt["tokens_seen"],
+                "flops": 6.0 * run.non_embedding_params * pt["tokens_seen"],
                 "train_loss": pt["train_loss"],
                 "loss": float(np.mean(list(val.values()))),
                 **{f"loss_{k}": v for k, v in val.items()},
@@ -94,13 +121,15 @@ def _rows(intervention: str, size: int, seed: int, run: dict, bpt: dict[str, flo
     return rows
 
 
-def _log_model(ctx: StageContext, name: str, run: dict, rows: list[dict], model_dir: Path, params: dict) -> str | None:
+def _log_model(
+    ctx: StageContext, name: str, run: TrainedModel, rows: list[dict], model_dir: Path, params: dict
+) -> str | None:
     """Log one grid model as an MLflow child run with its curves (one point per budget D) and model; returns the
     run id."""
     keys = sorted({k for row in rows for k in row if k.startswith(("loss", "bpb", "train_loss"))})
     return ctx.log_model(
         name,
-        {**params, "config": run["config"], "N": run["non_embedding_params"]},
+        {**params, "config": run.config, "N": run.non_embedding_params},
         model_dir,
         loader=LM_LOADER,
         inputs=TOKEN_IDS,
@@ -128,32 +157,39 @@ def run(ctx: StageContext[Params]) -> dict:
     out = Path(ctx.output(GRID))
     rows: list[dict] = []
     specs = [
-        {
-            "intervention": intervention,
-            "size": size,
-            "seed": seed,
-            "tokens_path": str(tokens / f"{intervention}.npy"),
-            "val_paths": val_paths,
-            "vocab_size": stats["vocab_size"],
-            "budgets": p.grid.budgets,
-            "training": training,
-        }
+        ModelSpec(
+            intervention=intervention,
+            size=size,
+            seed=seed,
+            tokens_path=str(tokens / f"{intervention}.npy"),
+            val_paths=val_paths,
+            vocab_size=stats["vocab_size"],
+            budgets=p.grid.budgets,
+            training=training,
+        )
         for intervention in p.interventions
         for size in p.grid.sizes
         for seed in [*p.grid.seeds, *(p.grid.extra_seeds if size in (min(p.grid.sizes), max(p.grid.sizes)) else [])]
     ]
     done: dict[str, int] = {}
     results = run_grid(
-        ctx, train_model, specs, desc="qualitypajama grid", workers=p.resources.workers, files=True, stats=done
+        ctx,
+        train_model,
+        specs,
+        desc="qualitypajama grid",
+        workers=p.resources.workers,
+        files=True,
+        stats=done,
+        result=TrainedModel,
     )
     processes: set[str] = set()
     best = None
     for spec, run_result in zip(specs, results, strict=True):
-        processes.add(run_result.get("worker", "?"))
-        name = f"{spec['intervention']}-N{spec['size']}-s{spec['seed']}"
+        processes.add(run_result.worker)
+        name = f"{spec.intervention}-N{spec.size}-s{spec.seed}"
         model_dir = out / "models" / name
-        shutil.copytree(run_result["model_dir"], model_dir)
-        new_rows = _rows(spec["intervention"], spec["size"], spec["seed"], run_result, bpt)
+        shutil.copytree(run_result.model_dir, model_dir)
+        new_rows = _rows(spec.intervention, spec.size, spec.seed, run_result, bpt)
         rows.extend(new_rows)
         run_id = _log_model(
             ctx,
@@ -161,7 +197,7 @@ def run(ctx: StageContext[Params]) -> dict:
             run_result,
             new_rows,
             model_dir,
-            {k: spec[k] for k in ("intervention", "size", "seed")} | training,
+            {"intervention": spec.intervention, "size": spec.size, "seed": spec.seed} | training,
         )
         final = new_rows[-1]
         if best is None or final["loss"] < best[0]["loss"]:

@@ -23,7 +23,7 @@ from components.graph.graph import NORMAL, TRAP, from_pairs
 from components.graph.metrics import detection_metrics
 from components.graph.recon import prepare
 from flows.cer_god import champion
-from flows.cer_god.fit import run_one
+from flows.cer_god.fit import FitJob, run_one
 from flows.runtime.mlflow_model import ALLOWED_LOADERS, resolve_loader
 
 LOADER = "components.graph.cergod:load_detector"
@@ -43,28 +43,28 @@ def toy_graph(seed: int = 0, n_norm: int = 120, n_out: int = 10, d: int = 8):
 
 @pytest.fixture(scope="module")
 def fitted(tmp_path_factory):
-    """(checkout root holding the graph, the graph, the fit's arrays, the champion folder) via the fit stage's task."""
+    """(checkout root holding the graph, the graph, the fit's arrays, the champion folder) via the fit stage's job."""
     root = tmp_path_factory.mktemp("cer-god-champion")
     g = toy_graph()
     path = root / SETTINGS["graph"]
     path.parent.mkdir(parents=True)
     g.save(path)
-    task = {
-        "graph": "toy",
-        "path": str(path),
-        "method": "cer-god",
-        "seed": 0,
-        "run_seed": 0,
-        "first_seed": 0,
-        "cergod": CFG,
-        "baselines": {},
-        "threads": 1,
-        "dense_max_nodes": 5000,
-        "champion": True,
-    }
+    job = FitJob(
+        graph="toy",
+        path=str(path),
+        method="cer-god",
+        seed=0,
+        run_seed=0,
+        first_seed=0,
+        cergod=dataclasses.asdict(CFG),
+        baselines={},
+        threads=1,
+        dense_max_nodes=5000,
+        champion=True,
+    )
     threads = torch.get_num_threads()
     try:
-        _, arrays = run_one(task)
+        arrays = run_one(job).arrays
     finally:
         torch.set_num_threads(threads)
     return root, g, arrays, save_detector(arrays["champion"], root / "champion")
