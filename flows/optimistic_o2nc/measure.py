@@ -48,7 +48,7 @@ def tasks(p) -> list[dict]:
                             "method": m,
                             "eps_rel": e,
                             "sigma_rel": 0.0,
-                            "budget": g.budget,
+                            "budget": g.budget_for(e),
                             "mparams": mparams[m],
                         }
                     )
