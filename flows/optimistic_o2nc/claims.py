@@ -19,6 +19,7 @@ from components.errors import ParamsError
 from components.evaluation import claims as CL
 from components.evaluation.claim_spec import ClaimSpec
 from components.evaluation.seed_ci import binomial_ci, t_interval
+from components.evaluation.testability import Check
 
 NOTE = (
     "Benign test functions on 2 CPU cores with a capped call budget: worst-case exponents need not show; "
@@ -435,15 +436,52 @@ def claim3(p, rows, idx) -> CL.ClaimResult:
             "sigmas": list(g.sigmas),
         },
     )
-    same, n0 = 0, 0
+    same, n0, within = 0, 0, 0
     for r in st:
         if r["sigma_rel"] == 0.0:
             d = idx.get(("det", r["function"], "odog", r["eps_rel"], 0.0, r["seed"]))
             if d is not None:
                 n0 += 1
                 same += int(d["calls"] == r["calls"] and d["reached"] == r["reached"])
+                within += int(abs(r["calls"] - d["calls"]) <= 0.05 * max(d["calls"], 1))
+    # card part (c): "at sigma = 0 it matches the deterministic count within 5%". Declared, with its testability
+    # precondition: the sigma = 0 noisy run must differ from the deterministic one in some way (the oracle draws
+    # noise). At sigma = 0 it draws nothing, so the run repeats the deterministic one call for call wherever both
+    # reach eps, and the part cannot fail: not testable here (inconclusive), with the counts in its record.
+    differ = n0 - same
+    part_c = C3.part(
+        "sigma0",
+        "at sigma = 0 the noisy-grid ODOG matches the deterministic count within 5%",
+        rule="check",
+        direction=None,
+        metric="share of sigma = 0 runs within 5% of the deterministic count",
+        unit="(function, seed) runs at sigma = 0",
+        cluster_unit=None,
+        paper_value=None,
+    ).simple(
+        rule="check",
+        effect=float(within / n0) if n0 else None,
+        n_units=n0,
+        n_seeds=len(seeds),
+        details={
+            "passed": bool(n0) and within == n0,
+            "within_5pct": f"{within}/{n0}",
+            "identical_pairs": f"{same}/{n0}",
+            "why_not_testable": "the noisy oracle draws no noise at sigma = 0, so the noisy-grid run is the "
+            "deterministic run repeated (differences only where the two caps differ); the 5% match cannot fail",
+        },
+        testability=[
+            Check(
+                "noise engaged at sigma = 0",
+                False,
+                f"the oracle draws nothing at sigma = 0: {same} of {n0} sigma = 0 runs repeat the deterministic "
+                f"run call for call ({differ} differ only through the caps: deterministic "
+                f"{g.budget_for(g.sigma_eps):,}, noisy {g.stoch_budget:,})",
+            )
+        ],
+    )
     return C3.composite(
-        [part_a, part_b],
+        [part_a, part_b, part_c],
         statement=f"One algorithm for both settings: with sigma > 0 the unchanged ODOG reaches eps "
         f"within the cap ({g.stoch_budget:,} calls) in >= {c.success_rate:.0%} of runs, and N rises with sigma",
         how="all",
@@ -454,7 +492,6 @@ def claim3(p, rows, idx) -> CL.ClaimResult:
             "cap": g.stoch_budget,
             "noise": g.noise,
             "sigma0_identical (report only)": f"{same}/{n0}",
-            "dropped": "the card's sigma = 0 match within 5% (deterministic oracle at sigma = 0: cannot fail)",
         },
     )
 

@@ -49,7 +49,7 @@ def tasks(p) -> list[RunTask]:
                             method=m,
                             eps_rel=e,
                             sigma_rel=0.0,
-                            budget=g.budget,
+                            budget=g.budget_for(e),
                             mparams=mparams[m],
                         )
                     )

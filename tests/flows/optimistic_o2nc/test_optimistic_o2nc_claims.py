@@ -217,7 +217,14 @@ def test_c2_single_seed_has_nothing_to_resample_and_is_inconclusive(p):
 def test_c3_reproduced_and_each_failing_part_decides(p):
     rows = make_rows()
     r = claim3(p, rows, index_runs(rows))
-    assert r.verdict == "reproduced" and [q["id"] for q in r.parts] == ["C3/success", "C3/monotone"]
+    # part (c), the card's sigma = 0 match, is declared and not testable here (the oracle draws nothing at
+    # sigma = 0), so the composite "all" of the card's three parts is inconclusive even when (a) and (b) hold
+    assert [q["id"] for q in r.parts] == ["C3/success", "C3/monotone", "C3/sigma0"]
+    assert verdicts(r)["C3/success"] == verdicts(r)["C3/monotone"] == "reproduced"
+    c = r.parts[2]
+    assert c["verdict"] == "inconclusive" and [t["passed"] for t in c["testability"]] == [False]
+    assert c["details"]["within_5pct"] == "30/30" and "not testable here" in c["reason"]
+    assert r.verdict == "inconclusive"
     assert r.effect == pytest.approx(r.parts[1]["effect"])  # the headline is the Spearman part
     a = r.parts[0]
     assert a["rule"] == "standard" and a["threshold"] == 0.9 and a["effect"] == 1.0 and a["n_seeds"] == 10
@@ -246,7 +253,7 @@ def test_c3_one_seed_decides_neither_part(p):
     rows = make_rows(seeds=[0])
     r = claim3(p1, rows, index_runs(rows))
     assert r.verdict == "inconclusive"
-    a, b = r.parts
+    a, b, _ = r.parts
     assert a["verdict"] == "inconclusive" and a["n_seeds"] == 1 and a["ci_low"] < 0.9 < a["ci_high"]
     assert a["details"]["interval"].startswith("exact binomial (Clopper-Pearson) on 6 of 6 runs")
     assert b["verdict"] == "inconclusive" and b["n_seeds"] == 1 and "zero-width CI" in b["reason"]
@@ -264,7 +271,8 @@ def test_every_verdict_in_the_document_rederives(p):
     rows = make_rows({"robust-synthetic": 0.5, "robust-diabetes": 0.5, "hard-chain": 2.0}, base=200.0)
     doc = claims_document("optimistic-o2nc", "default", all_claims(p, rows))
     assert [c["id"] for c in doc["claims"]] == ["C1", "C2", "C3"]
-    assert [c["verdict"] for c in doc["claims"]] == ["reproduced", "reproduced", "reproduced"]
+    # C3 is inconclusive: its part (c) is declared and not testable here
+    assert [c["verdict"] for c in doc["claims"]] == ["reproduced", "reproduced", "inconclusive"]
     assert all(c["paper_value"] for c in doc["claims"])
-    # C1: itself and 3 parts; C2: itself; C3: itself and 2 parts; two flips each
-    assert assert_every_verdict_flip_is_caught(doc) == 2 * (4 + 1 + 3)
+    # C1: itself and 3 parts; C2: itself; C3: itself and 3 parts; two flips each
+    assert assert_every_verdict_flip_is_caught(doc) == 2 * (4 + 1 + 4)

@@ -30,7 +30,8 @@ def test_smoke_profile_end_to_end(project, tmp_path, monkeypatch):
     doc = check_smoke_claims(project / "reports/optimistic-o2nc/claims.json", ["C1", "C2", "C3"])
     c1, c2, c3 = doc["claims"]
     assert c1["rule"] == c3["rule"] == "composite" and c2["rule"] == "standard"
-    assert [q["id"] for q in c3["parts"]] == ["C3/success", "C3/monotone"]
+    assert [q["id"] for q in c3["parts"]] == ["C3/success", "C3/monotone", "C3/sigma0"]
+    assert c3["parts"][2]["verdict"] == "inconclusive" and not c3["parts"][2]["testability"][0]["passed"]
     assert c2["n_seeds"] == 3 and c2["details"]["strata"] == ["robust-synthetic"]
 
     # the run ends with the claims table read from claims.json, and the report path
