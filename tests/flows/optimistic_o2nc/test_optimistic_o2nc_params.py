@@ -22,13 +22,13 @@ def test_small_eps_budget_reaches_the_runs_of_the_two_smallest_eps_for_every_met
     p = Params(**PRESETS["default"])
     assert p.grid.small_eps_budget == 40_000 and p.grid.budget == 5_000
     small = sorted(p.grid.eps)[:2]
-    det = [t for t in tasks(p) if t["grid"] == "det"]
+    det = [t for t in tasks(p) if t.grid == "det"]
     for t in det:
-        assert t["budget"] == (40_000 if t["eps_rel"] in small else 5_000), t
-    by_method = {(t["method"], t["eps_rel"]): t["budget"] for t in det}
+        assert t.budget == (40_000 if t.eps_rel in small else 5_000), t
+    by_method = {(t.method, t.eps_rel): t.budget for t in det}
     assert by_method[("odog", small[0])] == by_method[("cmo23", small[0])]  # the same cap for method and baseline
     full = Params(**PRESETS["full"])
-    assert {t["budget"] for t in tasks(full) if t["grid"] == "det"} == {200_000}
+    assert {t.budget for t in tasks(full) if t.grid == "det"} == {200_000}
 
 
 def test_small_eps_budget_below_the_budget_is_rejected():
