@@ -153,7 +153,7 @@ def check_overrides(paper: str, root: Path, profile: str | None, overrides: list
     from flows.runtime.settings import Paths
 
     paths = Paths(Path(root))
-    chosen = check_profile(profile) if profile else pipeline.file_profile(paths)
+    chosen = check_profile(profile) if profile is not None else pipeline.file_profile(paths)
     pipeline.resolve_owner_params(get_paper(paper), paths, chosen, overrides)
 
 
