@@ -432,7 +432,8 @@ def format_validation_error(exc: ValidationError, slug: str, model: type[BaseMod
         got = err.get("input")
         suffix = f" (got {short(got)})" if err["type"] != "extra_forbidden" and not isinstance(got, dict) else ""
         lines.append(f"{path}: {msg}{suffix}")
-    return "; ".join(lines)
+    more = f"; ... and {len(lines) - 3} more" if len(lines) > 3 else ""
+    return "; ".join(lines[:3]) + more
 
 
 def _sibling_keys(model: type[BaseModel] | None, loc: tuple) -> list[str]:
