@@ -34,7 +34,7 @@ class DataParams(Section):
     temporal_weeks: int = Field(4, ge=1, le=20, description="temporal questions per project ('k weeks ago', k = 1..n)")
     seeds: Seeds = Field(min_length=1, description="generator seeds (card: 3)")
     sizes: list[Count] = Field(
-        min_length=1, description="memory sizes in utterances (card: 1k, 3k, 10k; each at most 1e7)"
+        min_length=1, max_length=100, description="memory sizes in utterances (card: 1k, 3k, 10k; each at most 1e7)"
     )
 
     @field_validator("sizes")

@@ -26,13 +26,22 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import yaml
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
 from components.errors import ParamsError
 
 PROFILES = ("smoke", "default", "full")
 
 MAX_SEED = 2**32 - 1
+
+
+def _not_bool(value: Any) -> Any:
+    """``yes``/``true`` is not a number: YAML reads it as a bool, which lax ints would turn into 1."""
+    if isinstance(value, bool):
+        raise ValueError("expected an integer, got a boolean")
+    return value
+
+
 MAX_SEEDS = 1_000
 MAX_RESAMPLES = 1_000_000
 MAX_MODEL_PARAMS = 1_000_000_000
@@ -43,8 +52,8 @@ MAX_WIDTH = 65_536
 
 Seed = Annotated[
     int,
+    BeforeValidator(_not_bool),
     Field(
-        strict=True,  # `yes` / `true` is not a seed (YAML reads it as a bool, which lax ints turn into 1)
         ge=0,
         le=MAX_SEED,
         description=("a random seed: 0 <= seed < 2**32, the range numpy's and torch's seeding accept"),
@@ -59,8 +68,8 @@ Seeds = Annotated[
 ]
 Resamples = Annotated[
     int,
+    BeforeValidator(_not_bool),
     Field(
-        strict=True,
         le=MAX_RESAMPLES,
         description=(
             f"bootstrap or permutation resamples: at most {MAX_RESAMPLES:,} (percentile CIs are stable long before; "
@@ -70,8 +79,8 @@ Resamples = Annotated[
 ]
 ModelSize = Annotated[
     int,
+    BeforeValidator(_not_bool),
     Field(
-        strict=True,
         le=MAX_MODEL_PARAMS,
         description=(
             f"a model's parameter count: at most {MAX_MODEL_PARAMS:,} (float32 weights, gradients and Adam state "
@@ -81,8 +90,8 @@ ModelSize = Annotated[
 ]
 Count = Annotated[
     int,
+    BeforeValidator(_not_bool),
     Field(
-        strict=True,
         le=MAX_COUNT,
         description=(
             f"a number of items held in memory at once (documents, prompts, episodes, subjects, nodes, questions): "
@@ -92,8 +101,8 @@ Count = Annotated[
 ]
 Windows = Annotated[
     int,
+    BeforeValidator(_not_bool),
     Field(
-        strict=True,
         le=MAX_WINDOWS,
         description=(
             f"evaluation windows per set: at most {MAX_WINDOWS:,} (they are stacked into one tensor; 1e5 windows "
@@ -103,8 +112,8 @@ Windows = Annotated[
 ]
 Steps = Annotated[
     int,
+    BeforeValidator(_not_bool),
     Field(
-        strict=True,
         le=MAX_STEPS,
         description=(
             f"iterations, epochs, gradient calls, token budgets or characters: at most {MAX_STEPS:,} "
@@ -114,8 +123,8 @@ Steps = Annotated[
 ]
 Width = Annotated[
     int,
+    BeforeValidator(_not_bool),
     Field(
-        strict=True,
         le=MAX_WIDTH,
         description=(
             f"a layer width, feature dimension, batch size, sequence length or vocabulary: at most {MAX_WIDTH:,}"

@@ -40,7 +40,8 @@ def find_root(start: Path | None = None) -> Path:
 
 
 def _is_checkout(folder: Path) -> bool:
-    return (folder / "params.yaml").is_file() and (folder / "dvc.yaml").is_file()
+    # params.yaml present (a broken one, even a folder, is reported by the params loader naming it)
+    return (folder / "params.yaml").exists() and (folder / "dvc.yaml").is_file()
 
 
 @dataclass(frozen=True)
