@@ -227,10 +227,10 @@ def run_cmd(
     spec = find_paper(paper)
     check_stages(spec, stage)
     _setup_logging()
+    _use_runner(runner)  # a bad --runner fails before anything, even when nothing is to do
     if not force and _nothing_to_do(paths, spec.slug, profile=profile, overrides=set_ or (), stages=stage):
         return
     typer.echo(f"{spec.slug}: stages to run; checking inputs and params ...", err=True)
-    _use_runner(runner)
     from flows.doctor import preflight
     from flows.runtime import prefect_server
 

@@ -180,7 +180,7 @@ def resolved_params(paths: Paths, spec, profile: str | None, overrides: list[str
     from flows.runtime.params import check_profile
     from flows.runtime.pipeline import file_profile, resolve_owner_params
 
-    chosen = check_profile(profile) if profile else file_profile(paths)
+    chosen = check_profile(profile) if profile is not None else file_profile(paths)
     return {"profile": chosen, "params": resolve_owner_params(spec, paths, chosen, overrides).model_dump(mode="json")}
 
 
@@ -213,7 +213,11 @@ def print_show(
     paths: Paths, slug: str, *, as_json: bool = False, profile: str | None = None, overrides: list[str] | None = None
 ) -> None:
     spec = find_paper(slug)
-    res = resolved_params(paths, spec, profile, list(overrides or ())) if profile or overrides else None
+    # validated like `paperline run` would (a bad params.yaml fails here, not after printing it)
+    checked = spec.implemented and not spec.broken
+    res = resolved_params(paths, spec, profile, list(overrides or ())) if checked or profile is not None else None
+    if res is not None and profile is None and not overrides:
+        res = None  # checked; printed only when asked for with --profile/--set
     if as_json:
         typer.echo(json.dumps(show_doc(paths, spec, profile=profile, overrides=overrides), indent=2, default=str))
         return

@@ -153,7 +153,7 @@ def check_overrides(paper: str, root: Path, profile: str | None, overrides: list
     from flows.runtime.settings import Paths
 
     paths = Paths(Path(root))
-    chosen = check_profile(profile) if profile else pipeline.file_profile(paths)
+    chosen = check_profile(profile) if profile is not None else pipeline.file_profile(paths)
     pipeline.resolve_owner_params(get_paper(paper), paths, chosen, overrides)
 
 
@@ -164,8 +164,17 @@ def _check_cron(cron: str) -> None:
         ok = croniter.is_valid(cron)
     except ImportError:  # pragma: no cover - croniter comes with Prefect
         ok = len(cron.split()) == 5
+    if ok:
+        try:  # Prefect's own check is stricter (field ranges: minute 0-59, hour 0-23, ...)
+            from prefect.client.schemas.schedules import CronSchedule
+
+            CronSchedule(cron=cron)
+        except ImportError:  # pragma: no cover
+            pass
+        except Exception:
+            ok = False
     if not ok:
-        raise ParamsError(f"--cron {cron!r} is not a valid cron expression (e.g. '0 3 * * *')")
+        raise ParamsError(f"--cron {cron[:60]!r} is not a valid cron expression (e.g. '0 3 * * *')")
 
 
 def list_deployments(api_url: str | None = None) -> list[dict[str, Any]]:

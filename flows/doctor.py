@@ -104,7 +104,7 @@ def preflight(
     from flows.runtime import params as P
     from flows.runtime.pipeline import file_profile, plan, resolve_owner_params
 
-    profile = P.check_profile(profile) if profile else file_profile(paths)
+    profile = P.check_profile(profile) if profile is not None else file_profile(paths)
     order = plan(slug, stages, with_upstream=with_upstream)
     main = get_paper(slug).slug
     resolved = {

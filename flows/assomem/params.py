@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator, model_validator
 
-from flows.runtime.params import ClaimsBase, Count, PaperParams, Section, Seed, Seeds, presets
+from flows.runtime.params import ClaimsBase, Count, PaperParams, ProjectPath, Section, Seed, Seeds, presets
 
 METHODS = ("dense", "bm25", "recency", "topic", "assomem", "assomem-equal", "assomem-no-I", "assomem-no-T")
 
@@ -16,11 +16,11 @@ class DataParams(Section):
         description="generator (the card's meeting memories), longmemeval (one haystack per "
         "question) or meetingqa (the paper's meetings, local file)",
     )
-    path: str | None = Field(None, description="local LongMemEval JSON or MeetingQA meeting_qa_raw.json")
+    path: ProjectPath | None = Field(None, description="local LongMemEval JSON or MeetingQA meeting_qa_raw.json")
     hf_id: str | None = Field(
         "xiaowu0162/longmemeval", description="HF dataset id used online when path is null (longmemeval only)"
     )
-    topics_path: str | None = Field(
+    topics_path: ProjectPath | None = Field(
         None,
         description="MeetingQA reformatted_meetingqa_with_topics.json: session "
         "topics as clue keyphrases (else each session's opening line)",
@@ -34,7 +34,7 @@ class DataParams(Section):
     temporal_weeks: int = Field(4, ge=1, le=20, description="temporal questions per project ('k weeks ago', k = 1..n)")
     seeds: Seeds = Field(min_length=1, description="generator seeds (card: 3)")
     sizes: list[Count] = Field(
-        min_length=1, description="memory sizes in utterances (card: 1k, 3k, 10k; each at most 1e7)"
+        min_length=1, max_length=100, description="memory sizes in utterances (card: 1k, 3k, 10k; each at most 1e7)"
     )
 
     @field_validator("sizes")

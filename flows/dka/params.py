@@ -4,7 +4,18 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator, model_validator
 
-from flows.runtime.params import ClaimsBase, Count, PaperParams, Section, Seed, Seeds, Steps, Width, presets
+from flows.runtime.params import (
+    ClaimsBase,
+    Count,
+    PaperParams,
+    ProjectPath,
+    Section,
+    Seed,
+    Seeds,
+    Steps,
+    Width,
+    presets,
+)
 
 METHODS = ("linear", "full", "bottleneck", "bottleneck-matched", "convpass", "lora", "dka", "dka-large", "dka-small")
 SOURCES = ("mni152", "medmnist", "imagefolder")
@@ -14,7 +25,7 @@ HIGH_METHODS = ("bottleneck",)  # claim 3 (the adapter's ERF at the high fractio
 
 class DataParams(Section):
     source: str = Field("mni152", description="'mni152' (offline lesion task) | 'medmnist' (.npz) | 'imagefolder'")
-    path: str | None = Field(None, description="medmnist .npz / ImageFolder root for the full profile")
+    path: ProjectPath | None = Field(None, description="medmnist .npz / ImageFolder root for the full profile")
     n_train: Count = Field(6000, ge=40, description="training pool (images from the train slices)")
     n_dev: Count = Field(200, ge=8, description="dev images for the learning-rate sweep (train slices, own draw)")
     n_test: Count = Field(2000, ge=20, description="fixed test set (images from the held-out test slices)")
@@ -25,7 +36,7 @@ class DataParams(Section):
     max_rotation: float = Field(10.0, ge=0, le=45, description="affine augmentation: rotation up to +- degrees")
     max_shift: float = Field(4.0, ge=0, le=8, description="affine augmentation: shift up to +- px (moves the midline)")
     scale_range: float = Field(0.08, ge=0, le=0.3, description="affine augmentation: scale 1 +- this")
-    fashion_dir: str = Field("/usr/share/datasets/fashion-mnist", description="Fashion-MNIST idx files")
+    fashion_dir: ProjectPath = Field("/usr/share/datasets/fashion-mnist", description="Fashion-MNIST idx files")
     seed: Seed = 0
 
     @field_validator("source")

@@ -6,7 +6,19 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from flows.runtime.params import ClaimsBase, Count, PaperParams, Resamples, Section, Seed, Seeds, Steps, Width, presets
+from flows.runtime.params import (
+    ClaimsBase,
+    Count,
+    PaperParams,
+    ProjectPath,
+    Resamples,
+    Section,
+    Seed,
+    Seeds,
+    Steps,
+    Width,
+    presets,
+)
 
 DOMAINS = ("forest", "urban", "aerial")
 
@@ -39,7 +51,9 @@ class SourceParams(Section):
         pattern=r"^[\w.-]+/[\w.-]+$",
         description="Hugging Face dataset id of ForestPersons (full profile)",
     )
-    local_dir: str | None = Field(None, description="a local copy of the HF dataset in its format (tests, offline)")
+    local_dir: ProjectPath | None = Field(
+        None, description="a local copy of the HF dataset in its format (tests, offline)"
+    )
     max_images: Count = Field(20000, ge=1, description="HF: at most this many images per split, resized to size")
 
 

@@ -11,6 +11,7 @@ from flows.runtime.params import (
     Count,
     PaperParams,
     PowerClaims,
+    ProjectPath,
     Replace,
     Section,
     Seed,
@@ -69,7 +70,7 @@ class DataParams(Section):
         pattern="^(synthetic|counterfact|zsre)$",
         description="edit requests: the synthetic facts, or a CounterFact/ZsRE file (full profile)",
     )
-    dataset_path: str | None = Field(None, description="local CounterFact/ZsRE JSON (MEMIT data release)")
+    dataset_path: ProjectPath | None = Field(None, description="local CounterFact/ZsRE JSON (MEMIT data release)")
 
     @field_validator("relations")
     @classmethod

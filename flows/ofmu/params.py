@@ -7,7 +7,18 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from flows.runtime.params import Count, PaperParams, PowerClaims, Section, Seed, Seeds, Steps, Width, presets
+from flows.runtime.params import (
+    Count,
+    PaperParams,
+    PowerClaims,
+    ProjectPath,
+    Section,
+    Seed,
+    Seeds,
+    Steps,
+    Width,
+    presets,
+)
 
 REQUIRED_LM = ("ga", "graddiff", "npo", "ofmu", "ofmu-beta0")
 REQUIRED_VISION = ("graddiff", "ofmu")
@@ -24,7 +35,7 @@ class DataParams(Section):
     n_general: Count = Field(100, ge=4, description="WordNet world-knowledge questions")
     n_eval_retain: Count = Field(64, ge=2, description="retain questions evaluated")
     vocab_size: int = Field(1024, ge=300, le=65535, description="byte-level BPE trained on the QA text")
-    sources_dir: str = Field(".paperline/sources")
+    sources_dir: ProjectPath = Field(".paperline/sources")
     seed: Seed = 0
 
 

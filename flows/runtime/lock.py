@@ -40,11 +40,49 @@ def lock_path(paths: Paths, owner: str) -> Path:
 
 
 def holder(paths: Paths, owner: str) -> int | None:
-    """The PID recorded in the owner's lock file (the last holder; only meaningful while it is locked)."""
+    """The PID holding the owner's lock now (from /proc/locks), else the one recorded in its lock file."""
+    path = lock_path(paths, owner)
+    live = _live_holder(path)
+    if live:
+        return live
     try:
-        return int(lock_path(paths, owner).read_text().strip() or 0) or None
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        try:
+            return int(os.read(fd, 64).decode().strip() or 0) or None
+        finally:
+            os.close(fd)
     except (OSError, ValueError):
         return None
+
+
+def _live_holder(path: Path) -> int | None:
+    """The PID of the process holding a FLOCK on ``path`` per /proc/locks (None where unknown)."""
+    try:
+        st = os.lstat(path)
+        lines = Path("/proc/locks").read_text().splitlines()
+    except OSError:
+        return None
+    want = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    for line in lines:
+        fields = line.split()
+        if len(fields) >= 6 and fields[1] == "FLOCK" and "->" not in line and fields[5] == want:
+            return int(fields[4]) if fields[4].isdigit() else None
+    return None
+
+
+def _open_lock(path: Path) -> int:
+    """Open (create) a lock file without following a planted symlink; a folder or link there is an error."""
+    if path.parent.is_symlink() or (path.parent.exists() and not path.parent.is_dir()):
+        raise PaperlineError(f"{path.parent}: expected a folder of lock files, found a file or link; move it away")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except OSError as exc:
+        if path.is_symlink():
+            raise PaperlineError(f"{path}: the lock file is a symlink; refused (remove it)") from None
+        if path.is_dir():
+            raise PaperlineError(f"{path}: the lock file is a folder; refused (remove it)") from None
+        raise PaperlineError(f"{path}: cannot open the lock file ({exc.strerror})") from None
 
 
 def _ancestors() -> set[int]:
@@ -71,8 +109,7 @@ def _inherited(paths: Paths, owner: str) -> bool:
 
 def _acquire(paths: Paths, owner: str, *, wait: bool) -> int:
     path = lock_path(paths, owner)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = _open_lock(path)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

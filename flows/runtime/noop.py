@@ -35,7 +35,7 @@ def up_to_date(
     from flows.runtime.pipeline import file_profile, plan, resolve_owner_params
     from flows.runtime.stages import StageContext, fingerprint, is_fresh
 
-    profile = P.check_profile(profile) if profile else file_profile(paths)
+    profile = P.check_profile(profile) if profile is not None else file_profile(paths)
     order = plan(slug, stages, with_upstream=True)
     main = get_paper(slug).slug
     resolved = {

@@ -26,13 +26,22 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
 from components.errors import ParamsError
 
 PROFILES = ("smoke", "default", "full")
 
 MAX_SEED = 2**32 - 1
+
+
+def _not_bool(value: Any) -> Any:
+    """``yes``/``true`` is not a number: YAML reads it as a bool, which lax ints would turn into 1."""
+    if isinstance(value, bool):
+        raise ValueError("expected an integer, got a boolean")
+    return value
+
+
 MAX_SEEDS = 1_000
 MAX_RESAMPLES = 1_000_000
 MAX_MODEL_PARAMS = 1_000_000_000
@@ -43,6 +52,7 @@ MAX_WIDTH = 65_536
 
 Seed = Annotated[
     int,
+    BeforeValidator(_not_bool),
     Field(
         ge=0,
         le=MAX_SEED,
@@ -58,6 +68,7 @@ Seeds = Annotated[
 ]
 Resamples = Annotated[
     int,
+    BeforeValidator(_not_bool),
     Field(
         le=MAX_RESAMPLES,
         description=(
@@ -68,6 +79,7 @@ Resamples = Annotated[
 ]
 ModelSize = Annotated[
     int,
+    BeforeValidator(_not_bool),
     Field(
         le=MAX_MODEL_PARAMS,
         description=(
@@ -78,6 +90,7 @@ ModelSize = Annotated[
 ]
 Count = Annotated[
     int,
+    BeforeValidator(_not_bool),
     Field(
         le=MAX_COUNT,
         description=(
@@ -88,6 +101,7 @@ Count = Annotated[
 ]
 Windows = Annotated[
     int,
+    BeforeValidator(_not_bool),
     Field(
         le=MAX_WINDOWS,
         description=(
@@ -98,6 +112,7 @@ Windows = Annotated[
 ]
 Steps = Annotated[
     int,
+    BeforeValidator(_not_bool),
     Field(
         le=MAX_STEPS,
         description=(
@@ -108,6 +123,7 @@ Steps = Annotated[
 ]
 Width = Annotated[
     int,
+    BeforeValidator(_not_bool),
     Field(
         le=MAX_WIDTH,
         description=(
@@ -158,6 +174,60 @@ class ClaimsBase(Section):
         from components.evaluation.planted import PowerPlan  # the kit's power module loads numpy/scipy
 
         return PowerPlan(tuple(self.power_deltas), self.power_sims, self.power_resamples, seed)
+
+
+MAX_YAML_NODES = 100_000  # composed nodes per params.yaml (aliases counted each time they are used)
+MAX_INT_DIGITS = 30  # a params integer longer than this is a typo (or an attack), not a setting
+MAX_ECHO = 80  # characters of a value echoed in an error
+
+
+def short(value: Any, limit: int = MAX_ECHO) -> str:
+    """``repr(value)`` cut to ``limit`` characters: an error never echoes a huge value whole."""
+    import reprlib
+
+    r = reprlib.Repr()
+    r.maxstring = r.maxother = r.maxlong = limit
+    r.maxlist = r.maxdict = r.maxtuple = r.maxset = 6
+    text = r.repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _default_data_roots() -> list[Path]:
+    """Folders outside the checkout that path params may name: ``PAPERLINE_DATA_ROOTS`` (``os.pathsep``-separated)
+    and the system datasets folder (``/usr/share/datasets``)."""
+    import os
+
+    extra = [Path(p) for p in os.environ.get("PAPERLINE_DATA_ROOTS", "").split(os.pathsep) if p.strip()]
+    return [*extra, Path("/usr/share/datasets")]
+
+
+def _project_path(value: Any) -> Any:
+    """A path param must resolve (symlinks and ``..`` included) inside the checkout or a data root."""
+    if value is None:
+        return value
+    if not isinstance(value, str | Path):
+        raise ValueError(f"expected a path string, got {type(value).__name__}")
+    from flows.runtime.paths import allowed_roots
+    from flows.runtime.settings import find_root
+
+    root = find_root()
+    path = Path(value)
+    path = path if path.is_absolute() else root / path
+    resolved = path.resolve()
+    for base in [*allowed_roots(root), *(p.resolve() for p in _default_data_roots())]:
+        if resolved == base or base in resolved.parents:
+            return value
+    raise ValueError(
+        "path resolves outside the checkout (allowed: the checkout, its data/ and reports/, PAPERLINE_CACHE_DIR, "
+        "PAPERLINE_DATA_ROOTS); refused"
+    )
+
+
+ProjectPath = Annotated[
+    str,
+    AfterValidator(_project_path),
+    Field(description="a file or folder inside the checkout (or a folder named in PAPERLINE_DATA_ROOTS)"),
+]
 
 
 PowerClaims = ClaimsBase  # older name: every paper's claims now carry the power settings
@@ -215,7 +285,7 @@ def check_known(values: list[str], allowed, what: str) -> list[str]:
 
 def check_profile(profile: str) -> str:
     if profile not in PROFILES:
-        raise ParamsError(f"unknown profile {profile!r}; choose one of: {', '.join(PROFILES)}")
+        raise ParamsError(f"unknown profile {short(profile)}; choose one of: {', '.join(PROFILES)}")
     return profile
 
 
@@ -242,7 +312,9 @@ def load_params_file(path: Path) -> dict[str, Any]:
         line = raw.count(b"\n", 0, exc.start) + 1
         raise ParamsError(f"{path}:{line}: not UTF-8 text (byte {raw[exc.start]:#04x}); expected UTF-8 YAML") from None
     try:
-        data = yaml.safe_load(text) or {}
+        data = _bounded_load(text, str(path)) or {}
+    except ParamsError:
+        raise
     except yaml.YAMLError as exc:
         raise ParamsError(f"{path}: not valid YAML ({_yaml_problem(exc)})") from None
     except RecursionError:
@@ -250,6 +322,58 @@ def load_params_file(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ParamsError(f"{path}: expected a mapping at the top level, got {type(data).__name__}")
     return data
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """A safe loader that counts composed nodes, every use of an alias counting its whole subtree, and refuses a
+    document past :data:`MAX_YAML_NODES` before building it ("billion laughs": a few hundred bytes of nested
+    aliases expand to gigabytes), and integers longer than :data:`MAX_INT_DIGITS` digits."""
+
+    def __init__(self, stream, what: str):
+        super().__init__(stream)
+        self._what = what
+        self._sizes: dict[int, int] = {}  # id(node) -> nodes in its subtree, aliases expanded
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            node = super().compose_node(parent, index)
+            self._count(self._sizes.get(id(node), 1))
+            return node
+        before = self._total
+        node = super().compose_node(parent, index)
+        size = self._total - before + 1
+        self._sizes[id(node)] = size
+        self._count(1)
+        if (
+            isinstance(node, yaml.ScalarNode)
+            and node.tag == "tag:yaml.org,2002:int"
+            or (isinstance(node, yaml.ScalarNode) and node.tag is None)
+        ):
+            digits = sum(c.isdigit() for c in node.value)
+            if digits > MAX_INT_DIGITS and node.value.lstrip("+-").replace("_", "").isdigit():
+                raise ParamsError(
+                    f"{self._what}: line {node.start_mark.line + 1}: an integer of {digits} digits; "
+                    f"at most {MAX_INT_DIGITS}"
+                )
+        return node
+
+    _total = 0
+
+    def _count(self, n: int) -> None:
+        self._total += n
+        if self._total > MAX_YAML_NODES:
+            raise ParamsError(
+                f"{self._what}: more than {MAX_YAML_NODES:,} YAML nodes once aliases are expanded "
+                "(nested aliases, a 'billion laughs' document?); refused"
+            )
+
+
+def _bounded_load(text: str, what: str) -> Any:
+    loader = _BoundedLoader(text, what)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
 
 
 def _yaml_problem(exc: yaml.YAMLError) -> str:
@@ -273,7 +397,7 @@ def parse_overrides(items: Iterable[str], slug: str) -> dict[str, Any]:
         if not key or any(not part for part in key.split(".")):
             raise ParamsError(f"--set {item!r}: empty key")
         try:
-            value = yaml.safe_load(raw) if raw.strip() else ""
+            value = _bounded_load(raw, f"--set {key}") if raw.strip() else ""
         except yaml.YAMLError:
             value = raw
         _set_path(nested, key.split("."), value)
@@ -315,9 +439,10 @@ def format_validation_error(exc: ValidationError, slug: str, model: type[BaseMod
         if err["type"] == "extra_forbidden":
             msg = "unknown key" + _did_you_mean(str(err["loc"][-1]), _sibling_keys(model, err["loc"][:-1]))
         got = err.get("input")
-        suffix = f" (got {got!r})" if err["type"] != "extra_forbidden" and not isinstance(got, dict) else ""
+        suffix = f" (got {short(got)})" if err["type"] != "extra_forbidden" and not isinstance(got, dict) else ""
         lines.append(f"{path}: {msg}{suffix}")
-    return "; ".join(lines)
+    more = f"; ... and {len(lines) - 3} more" if len(lines) > 3 else ""
+    return "; ".join(lines[:3]) + more
 
 
 def _sibling_keys(model: type[BaseModel] | None, loc: tuple) -> list[str]:

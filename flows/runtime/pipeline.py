@@ -83,7 +83,7 @@ def run(
 
     if verdicts not in MODES:
         raise ParamsError(f"verdicts: {verdicts!r} is not one of {', '.join(MODES)}")
-    profile = P.check_profile(profile) if profile else file_profile(paths)
+    profile = P.check_profile(profile) if profile is not None else file_profile(paths)
     order = plan(slug, stages, with_upstream=with_upstream)
     owners = {owner for owner, _ in order}
     resolved = {

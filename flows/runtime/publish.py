@@ -130,10 +130,17 @@ def _fsync(path: Path, *, directory: bool) -> None:
 
 def write_marker_durably(path: Path, record: Mapping[str, Any]) -> None:
     """Write the marker to a temporary file, fsync it, rename it into place, fsync the folder."""
+    if path.parent.is_symlink() or path.is_symlink():
+        from components.errors import PaperlineError
+
+        link = path.parent if path.parent.is_symlink() else path
+        raise PaperlineError(f"{link}: a planted symlink where a stage marker goes; refused (remove it)")
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = unique_name(path)
     try:
-        with open(tmp, "w", encoding="utf-8") as fh:
+        # O_EXCL | O_NOFOLLOW: never write through a symlink planted under the temporary name
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(json.dumps(finite_json(dict(record)), indent=2, allow_nan=False) + "\n")
             fh.flush()
             os.fsync(fh.fileno())

@@ -50,8 +50,10 @@ def parse(spec: str | None) -> RunnerSpec:
     """Parse a runner spec (see the module doc); ``None``/empty means ``local``. Raises ParamsError."""
     text = (spec or "local").strip()
     if text.startswith(("tcp://", "tls://", "dask://")):
+        _check_address(text)
         return RunnerSpec("dask", address=text.replace("dask://", "tcp://", 1))
     if text.startswith("ray://"):
+        _check_address(text)
         return RunnerSpec("ray", address=text)
     kind, _, rest = text.partition(":")
     if kind not in KINDS:
@@ -65,7 +67,37 @@ def parse(spec: str | None) -> RunnerSpec:
         if kind == "local" or not rest.isdigit() or int(rest) < 1:
             raise ParamsError(f"runner {text!r}: the part after ':' must be a worker count >= 1 (process:N, dask:N)")
         workers = int(rest)
+        if workers > max_workers():
+            raise ParamsError(f"runner {text[:40]!r}: at most {max_workers()} workers here (8 per CPU core)")
     return RunnerSpec(kind, workers=workers)
+
+
+def max_workers() -> int:
+    """The largest worker count a runner spec may ask for: 8 per CPU core."""
+    return (os.cpu_count() or 1) * 8
+
+
+def _check_address(text: str) -> None:
+    """``scheme://HOST:PORT``: a host name or IPv4/IPv6 address and a port 1..65535, else a ParamsError."""
+    import ipaddress
+    import re
+    from urllib.parse import urlsplit
+
+    bad = f"runner {text[:60]!r}: expected SCHEME://HOST:PORT with a valid host and a port 1..65535"
+    try:
+        parts = urlsplit(text)
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        raise ParamsError(bad) from None
+    if not host or port is None or not 1 <= port <= 65535 or parts.path not in ("", "/"):
+        raise ParamsError(bad)
+    if re.fullmatch(r"[0-9.]+", host):
+        try:
+            ipaddress.IPv4Address(host)
+        except ValueError:
+            raise ParamsError(bad) from None
+    elif ":" not in host and not re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9.-]{0,252})", host):
+        raise ParamsError(bad)
 
 
 def configured(default: str | None = None) -> RunnerSpec:

@@ -17,10 +17,21 @@ STATE_DIR = ".paperline"  # ignored by git: MLflow store, Prefect home, caches
 
 
 def find_root(start: Path | None = None) -> Path:
-    """The project root: the nearest folder above ``start`` (default cwd) holding params.yaml and dvc.yaml."""
+    """The project root: the nearest folder above ``start`` (default cwd) holding params.yaml and dvc.yaml.
+
+    ``PAPERLINE_ROOT`` wins, but must name a checkout (a folder with both params.yaml and dvc.yaml): a
+    stray value is an error naming the variable, never a new ``.paperline`` in some other folder."""
     env = os.environ.get("PAPERLINE_ROOT")
     if env:
-        return Path(env).resolve()
+        root = Path(env).resolve()
+        if not _is_checkout(root):
+            from components.errors import PaperlineError
+
+            raise PaperlineError(
+                f"PAPERLINE_ROOT={env[:120]}: not a paperline checkout (a checkout is a folder holding both "
+                "params.yaml and dvc.yaml); unset it or point it at one"
+            )
+        return root
     here = (start or Path.cwd()).resolve()
     for folder in (here, *here.parents):
         if (folder / "params.yaml").is_file() and (folder / "dvc.yaml").is_file():
@@ -29,7 +40,8 @@ def find_root(start: Path | None = None) -> Path:
 
 
 def _is_checkout(folder: Path) -> bool:
-    return (folder / "params.yaml").is_file() and (folder / "dvc.yaml").is_file()
+    # params.yaml present (a broken one, even a folder, is reported by the params loader naming it)
+    return (folder / "params.yaml").exists() and (folder / "dvc.yaml").is_file()
 
 
 @dataclass(frozen=True)
@@ -107,5 +119,14 @@ def apply_env_defaults(root: Path | None = None) -> Paths:
         defaults["TQDM_DISABLE"] = "1"  # progress bars only on a terminal: no bar spam in CI logs or log files
     for key, value in defaults.items():
         os.environ.setdefault(key, value)
-    state.mkdir(parents=True, exist_ok=True)
+    if state.is_symlink() or (state.exists() and not state.is_dir()):
+        from components.errors import PaperlineError
+
+        raise PaperlineError(f"{state}: expected a folder (the runtime state), found a file or link; move it away")
+    try:
+        state.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        from components.errors import PaperlineError
+
+        raise PaperlineError(f"{state}: cannot create the state folder ({exc.strerror})") from None
     return paths

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator
 
-from flows.runtime.params import Section, check_known
+from flows.runtime.params import ProjectPath, Section, check_known
 
 ALL_SOURCES = ["gcide", "wordnet", "linux_docs", "austen", "shakespeare", "kjv", "web"]
 
 
 class SourcesParams(Section):
     names: list[str] = Field(min_length=1, description="offline sources to extract")
-    sources_dir: str = Field(".paperline/sources", description="where scripts/fetch_sources.sh puts non-Debian sources")
+    sources_dir: ProjectPath = Field(
+        ".paperline/sources", description="where scripts/fetch_sources.sh puts non-Debian sources"
+    )
 
     @field_validator("names")
     @classmethod

@@ -6,7 +6,19 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from flows.runtime.params import Count, PaperParams, PowerClaims, Replace, Section, Seed, Seeds, Steps, Width, presets
+from flows.runtime.params import (
+    Count,
+    PaperParams,
+    PowerClaims,
+    ProjectPath,
+    Replace,
+    Section,
+    Seed,
+    Seeds,
+    Steps,
+    Width,
+    presets,
+)
 
 SFT_MIX = {
     "add1": 6.0,
@@ -29,7 +41,7 @@ REQUIRED = ("uniform", "vip")
 class DataParams(Section):
     source: str = Field("arithmetic", description="'arithmetic' (offline tiers) or 'dapo' (DAPO-Math-17k format)")
     hf_dataset: str | None = Field(None, description="HF id of the training prompts in the full profile")
-    local_file: str | None = Field(None, description="a local parquet/jsonl in the DAPO-Math-17k format")
+    local_file: ProjectPath | None = Field(None, description="a local parquet/jsonl in the DAPO-Math-17k format")
     n_train: Count = Field(2000, ge=16, description="RL training prompts")
     n_heldout: Count = Field(300, ge=10, description="held-out prompts for mean@k / pass@k")
     n_sft: Count = Field(20000, ge=100, description="SFT worked examples")
