@@ -77,6 +77,13 @@ def copy_project(dest: Path) -> Path:
     return copy(ROOT, dest)
 
 
+def fake_checkout(folder: Path) -> Path:
+    """Make ``folder`` a minimal paperline checkout (``PAPERLINE_ROOT`` must name one: params.yaml and dvc.yaml)."""
+    (folder / "params.yaml").write_text("profile: smoke\n")
+    (folder / "dvc.yaml").write_text("stages: {}\n")
+    return folder
+
+
 def error_line(proc: subprocess.CompletedProcess) -> str:
     """The one-line ``error: ...`` a bad input must end in: exit code 2, no traceback, the line returned."""
     assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
@@ -94,8 +101,7 @@ def error_line(proc: subprocess.CompletedProcess) -> str:
 def prefect_api(tmp_path_factory):
     """One local Prefect server for the whole session (starting one costs 10-25 s here)."""
     home = tmp_path_factory.mktemp("prefect-server")
-    (home / "params.yaml").write_text("profile: smoke\n")
-    (home / "dvc.yaml").write_text("stages: {}\n")
+    fake_checkout(home)
     paths = Paths(home)
     paths.state.mkdir(parents=True, exist_ok=True)
     old = os.environ.pop("PREFECT_API_URL", None)

@@ -11,7 +11,7 @@ import yaml
 from typer.testing import CliRunner
 
 from flows.cli import app
-from tests.conftest import ROOT, error_line, paperline
+from tests.conftest import ROOT, error_line, fake_checkout, paperline
 
 pytestmark = pytest.mark.integration
 
@@ -162,8 +162,7 @@ def test_show_set_prints_the_resolved_params_as_yaml():
 
 
 def test_metrics_prints_one_key_per_line_and_json(tmp_path):
-    (tmp_path / "params.yaml").write_text("profile: smoke\n")
-    (tmp_path / "dvc.yaml").write_text("stages: {}\n")
+    fake_checkout(tmp_path)
     (tmp_path / "reports/icql").mkdir(parents=True)
     (tmp_path / "reports/icql/metrics.json").write_text('{"scores": {"t1/icql": 0.25, "t4/bc": 2}, "n": 3}')
     env = {"PAPERLINE_ROOT": str(tmp_path)}

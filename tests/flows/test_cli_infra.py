@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from components.errors import PaperlineError, ParamsError
 from flows.cli import app
+from tests.conftest import fake_checkout
 
 
 @pytest.fixture(autouse=True)
@@ -16,8 +17,7 @@ def _restore_environment(tmp_path, monkeypatch):
     """The commands set environment defaults (apply_env_defaults); keep them out of later tests."""
     saved = dict(os.environ)
     monkeypatch.setenv("PAPERLINE_ROOT", str(tmp_path))
-    (tmp_path / "params.yaml").write_text("profile: smoke\n")
-    (tmp_path / "dvc.yaml").write_text("stages: {}\n")
+    fake_checkout(tmp_path)
     yield
     os.environ.clear()
     os.environ.update(saved)

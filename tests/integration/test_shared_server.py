@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from flows.runtime import prefect_server
+from tests.conftest import fake_checkout
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
@@ -36,8 +37,7 @@ with prefect_server.connected(paths) as server:
 
 @pytest.fixture
 def checkout(tmp_path, monkeypatch):
-    (tmp_path / "params.yaml").write_text("profile: smoke\n")
-    (tmp_path / "dvc.yaml").write_text("stages: {}\n")
+    fake_checkout(tmp_path)
     (tmp_path / ".paperline").mkdir()
     monkeypatch.delenv("PREFECT_API_URL", raising=False)
     yield tmp_path

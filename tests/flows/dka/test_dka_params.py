@@ -31,7 +31,8 @@ def test_presets_validate(profile):
         ("claims.low_fraction=0.05", "dka: .*claims fraction 0.05"),  # claims regime not run
         ("adapt.regimes=[{fraction: 1.5, seeds: [0], steps: 1}]", "dka.adapt.regimes.0.fraction"),  # out of range
         ("adapt.head_lrs=[0.0]", "dka.adapt.head_lrs"),
-        ("adapt.erf_images=5000", "dka: .*adapt.erf_images 5000 exceeds data.n_test"),
+        ("adapt.erf_images=100", "dka: .*adapt.erf_images 100 exceeds data.n_test 80"),  # smoke's n_test
+        ("adapt.erf_images=5000", "dka.adapt.erf_images: .*less than or equal to 2000"),
         ("data.source=dicom", "dka.data.source: .*unknown source"),
         ("pretrain.dim=90", "dka.pretrain: .*does not split into 4 heads"),
         ("claims.thresholds=[0.0]", "dka.claims.thresholds"),

@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 import torch
 
+from tests.conftest import fake_checkout
+
 pytestmark = pytest.mark.slow  # MLflow import and store migrations: ~10-20 s here
 
 
@@ -21,8 +23,7 @@ def champion_store(tmp_path, monkeypatch):
     from flows.runtime.tracking import Tracker, register_champion
 
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'mlflow.db'}")
-    (tmp_path / "params.yaml").write_text("profile: smoke\n")
-    (tmp_path / "dvc.yaml").write_text("stages: {}\n")
+    fake_checkout(tmp_path)
     torch.manual_seed(0)
     model = TinyLM(config_for_params(5_000, vocab_size=64, max_seq_len=16))
     tokens = np.random.default_rng(0).integers(0, 64, size=600).astype(np.uint16)
@@ -86,8 +87,7 @@ def test_recurring_eval_without_a_champion_says_what_to_do(tmp_path, monkeypatch
     from flows.recurring.flow import run
 
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'mlflow.db'}")
-    (tmp_path / "params.yaml").write_text("profile: smoke\n")
-    (tmp_path / "dvc.yaml").write_text("stages: {}\n")
+    fake_checkout(tmp_path)
     with pytest.raises(PaperlineError, match="no registered model has alias @champion"):
         run(str(tmp_path), {})
 

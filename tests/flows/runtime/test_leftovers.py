@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, fake_checkout
 
 GUARD = ROOT / "flows/runtime/orphan_guard.py"
 LINUX = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="the guard reads /proc (Linux)")
@@ -45,7 +45,7 @@ def _dead_pid() -> int:
 def store(tmp_path, monkeypatch):
     pytest.importorskip("mlflow")
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'mlflow.db'}")
-    monkeypatch.setenv("PAPERLINE_ROOT", str(tmp_path))
+    monkeypatch.setenv("PAPERLINE_ROOT", str(fake_checkout(tmp_path)))
     return tmp_path
 
 

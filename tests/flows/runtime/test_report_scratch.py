@@ -12,6 +12,7 @@ from flows.registry import papers
 from flows.runtime.report_stage import write_report_outputs
 from flows.runtime.settings import Paths
 from flows.runtime.stages import StageContext
+from tests.conftest import fake_checkout
 
 
 def _dead_pid() -> int:
@@ -25,8 +26,7 @@ def _ctx(root):
     paper = papers()["ofmu"]
     module = importlib.import_module(paper.params_module)
     params = module.Params.model_validate(module.PRESETS["smoke"])
-    (root / "params.yaml").write_text("profile: smoke\n")
-    (root / "dvc.yaml").write_text("stages: {}\n")
+    fake_checkout(root)
     return StageContext(paper=paper, stage=paper.stage("report"), params=params, profile="smoke", paths=Paths(root))
 
 

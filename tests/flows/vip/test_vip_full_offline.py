@@ -44,7 +44,8 @@ def _sets(*pairs: str) -> list[str]:
 
 
 def test_full_profile_runs_offline_on_a_local_causal_lm_and_dapo_rows(project, tmp_path):
-    rows = write_dapo_jsonl(tmp_path / "dapo.jsonl", 40)
+    (project / "data/local").mkdir(parents=True, exist_ok=True)
+    rows = write_dapo_jsonl(project / "data/local/dapo.jsonl", 40)  # path params stay in the checkout
     model = tiny_hf_policy(tmp_path / "policy")
     absent = paperline(
         "run",
