@@ -119,12 +119,29 @@ def flat_metrics(paths: Paths, slug: str) -> dict[str, Any]:
     return dict(walk(doc, ""))
 
 
-def _made(doc: dict[str, Any] | None) -> str:
-    """Which run the verdicts come from: ``default, 2026-12-01 17:02`` (profile and date), or ''."""
+def _made(doc: dict[str, Any] | None, source: str | None = None) -> str:
+    """Which run the verdicts come from: ``default, 2026-12-01 17:02`` (profile and date; ``recorded default,
+    ...`` for the recorded verdicts in docs/verdicts/), or ''."""
     if not doc:
         return ""
     date = str((doc.get("provenance") or {}).get("date") or "")[:16]
-    return ", ".join(x for x in (str(doc.get("profile") or "?"), date) if x)
+    profile = str(doc.get("profile") or "?")
+    return ", ".join(x for x in (f"recorded {profile}" if source == "recorded" else profile, date) if x)
+
+
+def shown_claims(paths: Paths, slug: str) -> tuple[dict[str, Any] | None, str | None]:
+    """The claims ``paperline list`` shows and where they come from: the last run's (``"run"``), else the
+    recorded default-profile verdicts of docs/verdicts/ (``"recorded"``), else ``(None, None)``. An interrupted
+    publish shows nothing (the listing says to rerun)."""
+    if report_problem(paths, slug):
+        return None, None
+    doc = last_claims(paths, slug)
+    if doc is not None:
+        return doc, "run"
+    from flows.verdicts import recorded
+
+    doc = recorded(paths.root, slug, validate=False)  # committed and checked by a test; keep `list` cheap
+    return (doc, "recorded") if doc is not None else (None, None)
 
 
 def list_rows(paths: Paths) -> list[dict[str, Any]]:
@@ -133,7 +150,7 @@ def list_rows(paths: Paths) -> list[dict[str, Any]]:
     for slug in paper_slugs():
         spec = get_paper(slug)
         problem = report_problem(paths, slug)
-        doc = None if problem else last_claims(paths, slug)
+        doc, source = shown_claims(paths, slug)
         rows.append(
             {
                 "number": spec.number,
@@ -146,6 +163,7 @@ def list_rows(paths: Paths) -> list[dict[str, Any]]:
                 "last_verdicts": {c.get("id"): c.get("verdict") for c in doc.get("claims", [])} if doc else None,
                 "last_profile": doc.get("profile") if doc else None,
                 "last_date": (doc.get("provenance") or {}).get("date") if doc else None,
+                "last_source": source,
                 "report_problem": problem,
             }
         )
@@ -169,9 +187,9 @@ def print_list(paths: Paths, *, as_json: bool = False) -> None:
             stages = f"[red]broken:[/red] {rich_escape(spec.error or '')}"
         else:
             stages = " → ".join(s.name for s in spec.stages) if spec.implemented else "(not implemented yet)"
-        doc = None if report_problem(paths, slug) else last_claims(paths, slug)
+        doc, source = shown_claims(paths, slug)
         verdicts = "(incomplete report: rerun it)" if report_problem(paths, slug) else _verdicts(doc)
-        table.add_row(f"{spec.number:02d}", slug, stages, verdicts, _made(doc))
+        table.add_row(f"{spec.number:02d}", slug, stages, verdicts, _made(doc, source))
     Console(width=160).print(table)
 
 

@@ -14,12 +14,18 @@ import re
 from pathlib import Path
 
 from components.errors import DataError, PaperlineError
-from components.evaluation.claims import validate_claims_document
 from components.io import read_json, write_json
 from flows.registry import SHARED, papers
 
 START, END = "<!-- papers-table:start -->", "<!-- papers-table:end -->"
 RECORDED_PROFILE = "default"
+
+
+def validate_claims_document(doc: dict, where: str) -> dict:
+    """components.evaluation.claims' check, imported when used: it pulls numpy and scipy, which a listing skips."""
+    from components.evaluation.claims import validate_claims_document as validate
+
+    return validate(doc, where)
 
 
 def record_path(root: Path, slug: str) -> Path:
@@ -57,6 +63,60 @@ def _check_params(root: Path, slug: str, doc: dict, src: Path) -> None:
             f"{src}: made with params other than params.yaml's {RECORDED_PROFILE} profile (a --set "
             f"override?); rerun `paperline run {slug} --profile {RECORDED_PROFILE}` to record it"
         )
+
+
+def recorded(root: Path, slug: str, *, validate: bool = True) -> dict | None:
+    """The paper's recorded default-profile claims (``docs/verdicts/<slug>.json``), or None (none, or unreadable).
+    ``validate=False`` skips re-deriving each verdict (numpy and scipy), for cheap listings."""
+    path = record_path(root, slug)
+    try:
+        doc = read_json(path) if path.is_file() else None
+        if doc is None or not validate:
+            return doc if isinstance(doc, dict) and isinstance(doc.get("claims"), list) else None
+        return validate_claims_document(doc, str(path))
+    except (PaperlineError, OSError, ValueError):
+        return None
+
+
+def _cell(text: object) -> str:
+    return " ".join(str(text if text is not None else "").split()).replace("|", "\\|")
+
+
+def results_page(root: Path) -> str:
+    """The docs site's "Recorded results" page: every implemented paper's recorded default-profile claims (what a
+    fresh clone can show before anything runs; the full reports are DVC outputs in the remote)."""
+    from components.evaluation.explain import verdict_text
+
+    def num(x: object) -> str:
+        return f"{x:+.4g}" if isinstance(x, int | float) and not isinstance(x, bool) else "—"
+
+    out = [
+        "# Recorded results",
+        "",
+        "The default-profile verdicts recorded in `docs/verdicts/` (`paperline verdicts --record <paper>` after a "
+        "default run), one table per paper: the claim, its verdict, the effect with its confidence interval, the "
+        "seeds and the reason. Run `paperline run <paper>` to make them again; `paperline list` shows them as "
+        "*recorded* until a run of yours replaces them.",
+        "",
+    ]
+    for slug, spec in papers().items():
+        if slug == SHARED or not spec.implemented:
+            continue
+        out.append(f"## {spec.number:02d} {spec.title} (`{slug}`)")
+        out.append("")
+        doc = recorded(root, slug)
+        if doc is None:
+            out += ["Not recorded yet under the current rules.", ""]
+            continue
+        out += [f"Default profile, recorded {_when(doc)}: {summary(doc)}.", ""]
+        out += ["| claim | statement | verdict | effect | CI | seeds | reason |", "|---|---|---|---|---|---|---|"]
+        for c in doc["claims"]:
+            effect = num(c.get("effect"))
+            ci = "—" if c.get("ci_low") is None else f"[{num(c.get('ci_low'))}, {num(c.get('ci_high'))}]"
+            cells = (c["id"], c.get("statement"), verdict_text(c), effect, ci, c.get("n_seeds"), c.get("reason"))
+            out.append("| " + " | ".join(_cell(x) for x in cells) + " |")
+        out.append("")
+    return "\n".join(out)
 
 
 def summary(doc: dict) -> str:

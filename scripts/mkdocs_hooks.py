@@ -3,8 +3,10 @@
 The top-level README becomes the home page, each implemented pipeline's ``flows/<package>/README.md`` its page,
 ``infra/README.md``, ``data/README.md`` and ``reports/README.md`` theirs, and the reference pages ``docs/*.md``
 (listed in mkdocs.yml's ``nav``) theirs, all under their repository paths, so their own relative links resolve
-unchanged on GitHub and in the site. The reports index and each paper's report.html are added as they
-are when a run has written them (``paperline report`` rebuilds them), so the site links the latest verdicts.
+unchanged on GitHub and in the site. A "Recorded results" page (``results.md``) is generated from the recorded
+default-profile verdicts in ``docs/verdicts/``, so the site shows results before anything runs. The reports index
+and each paper's report.html are added as they are when a run has written them (``paperline report`` rebuilds
+them), so the site links the latest verdicts.
 """
 
 from __future__ import annotations
@@ -42,11 +44,25 @@ def on_files(files: Files, config) -> Files:
             files.remove(file)  # docs/*.md, collected from docs_dir at the site's root: added under docs/ below
     for src_uri, path in {**pages(), **reports()}.items():
         files.append(File.generated(config, src_uri, abs_src_path=str(path)))
+    files.append(File.generated(config, RESULTS, content=_results()))
     return files
 
 
+RESULTS = "results.md"
+
+
+def _results() -> str:
+    from flows.verdicts import results_page  # paperline is installed in the venv that runs mkdocs
+
+    return results_page(ROOT)
+
+
 def on_config(config):
-    nav = [{"Home": "index.md"}, *(config.get("nav") or [])]  # mkdocs.yml's nav: the docs/ pages
+    nav = [
+        {"Home": "index.md"},
+        {"Recorded results": RESULTS},
+        *(config.get("nav") or []),
+    ]  # mkdocs.yml's nav: the docs/ pages
     pipelines = [{_title(p): uri} for uri, p in pages().items() if uri.startswith("flows/")]
     nav.append({"Pipelines": pipelines})
     nav += [

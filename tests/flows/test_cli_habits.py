@@ -133,6 +133,33 @@ def test_list_says_which_profile_and_date_the_verdicts_come_from(tmp_path):
     assert "C1: reproduced" in row and "default, 2026-12-01 17:02" in row
 
 
+def test_a_fresh_checkout_lists_the_recorded_verdicts_until_a_run_of_its_own_replaces_them(tmp_path):
+    import shutil
+
+    root = tmp_path / "proj"
+    (root / "docs/verdicts").mkdir(parents=True)
+    for name in ("params.yaml", "dvc.yaml"):
+        shutil.copy(ROOT / name, root / name)
+    shutil.copy(ROOT / "docs/verdicts/icql.json", root / "docs/verdicts/icql.json")
+    record = json.loads((root / "docs/verdicts/icql.json").read_text())
+    env = {"PAPERLINE_ROOT": str(root)}
+
+    rows = {r["slug"]: r for r in json.loads(paperline("list", "--json", cwd=root, env=env, timeout=120).stdout)}
+    assert rows["icql"]["last_source"] == "recorded"
+    assert rows["icql"]["last_verdicts"] == {c["id"]: c["verdict"] for c in record["claims"]}
+    assert rows["ofmu"]["last_source"] is None and rows["ofmu"]["last_verdicts"] is None  # nothing recorded here
+    (row,) = [
+        line for line in paperline("list", cwd=root, env=env, timeout=120).stdout.splitlines() if " icql " in line
+    ]
+    assert "recorded default" in row
+
+    (root / "reports/icql").mkdir(parents=True)
+    own = {"paper": "icql", "profile": "smoke", "claims": [{"id": "C1", "verdict": "inconclusive"}], "provenance": {}}
+    (root / "reports/icql/claims.json").write_text(json.dumps(own))
+    rows = {r["slug"]: r for r in json.loads(paperline("list", "--json", cwd=root, env=env, timeout=120).stdout)}
+    assert rows["icql"]["last_source"] == "run" and rows["icql"]["last_verdicts"] == {"C1": "inconclusive"}
+
+
 def test_show_json_parses():
     proc = paperline("show", "qualitypajama", "--json", cwd=ROOT, timeout=120)
     assert proc.returncode == 0, proc.stderr

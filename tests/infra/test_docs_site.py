@@ -3,6 +3,7 @@ reference pages in docs/ that the short top README points to."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 
@@ -31,6 +32,14 @@ def test_site_builds_strict_offline_with_a_page_per_pipeline(tmp_path):
     for page in site.rglob("*.html"):
         assert not re.search(r"<script[^>]+src=[\"']https?://", page.read_text()), f"{page} loads a script from the web"
     assert (site / "infra" / "index.html").is_file()
+    results = (site / "results.html").read_text()  # the recorded verdicts, before anything runs
+    assert 'href="results.html"' in home
+    for record in sorted((ROOT / "docs" / "verdicts").glob("*.json")):
+        doc = json.loads(record.read_text())
+        assert f"<code>{doc['paper']}</code>" in results, f"the results page lacks {record.name}"
+        for claim in doc["claims"]:
+            if claim.get("effect") is not None:
+                assert f"{claim['effect']:+.4g}" in results, f"{record.name} {claim['id']}: effect not shown"
     for page in sorted((ROOT / "docs").glob("*.md")):  # the reference pages the README points to
         assert (site / "docs" / f"{page.stem}.html").is_file(), f"no page for docs/{page.name}"
         assert f'href="docs/{page.stem}.html' in home, f"the home page does not link docs/{page.name}"
@@ -51,3 +60,11 @@ def test_github_style_lists_become_python_markdown_lists():
     text = "Baselines:\n- GA;\n  - nested\n- NPO.\n\n```\n- not a list in code\n```\n"
     assert gfm_lists(text) == "Baselines:\n\n- GA;\n    - nested\n- NPO.\n\n```\n- not a list in code\n```\n"
     assert gfm_lists("a\n\n- b\n") == "a\n\n- b\n"
+
+
+def test_the_results_page_says_which_papers_have_no_recorded_verdicts(tmp_path):
+    from flows.verdicts import results_page
+
+    page = results_page(tmp_path)  # a checkout without docs/verdicts/
+    implemented = [s for slug, s in papers().items() if s.implemented and slug != "shared"]
+    assert page.count("Not recorded yet") == len(implemented) and "| claim |" not in page
