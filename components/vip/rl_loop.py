@@ -127,6 +127,7 @@ def run(
                     "seen_before": int(seen[i]),
                     "n": int(tri[j]),
                     "observed": float(succ[j] / max(tri[j], 1)),
+                    **({} if p_hat is None else {S.USED: float(p_hat[j])}),  # the p the allocator was given
                     **{f"p_{k}": float(v[j]) for k, v in preds.items()},
                 }
             )

@@ -20,6 +20,7 @@ from components.vip.predictor import BetaBernoulli, GlobalMean, GPPredictor, Run
 ALLOCATIONS = ("uniform", "vip", "heuristic", "dapo")
 PREDICTORS = ("gp", "beta", "running", "constant", "global")
 FEATURES = ("minilm", "hashed")
+USED = "p_used"  # the RL loop's predictions column holding the method's own p, exactly as the allocator got it
 
 
 @dataclass(frozen=True)

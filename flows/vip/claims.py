@@ -12,6 +12,7 @@ from scipy.stats import spearmanr
 from components.evaluation import claims as CL
 from components.evaluation.claim_spec import ClaimSpec
 from components.evaluation.power import attach_power
+from components.vip.strategies import USED
 
 NOTE = (
     "Mini scale: a 4-layer char-level LM on arithmetic tiers, Q=16, C=8Q; the paper uses Qwen2.5-Math 1.5-7B "
@@ -152,13 +153,15 @@ def spearman_ci(p_hat, obs, clusters, n_resamples, level, seed=1):
 
 
 def own_key(p) -> str:
-    """The column of the VIP method's own predictor in the predictions table."""
+    """The shadow column that recomputes the VIP method's own predictor (same kind, features and outcomes)."""
     m = p.rl.methods["vip"]
     return f"p_gp-{m.features}" if m.predictor == "gp" else f"p_{m.predictor}-minilm"
 
 
 def claim3(p, preds, seeds, key: str | None = None) -> CL.ClaimResult:
-    key = key or own_key(p)
+    """Scored on ``p_used``, the p the allocator was given (not a shadow recomputation), unless ``key`` names
+    another column."""
+    key = key or USED
     rows = [r for r in preds if r["method"] == "vip" and r["seen_before"] <= p.claims.max_seen and key in r]
     cl = [r["seed"] for r in rows]
     n_res = min(p.claims.n_resamples, 2000)
@@ -189,7 +192,7 @@ def claim3(p, preds, seeds, key: str | None = None) -> CL.ClaimResult:
         details={"predictor": key},
         **_kw(p),
     )
-    return C3.composite([sp, br], method=f"gp ({key[2:]})")
+    return C3.composite([sp, br], method="gp (the p it allocated with)" if key == USED else f"gp ({key[2:]})")
 
 
 def rollouts_to(curve: list[dict], threshold: float) -> float | None:

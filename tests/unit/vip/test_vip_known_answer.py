@@ -97,6 +97,38 @@ def test_equal_p_vip_run_equals_uniform_drgrpo_run():
     assert [s["sizes"] for s in c["steps"]][1:] != [s["sizes"] for s in a["steps"]][1:]
 
 
+def test_the_loop_allocates_from_its_gp_s_prediction_and_logs_that_p():
+    """The sabotage a reviewer tried (the allocator fed uniform noise whenever the predictor is the GP) must fail:
+    the p the allocator got (``p_used``) equals a shadow GP that saw the same outcomes, and each step's group
+    sizes are the allocator's optimum for exactly that p."""
+    from components.vip import allocator, rl_loop
+    from components.vip.strategies import Method
+
+    model, rows = _tiny_setup()
+    cfg = rl_loop.LoopConfig(
+        steps=4,
+        q=4,
+        budget_per_step=16,
+        lo=2,
+        hi=8,
+        lr=1e-3,
+        max_new=3,
+        eval_k=2,
+        n_evals=1,
+        grad_repeats=2,
+        shadow=(("gp", "hashed"), ("global", "minilm")),
+    )
+    feats = {"hashed": np.eye(40, dtype=np.float32)}
+    res = rl_loop.run(model, Method("vip", "vip", predictor="gp", features="hashed"), cfg, rows, feats, rows[:6], 3)
+    preds = res["predictions"]
+    assert all(abs(r["p_used"] - r["p_gp-hashed"]) < 1e-9 for r in preds)
+    for step in res["steps"]:
+        p = np.array([r["p_used"] for r in preds if r["step"] == step["step"]])
+        assert p.tolist() == step["p_hat"]
+        assert step["sizes"] == allocator.allocate(p, cfg.budget_per_step, cfg.lo, cfg.hi, form="drgrpo").tolist()
+    assert len({round(r["p_used"], 6) for r in preds}) > 2  # the GP learned: not one constant p
+
+
 def test_trainer_raises_reward_on_an_easy_task():
     from components.models.tiny_lm import TinyLM, TinyLMConfig
     from components.rl_text.trainer import GroupRLTrainer, RLConfig
