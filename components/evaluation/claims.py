@@ -232,18 +232,19 @@ def derive_verdict(c: Mapping) -> str:
 
     A claim whose testability precondition failed (``testability``: every paired
     difference identical, both arms at a declared bound, a mechanism that never
-    engaged) is inconclusive: not testable here. A sampled claim (any rule but
+    engaged) is inconclusive: not testable here, whether or not its rule has the
+    numbers it needs. A sampled claim (any rule but
     composite, point and check) about a trained model (``cluster_unit`` set) with no
     cluster is inconclusive; with one it is decided for that one trained model (the
     report says so). Raises DataError when the rule cannot be applied (a missing
     number, no parts).
     """
+    if any(not t["passed"] for t in c.get("testability", [])):
+        return INCONCLUSIVE  # the comparison cannot discriminate: its number may not even exist (no Spearman)
     try:
         verdict = _rule_verdict(c)
     except (DataError, ParamsError, TypeError) as exc:
         raise DataError(f"rule {c['rule']!r} cannot be applied: {exc}") from None
-    if any(not t["passed"] for t in c.get("testability", [])):
-        return INCONCLUSIVE
     if c["rule"] not in ("composite", "point", "check") and c["cluster_unit"] and c["n_seeds"] < 1:
         return INCONCLUSIVE
     return verdict

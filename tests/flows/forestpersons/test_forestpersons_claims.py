@@ -151,3 +151,24 @@ def test_the_default_profile_draws_the_standard_10000_ap_resamples_and_the_audit
     assert problems(record) == ["C2: inconclusive without a power check or a reason why none applies"]
     smoke = resolve(Params, PRESETS, slug="forestpersons", profile="smoke")
     assert smoke.claims.ap_resamples == 100  # the smoke profile checks the wiring only (its report says so)
+
+
+def test_subset_aps_without_a_spearman_make_c3_not_testable_not_not_reproduced(p):
+    """A forest detector that finds nobody has AP 0 in every visibility bin: no resample has a Spearman, and the
+    occlusion part must say "not testable here" instead of counting the undefined resamples as failures."""
+    doc = _doc()
+    seeds = p.train.seeds
+    blind = {k: 0.0 for k in STRONG}
+    q = {
+        **{f"forest-s{s}": blind for s in seeds["forest"]},
+        **{f"urban-s{s}": WEAK for s in seeds["urban"]},
+        **{f"aerial-s{s}": NONE for s in seeds["aerial"]},
+        "hog": STRONG,
+    }
+    pooled = _pooled(doc, q)
+    c3 = all_claims(p, pooled, pooled["hog"])[2]
+    occlusion = c3.parts[0]
+    assert occlusion["id"] == "C3/visibility" and occlusion["details"]["n_finite"] == 0
+    assert occlusion["verdict"] == "inconclusive" and occlusion["effect"] is None
+    assert [t["passed"] for t in occlusion["testability"]] == [False]
+    assert c3.verdict != "not reproduced"
