@@ -66,13 +66,12 @@ def _tiny_setup():
     return model, rows
 
 
-def test_equal_p_vip_run_equals_uniform_drgrpo_run():
+def _tiny_loop(steps: int, shadow: tuple):
+    """A 40-prompt loop config: 4 prompts a step, 16 rollouts within [2, 8], one held-out evaluation."""
     from components.vip import rl_loop
-    from components.vip.strategies import Method
 
-    model, rows = _tiny_setup()
-    cfg = rl_loop.LoopConfig(
-        steps=3,
+    return rl_loop.LoopConfig(
+        steps=steps,
         q=4,
         budget_per_step=16,
         lo=2,
@@ -82,8 +81,16 @@ def test_equal_p_vip_run_equals_uniform_drgrpo_run():
         eval_k=2,
         n_evals=1,
         grad_repeats=2,
-        shadow=(("global", "minilm"),),
+        shadow=shadow,
     )
+
+
+def test_equal_p_vip_run_equals_uniform_drgrpo_run():
+    from components.vip import rl_loop
+    from components.vip.strategies import Method
+
+    model, rows = _tiny_setup()
+    cfg = _tiny_loop(3, (("global", "minilm"),))
     feats = {"hashed": np.eye(40, dtype=np.float32)}
     a = rl_loop.run(model, Method("uniform"), cfg, rows, feats, rows[:6], seed=3)
     b = rl_loop.run(model, Method("vip", "vip", predictor="constant"), cfg, rows, feats, rows[:6], seed=3)
@@ -105,19 +112,7 @@ def test_the_loop_allocates_from_its_gp_s_prediction_and_logs_that_p():
     from components.vip.strategies import Method
 
     model, rows = _tiny_setup()
-    cfg = rl_loop.LoopConfig(
-        steps=4,
-        q=4,
-        budget_per_step=16,
-        lo=2,
-        hi=8,
-        lr=1e-3,
-        max_new=3,
-        eval_k=2,
-        n_evals=1,
-        grad_repeats=2,
-        shadow=(("gp", "hashed"), ("global", "minilm")),
-    )
+    cfg = _tiny_loop(4, (("gp", "hashed"), ("global", "minilm")))
     feats = {"hashed": np.eye(40, dtype=np.float32)}
     res = rl_loop.run(model, Method("vip", "vip", predictor="gp", features="hashed"), cfg, rows, feats, rows[:6], 3)
     preds = res["predictions"]
@@ -154,19 +149,7 @@ def test_every_full_profile_method_runs_through_the_loop_within_budget_and_bound
     from flows.vip.params import _FULL_METHODS
 
     model, rows = _tiny_setup()
-    cfg = rl_loop.LoopConfig(
-        steps=3,
-        q=4,
-        budget_per_step=16,
-        lo=2,
-        hi=8,
-        lr=1e-3,
-        max_new=3,
-        eval_k=2,
-        n_evals=1,
-        grad_repeats=2,
-        shadow=(("global", "minilm"),),
-    )
+    cfg = _tiny_loop(3, (("global", "minilm"),))
     # correlated features (not one-hot), so the GP's p differs between prompts it has not seen
     feats = {
         "hashed": np.eye(40, dtype=np.float32),
