@@ -15,6 +15,7 @@ import yaml
 from components.errors import PaperlineError, ParamsError
 from flows.registry import SHARED, get_paper, paper_slugs, papers
 from flows.runtime.params import PROFILES, deep_merge, load_params_file, null_template
+from flows.runtime.params_template import MapTemplate
 from flows.runtime.settings import Paths
 
 
@@ -261,7 +262,8 @@ def params_yaml(paths: Paths) -> str:
         spec = papers()[slug]
         if spec.params_module is None:
             continue
-        template = null_template(importlib.import_module(spec.params_module).Params)
+        module = importlib.import_module(spec.params_module)
+        template = null_template(module.Params, list(getattr(module, "PRESETS", {}).values()))
         tree[slug] = _keep_known(template, current.get(slug) or {})
     head = (
         "# paperline params: one section per pipeline. `profile` (smoke | default | full) picks each\n"
@@ -279,13 +281,21 @@ class _ParamsDumper(yaml.SafeDumper):
 
 
 _ParamsDumper.add_representer(type(None), lambda dumper, _: dumper.represent_scalar("tag:yaml.org,2002:null", ""))
+_ParamsDumper.add_representer(MapTemplate, yaml.SafeDumper.represent_dict)
 
 
 def _keep_known(template: dict[str, Any], current: dict[str, Any]) -> dict[str, Any]:
+    """The template with the user's values; a map-valued param (:class:`MapTemplate`) also keeps the user's own
+    entries, and a value that is not a mapping where the template has one (a whole map set) as it is."""
     out = {}
     for key, value in template.items():
         have = current.get(key) if isinstance(current, dict) else None
-        out[key] = _keep_known(value, have or {}) if isinstance(value, dict) else have
+        if isinstance(value, dict) and have is not None and not isinstance(have, dict):
+            out[key] = have
+        else:
+            out[key] = _keep_known(value, have or {}) if isinstance(value, dict) else have
+    if isinstance(template, MapTemplate) and isinstance(current, dict):
+        out.update({k: v for k, v in current.items() if k not in template})
     return out
 
 
