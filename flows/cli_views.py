@@ -15,7 +15,7 @@ import yaml
 from components.errors import PaperlineError, ParamsError
 from flows.registry import SHARED, get_paper, paper_slugs, papers
 from flows.runtime.params import PROFILES, deep_merge, load_params_file, null_template
-from flows.runtime.params_template import MapTemplate
+from flows.runtime.params_template import MapTemplate, drop_unset_entries
 from flows.runtime.settings import Paths
 
 
@@ -201,13 +201,19 @@ def show_doc(paths: Paths, spec, *, profile: str | None = None, overrides: list[
     doc["stages"] = [{"name": st.name, "summary": st.summary, "outs": list(st.outs + st.metrics)} for st in spec.stages]
     module = importlib.import_module(spec.params_module)
     explicit = load_params_file(paths.params_file).get(spec.slug) or {}
-    doc["params"] = {p: deep_merge(module.PRESETS[p], explicit, skip_none=True) for p in PROFILES}
+    doc["params"] = {p: _with_file(module, p, explicit) for p in PROFILES}
     if profile or overrides:
         doc["resolved"] = resolved_params(paths, spec, profile, list(overrides or ()))
     problem = report_problem(paths, spec.slug)
     doc["report_problem"] = problem
     doc["last_claims"] = None if problem else last_claims(paths, spec.slug)
     return doc
+
+
+def _with_file(module: Any, profile: str, explicit: dict[str, Any]) -> dict[str, Any]:
+    """A profile's preset with params.yaml's explicit values (as ``resolve`` merges them, before validation)."""
+    preset = module.PRESETS[profile]
+    return deep_merge(preset, drop_unset_entries(module.Params, explicit, preset), skip_none=True)
 
 
 def print_show(
@@ -238,7 +244,7 @@ def print_show(
     explicit = load_params_file(paths.params_file).get(spec.slug) or {}
     typer.echo("params (preset per profile; params.yaml values override):")
     for name in PROFILES:
-        merged = deep_merge(module.PRESETS[name], explicit, skip_none=True)
+        merged = _with_file(module, name, explicit)
         typer.echo(f"  [{name}] " + json.dumps(merged, sort_keys=False))
     if res is not None:
         how = f"profile {res['profile']}" + (f", --set {' '.join(overrides)}" if overrides else "")
