@@ -15,6 +15,7 @@ import yaml
 from components.errors import PaperlineError, ParamsError
 from flows.registry import SHARED, get_paper, paper_slugs, papers
 from flows.runtime.params import PROFILES, deep_merge, load_params_file, null_template
+from flows.runtime.params_template import MapTemplate, drop_unset_entries
 from flows.runtime.settings import Paths
 
 
@@ -218,13 +219,19 @@ def show_doc(paths: Paths, spec, *, profile: str | None = None, overrides: list[
     doc["stages"] = [{"name": st.name, "summary": st.summary, "outs": list(st.outs + st.metrics)} for st in spec.stages]
     module = importlib.import_module(spec.params_module)
     explicit = load_params_file(paths.params_file).get(spec.slug) or {}
-    doc["params"] = {p: deep_merge(module.PRESETS[p], explicit, skip_none=True) for p in PROFILES}
+    doc["params"] = {p: _with_file(module, p, explicit) for p in PROFILES}
     if profile or overrides:
         doc["resolved"] = resolved_params(paths, spec, profile, list(overrides or ()))
     problem = report_problem(paths, spec.slug)
     doc["report_problem"] = problem
     doc["last_claims"] = None if problem else last_claims(paths, spec.slug)
     return doc
+
+
+def _with_file(module: Any, profile: str, explicit: dict[str, Any]) -> dict[str, Any]:
+    """A profile's preset with params.yaml's explicit values (as ``resolve`` merges them, before validation)."""
+    preset = module.PRESETS[profile]
+    return deep_merge(preset, drop_unset_entries(module.Params, explicit, preset), skip_none=True)
 
 
 def print_show(
@@ -255,7 +262,7 @@ def print_show(
     explicit = load_params_file(paths.params_file).get(spec.slug) or {}
     typer.echo("params (preset per profile; params.yaml values override):")
     for name in PROFILES:
-        merged = deep_merge(module.PRESETS[name], explicit, skip_none=True)
+        merged = _with_file(module, name, explicit)
         typer.echo(f"  [{name}] " + json.dumps(merged, sort_keys=False))
     if res is not None:
         how = f"profile {res['profile']}" + (f", --set {' '.join(overrides)}" if overrides else "")
@@ -279,7 +286,8 @@ def params_yaml(paths: Paths) -> str:
         spec = papers()[slug]
         if spec.params_module is None:
             continue
-        template = null_template(importlib.import_module(spec.params_module).Params)
+        module = importlib.import_module(spec.params_module)
+        template = null_template(module.Params, list(getattr(module, "PRESETS", {}).values()))
         tree[slug] = _keep_known(template, current.get(slug) or {})
     head = (
         "# paperline params: one section per pipeline. `profile` (smoke | default | full) picks each\n"
@@ -297,13 +305,21 @@ class _ParamsDumper(yaml.SafeDumper):
 
 
 _ParamsDumper.add_representer(type(None), lambda dumper, _: dumper.represent_scalar("tag:yaml.org,2002:null", ""))
+_ParamsDumper.add_representer(MapTemplate, yaml.SafeDumper.represent_dict)
 
 
 def _keep_known(template: dict[str, Any], current: dict[str, Any]) -> dict[str, Any]:
+    """The template with the user's values; a map-valued param (:class:`MapTemplate`) also keeps the user's own
+    entries, and a value that is not a mapping where the template has one (a whole map set) as it is."""
     out = {}
     for key, value in template.items():
         have = current.get(key) if isinstance(current, dict) else None
-        out[key] = _keep_known(value, have or {}) if isinstance(value, dict) else have
+        if isinstance(value, dict) and have is not None and not isinstance(have, dict):
+            out[key] = have
+        else:
+            out[key] = _keep_known(value, have or {}) if isinstance(value, dict) else have
+    if isinstance(template, MapTemplate) and isinstance(current, dict):
+        out.update({k: v for k, v in current.items() if k not in template})
     return out
 
 

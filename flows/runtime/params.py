@@ -29,6 +29,7 @@ import yaml
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
 from components.errors import ParamsError
+from flows.runtime.params_template import drop_unset_entries, null_template  # noqa: F401 (re-exported)
 
 PROFILES = ("smoke", "default", "full")
 
@@ -475,21 +476,10 @@ def resolve(
     check_profile(profile)
     if file_section is not None and not isinstance(file_section, Mapping):
         raise ParamsError(f"params.yaml: section {slug!r} must be a mapping")
-    merged = deep_merge(presets[profile], file_section or {}, skip_none=True)
+    file_section = drop_unset_entries(model, file_section or {}, presets[profile])  # template-only map entries
+    merged = deep_merge(presets[profile], file_section, skip_none=True)
     merged = deep_merge(merged, parse_overrides(overrides, slug), skip_none=False)
     try:
         return model.model_validate(merged)
     except ValidationError as exc:
         raise ParamsError(format_validation_error(exc, slug, model)) from None
-
-
-def null_template(model: type[BaseModel]) -> dict[str, Any]:
-    """The params.yaml section for a model: every leaf key present with ``null`` ("use the preset")."""
-    out: dict[str, Any] = {}
-    for name, field in model.model_fields.items():
-        ann = field.annotation
-        if isinstance(ann, type) and issubclass(ann, BaseModel):
-            out[name] = null_template(ann)
-        else:
-            out[name] = None
-    return out

@@ -18,6 +18,8 @@ from typing import Any
 
 from components.errors import PaperlineError
 from components.evaluation import claims as CL
+from components.evaluation.claim_metrics import PREFIX as CLAIM_NUMBERS
+from components.evaluation.claim_metrics import claim_numbers
 from components.evaluation.claim_spec import ClaimSpec, check_results
 from components.evaluation.power import power_table
 from components.io import write_text
@@ -134,8 +136,9 @@ def finish_report(
 ) -> dict[str, Any]:
     """The one ending of every report stage: check the results against the declared claims, then write
     claims.json (with provenance and any ``extra`` top-level keys), metrics.json (with each claim's verdict under
-    ``claims``), the report with its figures, and every declared DVC plots CSV (``plots``: file name ->
-    (rows, columns)).
+    ``claims`` and its numbers under ``claim``: effect, CI bounds, verdict code, as
+    ``components.evaluation.claim_metrics`` codes them), the report with its figures, and every declared DVC plots
+    CSV (``plots``: file name -> (rows, columns)).
 
     Returns the stage's summary ``{"claims": {id: verdict}}``.
     """
@@ -152,7 +155,7 @@ def finish_report(
     write_report_outputs(
         ctx,
         claims_doc=doc,
-        metrics={**metrics, "claims": verdicts},
+        metrics={**metrics, "claims": verdicts, CLAIM_NUMBERS: claim_numbers(doc["claims"])},
         sections=sections,
         readme_link=f"../../flows/{ctx.paper.module_name}/README.md",
     )

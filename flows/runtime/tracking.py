@@ -8,7 +8,8 @@ The embedded default is a SQLite store under ``.paperline/`` (set by
 A parent run holds the resolved params (flattened, ``grid.sizes``; whole in ``params.json``), tags ``profile``,
 ``git_commit`` and ``git_dirty`` (and MLflow's own ``mlflow.source.*`` tags, so the UI shows the source), each
 stage's numbers, and after a report stage its report, claims.json,
-metrics.json and figures as artifacts and a ``verdict.<claim id>`` tag per claim (``verdicts``: the counts).
+metrics.json and figures as artifacts, a ``verdict.<claim id>`` tag per claim (``verdicts``: the counts) and each
+claim's effect, CI bounds and verdict code as metrics (``claim.<id>.effect``, ...).
 A failed run ends FAILED with tag ``error`` (the line ``paperline`` prints after ``error:``).
 Models are logged as a state_dict + config folder with a pyfunc model-from-code (no pickle) and an explicit
 signature and requirements, which takes well under a second; the default
@@ -199,13 +200,17 @@ class Tracker:
 
     def log_report(self, files: Sequence[Path]) -> dict[str, str]:
         """The report stage's outputs as artifacts of the parent run (a folder under its own name, files at the
-        top), and its verdicts as tags: ``verdict.<claim id>`` per claim and ``verdicts`` (the counts).
+        top), its verdicts as tags (``verdict.<claim id>`` per claim, ``verdicts``: the counts) and each claim's
+        numbers as metrics (``claim.<id>.effect``, ``.ci_low``, ``.ci_high``, ``.verdict_code``, ``.testable``:
+        ``components.evaluation.claim_metrics``; absent numbers are not logged).
 
         The verdicts come from the ``claims.json`` among ``files``; returns them (claim id -> verdict).
         """
         import json
 
         from mlflow.entities import RunTag
+
+        from components.evaluation.claim_metrics import flat_claim_metrics
 
         verdicts: dict[str, str] = {}
         for path in files:
@@ -220,6 +225,7 @@ class Tracker:
                 tags = [RunTag(f"verdict.{k}", v) for k, v in verdicts.items()] + [RunTag("verdicts", summary)]
                 for i in range(0, len(tags), MAX_PARAMS_PER_BATCH):
                     self.client.log_batch(self.run_id, tags=tags[i : i + MAX_PARAMS_PER_BATCH])
+                self.log_metrics(flat_claim_metrics(doc.get("claims", [])))
         return verdicts
 
     @contextlib.contextmanager

@@ -8,15 +8,16 @@ from pathlib import Path
 
 
 def project_files(src: Path) -> list[str]:
-    """Files git would carry: tracked plus untracked-but-not-ignored (so data, state and venvs stay behind)."""
-    out = subprocess.run(
-        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-        cwd=src,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return [f for f in out.stdout.split("\0") if f and (src / f).is_file()]
+    """Files git would carry: tracked plus untracked-but-not-ignored (so data, state and venvs stay behind), less
+    the untracked reports of runs (``reports/<paper>/metrics.json``, which git does not ignore so that DVC
+    experiments commit it): a scratch copy starts with no results."""
+
+    def listed(*args: str) -> list[str]:
+        out = subprocess.run(["git", "ls-files", *args, "-z"], cwd=src, check=True, capture_output=True, text=True)
+        return [f for f in out.stdout.split("\0") if f]
+
+    untracked = [f for f in listed("--others", "--exclude-standard") if not f.startswith("reports/")]
+    return [f for f in dict.fromkeys([*listed("--cached"), *untracked]) if (src / f).is_file()]
 
 
 def copy_project(src: Path, dest: Path, *, share_sources: bool = True) -> Path:
