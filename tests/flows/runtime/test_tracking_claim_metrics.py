@@ -7,19 +7,6 @@ import json
 
 import pytest
 
-from flows.runtime.tracking import Tracker
-from tests.conftest import fake_checkout
-
-
-@pytest.fixture
-def tracker(tmp_path, monkeypatch):
-    pytest.importorskip("mlflow")
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'mlflow.db'}")
-    monkeypatch.setenv("PAPERLINE_ROOT", str(fake_checkout(tmp_path)))
-    t = Tracker("toy", "toy-run", {"paper": "toy", "git_commit": "0" * 40})
-    yield t
-    t.finish()
-
 
 @pytest.mark.slow  # MLflow's SQLite store set-up: ~10 s here
 def test_log_report_logs_each_claims_numbers_as_metrics(tracker, tmp_path):

@@ -9,18 +9,7 @@ import pytest
 import yaml
 
 from components.models.tiny_lm import TinyLM, TinyLMConfig, save_model
-from flows.runtime.tracking import LM_LOADER, NEXT_TOKEN, TOKEN_IDS, Tensor, Tracker
-from tests.conftest import fake_checkout
-
-
-@pytest.fixture
-def tracker(tmp_path, monkeypatch):
-    pytest.importorskip("mlflow")
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'mlflow.db'}")
-    monkeypatch.setenv("PAPERLINE_ROOT", str(fake_checkout(tmp_path)))
-    t = Tracker("toy", "toy-run", {"paper": "toy", "git_commit": "0" * 40})
-    yield t
-    t.finish()
+from flows.runtime.tracking import LM_LOADER, NEXT_TOKEN, TOKEN_IDS, Tensor
 
 
 @pytest.mark.slow  # MLflow's SQLite store set-up: ~10 s here
