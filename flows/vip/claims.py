@@ -152,12 +152,6 @@ def spearman_ci(p_hat, obs, clusters, n_resamples, level, seed=1):
     return point, float(np.quantile(stats, a)), float(np.quantile(stats, 1 - a))
 
 
-def own_key(p) -> str:
-    """The shadow column that recomputes the VIP method's own predictor (same kind, features and outcomes)."""
-    m = p.rl.methods["vip"]
-    return f"p_gp-{m.features}" if m.predictor == "gp" else f"p_{m.predictor}-minilm"
-
-
 def claim3(p, preds, seeds, key: str | None = None) -> CL.ClaimResult:
     """Scored on ``p_used``, the p the allocator was given (not a shadow recomputation), unless ``key`` names
     another column."""
