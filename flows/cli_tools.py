@@ -269,9 +269,28 @@ def deployments(as_json: Annotated[bool, typer.Option("--json", help="print JSON
         typer.echo("run one now: paperline trigger '<name>'")
 
 
+def promote(
+    paper: Annotated[str, typer.Argument(help="paper slug")],
+    run_id: Annotated[str | None, typer.Option("--run-id", help="this run, not the latest completed one")] = None,
+) -> None:
+    """Move @champion to the latest completed run's champion (a smoke run never promotes itself) and accept its
+    verdicts: what a passing run at the default or full profile does on its own; the recurring evaluation then
+    re-evaluates it."""
+    from flows.registry import get_paper
+    from flows.runtime.promote import promote as promote_run
+    from flows.runtime.settings import apply_env_defaults
+
+    apply_env_defaults()
+    slug = get_paper(paper).slug
+    versions = promote_run(slug, run_id)
+    for model, version in versions.items():
+        typer.echo(f"{model}: version {version} is @champion")
+
+
 def register(app: typer.Typer) -> None:
     app.command("scaling-fit")(scaling_fit)
     app.command("schedule")(schedule)
     app.command("deployments")(deployments)
     app.command("trigger")(trigger)
+    app.command("promote")(promote)
     app.add_typer(curate_app, name="curate")
