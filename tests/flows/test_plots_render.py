@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import ast
 import json
-import math
 import re
 import shutil
 import subprocess
@@ -16,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from flows.dvcgen import stage_entries
+from tests.plot_checks import check_plot, encoding
 
 ROOT = Path(__file__).resolve().parents[2]
 DVC = ROOT / ".venv" / "bin" / "dvc"
@@ -115,22 +115,6 @@ def test_fixture_rows_cover_every_plot_with_the_writers_columns():
             assert all(column in row for row in rows), (key, column)
 
 
-def _numeric(value) -> bool:
-    try:
-        return math.isfinite(float(value))
-    except (TypeError, ValueError):
-        return False
-
-
-def _encoding(spec: dict) -> dict:
-    """The spec's encoding channels, a layered spec's (DVC's ``linear``) merged from its layers, outer first."""
-    enc = dict(spec.get("encoding", {}))
-    for layer in spec.get("layer", []):
-        for channel, value in _encoding(layer).items():
-            enc.setdefault(channel, value)
-    return enc
-
-
 @pytest.fixture(scope="module")
 def rendered(tmp_path_factory) -> dict:
     root = tmp_path_factory.mktemp("plots")
@@ -157,45 +141,10 @@ def test_every_dvc_plot_has_data_on_both_axes(rendered, path):
     check_plot(path, plot["content"])
 
 
-def test_a_smoke_runs_real_plot_renders_with_data_on_both_axes(smoke_run):
-    root, _ = smoke_run
-    path = "reports/qualitypajama/plots/loss_vs_compute.csv"
-    proc = subprocess.run([str(DVC), "plots", "show", "--json", path], cwd=root, capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    (plot,) = json.loads(proc.stdout)["data"][path]
-    check_plot(path, plot["content"])
-    assert _encoding(plot["content"])["color"]["field"] == "intervention"
-
-
-def check_plot(path: str, spec: dict) -> None:
-    """The rendered Vega-Lite ``spec`` has rows, and x, y, colour and offset fields in every row; quantitative
-    axes hold numbers (positive on a log scale); a category axis of numbers is ordered (bins, not classes)."""
-    rows = spec["data"]["values"]
-    assert rows, f"{path}: no data"
-    enc = _encoding(spec)
-    for channel in ("x", "y", "color", "xOffset", "yOffset"):
-        field = enc.get(channel, {}).get("field")
-        if not field:
-            continue
-        assert all(field in row and str(row[field]) != "" for row in rows), f"{path}: {channel} field {field!r}"
-        if channel in ("x", "y") and enc[channel]["type"] == "quantitative":
-            bad = [row[field] for row in rows if not _numeric(row[field])]
-            assert not bad, f"{path}: {channel} is quantitative but {field!r} holds {bad[:3]}"
-            if enc[channel].get("scale", {}).get("type") == "log":
-                assert all(float(row[field]) > 0 for row in rows), f"{path}: log {channel} with values <= 0"
-    types = {enc["x"]["type"], enc["y"]["type"]}
-    assert "quantitative" in types, f"{path}: no quantitative axis"
-    if types != {"quantitative"}:  # a bar chart: the category axis must not be all numbers counted as classes
-        cat = "x" if enc["x"]["type"] != "quantitative" else "y"
-        assert enc[cat]["type"] in ("nominal", "ordinal")
-        if all(_numeric(row[enc[cat]["field"]]) for row in rows):  # bins, not classes: ordered, e.g. a histogram
-            assert enc[cat]["type"] == "ordinal", f"{path}: numbers {enc[cat]['field']!r} shown as unordered classes"
-
-
 def test_series_plots_colour_by_their_column_not_by_revision(rendered):
     for path, props in _plots().items():
         (plot,) = rendered[path]
-        color = _encoding(plot["content"]).get("color", {})
+        color = encoding(plot["content"]).get("color", {})
         rows = plot["content"]["data"]["values"]
         series = [c for c in ("method", "set", "model", "intervention", "graph", "domain") if c in rows[0]]
         if series and series[0] not in (props["x"], props["y"]):
