@@ -220,7 +220,32 @@ def schedule(
             "database; start one with `paperline server start` so its schedule runs",
             err=True,
         )
-    typer.echo(f"run it now: prefect deployment run '{name}'; a worker: prefect worker start --pool {pool}")
+    for line in D.next_steps(name, pool, server.url, lasting=not (server.temporary or server.idle)):
+        typer.echo(line)
+
+
+def trigger(
+    deployment: Annotated[
+        str, typer.Argument(help="deployment name, e.g. paperline-run/qualitypajama (or just qualitypajama)")
+    ],
+) -> None:
+    """Run a deployment now (`prefect deployment run` on the server `paperline schedule` uses): a worker on its
+    pool picks the run up."""
+    from flows.runtime import prefect_server
+    from flows.runtime.settings import apply_env_defaults
+
+    paths = apply_env_defaults()
+    with prefect_server.connected(paths) as server:
+        from flows.deployments import trigger as run_now
+
+        run = run_now(deployment, server.url)
+    typer.echo(f"flow run {run['flow_run']} ({run['id']}) of {run['deployment']} on {server.url}")
+    if server.temporary or server.idle:
+        typer.echo(
+            "the run waits in this checkout's Prefect database: start the full server (`paperline server start`) "
+            "and a worker (`PREFECT_API_URL=$(paperline server status) prefect worker start --pool <pool>`)",
+            err=True,
+        )
 
 
 def deployments(as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False) -> None:
@@ -240,10 +265,32 @@ def deployments(as_json: Annotated[bool, typer.Option("--json", help="print JSON
     for row in rows:
         state = " (paused)" if row["paused"] else ""
         typer.echo(f"{row['name']}  pool={row['pool']}  schedules={', '.join(row['schedules']) or '-'}{state}")
+    if rows:
+        typer.echo("run one now: paperline trigger '<name>'")
+
+
+def promote(
+    paper: Annotated[str, typer.Argument(help="paper slug")],
+    run_id: Annotated[str | None, typer.Option("--run-id", help="this run, not the latest completed one")] = None,
+) -> None:
+    """Move @champion to the latest completed run's champion (a smoke run never promotes itself) and accept its
+    verdicts: what a passing run at the default or full profile does on its own; the recurring evaluation then
+    re-evaluates it."""
+    from flows.registry import get_paper
+    from flows.runtime.promote import promote as promote_run
+    from flows.runtime.settings import apply_env_defaults
+
+    apply_env_defaults()
+    slug = get_paper(paper).slug
+    versions = promote_run(slug, run_id)
+    for model, version in versions.items():
+        typer.echo(f"{model}: version {version} is @champion")
 
 
 def register(app: typer.Typer) -> None:
     app.command("scaling-fit")(scaling_fit)
     app.command("schedule")(schedule)
     app.command("deployments")(deployments)
+    app.command("trigger")(trigger)
+    app.command("promote")(promote)
     app.add_typer(curate_app, name="curate")

@@ -198,3 +198,47 @@ def list_deployments(api_url: str | None = None) -> list[dict[str, Any]]:
                 }
             )
     return sorted(rows, key=lambda r: r["name"])
+
+
+def trigger(name: str, api_url: str | None = None) -> dict[str, str]:
+    """Create a flow run of the deployment ``name`` (``flow/deployment``, or a bare deployment name such as a paper
+    slug) on the server at ``api_url``, as ``prefect deployment run`` does; a worker on its pool runs it. Returns
+    the deployment's full name, the run's name and id."""
+    url = _require_server(api_url)
+    if "/" not in name:
+        full = [r["name"] for r in list_deployments(url) if r["name"].split("/", 1)[1] == name]
+        if len(full) != 1:
+            raise PaperlineError(
+                f"no single deployment named {name[:80]!r} on {url}"
+                + (f" ({', '.join(full)})" if full else "")
+                + ": `paperline deployments` lists them"
+            )
+        name = full[0]
+    from prefect.deployments import run_deployment
+    from prefect.exceptions import ObjectNotFound
+
+    with _on(url):
+        try:
+            run = run_deployment(name, timeout=0, as_subflow=False)
+        except ObjectNotFound:
+            raise PaperlineError(
+                f"deployment {name[:80]!r} not found on {url}: `paperline deployments` lists them, "
+                "`paperline schedule <paper>` creates one"
+            ) from None
+    return {"deployment": name, "flow_run": run.name, "id": str(run.id)}
+
+
+def next_steps(name: str, pool: str, url: str, *, lasting: bool) -> list[str]:
+    """The commands that run deployment ``name`` now and start a worker, exactly as they work when pasted in a
+    shell: Prefect's CLI reads its server from PREFECT_API_URL (without it, it looks at a server of its own and
+    says "Deployment not found"), so each command names it. A server that does not last (a temporary one, or the
+    shared API-only one that stops when idle) is named as ``$(paperline server status)``, to run after
+    ``paperline server start``."""
+    api = url if lasting else "$(paperline server status)"
+    lines = [] if lasting else ["first start the full server (it runs schedules): paperline server start"]
+    return [
+        *lines,
+        f"run it now: paperline trigger '{name}'",
+        f"  or with Prefect's CLI: PREFECT_API_URL={api} prefect deployment run '{name}'",
+        f"a worker that runs it: PREFECT_API_URL={api} prefect worker start --pool {pool}",
+    ]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 from typing import Any
@@ -48,24 +47,33 @@ def render() -> str:
     return HEADER + yaml.safe_dump({"stages": stage_entries()}, sort_keys=False, width=120)
 
 
-# Plot properties DVC's stage plots lack: colour by a column of the CSV (the method, say) and log axes. A plot that
-# asks for them gets a custom Vega-Lite template in .dvc/plots/ (where DVC looks templates up by name), generated
-# here from DVC's own built-in template of the same kind with those encodings changed.
+# Every plot gets a Vega-Lite template of ours in .dvc/plots/ (where DVC looks templates up by name), built here
+# from what its data is: DVC's built-in ones colour by revision and, for bars, put the value on x whatever the
+# props say. A plot's ``template`` is its kind; ``color`` names the series column (the method, say); log axes
+# through ``x_scale``/``y_scale``. With a series column, revisions differ by dash or shape instead of colour.
 PLOT_TEMPLATE_DIR = ".dvc/plots"
 EXTRA_PLOT_PROPS = ("color", "x_scale", "y_scale")
+# kind -> (mark, x type, y type): line and scatter plot a number against a number; bar_horizontal a value (x)
+# per category (y); bar a value (y) per ordered bin or category (x), e.g. a histogram's counts.
+PLOT_KINDS = {
+    "line": ("line", "quantitative", "quantitative"),
+    "scatter": ("point", "quantitative", "quantitative"),
+    "bar_horizontal": ("bar", "quantitative", "nominal"),
+    "bar": ("bar", "ordinal", "quantitative"),
+}
+_KIND_ALIASES = {"linear": "line", "simple": "line", "smooth": "line"}
 
 
-def _base_template(props: dict[str, str]) -> str:
-    """DVC's template the custom one starts from. DVC's ``linear`` is a smoothed line grouped by revision, and
-    colouring it by a column breaks that grouping, so a coloured line plot starts from ``simple``."""
-    base = props.get("template", "linear")
-    return "simple" if props.get("color") and base in ("linear", "smooth") else base
+def plot_kind(props: dict[str, str]) -> str:
+    kind = props.get("template", "linear")
+    kind = _KIND_ALIASES.get(kind, kind)
+    if kind not in PLOT_KINDS:
+        raise ValueError(f"plot template {kind!r} is not one of: {', '.join([*PLOT_KINDS, *_KIND_ALIASES])}")
+    return kind
 
 
-def _template_name(props: dict[str, str]) -> str | None:
-    if not any(props.get(k) for k in EXTRA_PLOT_PROPS):
-        return None
-    name = f"paperline-{_base_template(props)}"
+def _template_name(props: dict[str, str]) -> str:
+    name = f"paperline-{plot_kind(props)}"
     if props.get("color"):
         name += "-by-" + re.sub(r"[^A-Za-z0-9_]+", "_", props["color"])
     for axis in ("x", "y"):
@@ -77,38 +85,51 @@ def _template_name(props: dict[str, str]) -> str | None:
 
 def _dvc_props(props: dict[str, str]) -> dict[str, str]:
     out = {k: v for k, v in props.items() if k not in EXTRA_PLOT_PROPS}
-    name = _template_name(props)
-    if name:
-        out["template"] = name
+    out["template"] = _template_name(props)
     return out
 
 
 def _template_content(props: dict[str, str]) -> dict[str, Any]:
-    from dvc_render.vega_templates import TEMPLATES, Template
+    from dvc_render.vega_templates import Template
 
-    base = _base_template(props)
-    by_name = {t.DEFAULT_NAME: t for t in TEMPLATES}
-    if base not in by_name:
-        raise ValueError(f"plot template {base!r} is not one of DVC's built-in templates: {', '.join(by_name)}")
-    content = copy.deepcopy(by_name[base].DEFAULT_CONTENT)
-
-    def edit(node: Any) -> None:
-        if isinstance(node, list):
-            for item in node:
-                edit(item)
-            return
-        if not isinstance(node, dict):
-            return
-        if props.get("color") and node.get("color") == Template.anchor("color"):
-            node["color"] = {"field": props["color"], "type": "nominal", "legend": {"title": props["color"]}}
-        for axis in ("x", "y"):
+    a = Template.anchor
+    kind = plot_kind(props)
+    mark, x_type, y_type = PLOT_KINDS[kind]
+    series = props.get("color")
+    enc: dict[str, Any] = {}
+    for axis, typ in (("x", x_type), ("y", y_type)):
+        enc[axis] = {"field": a(axis), "type": typ, "title": a(f"{axis}_label")}
+        if typ == "quantitative":
             scale = props.get(f"{axis}_scale")
-            if scale and node.get("field") == Template.anchor(axis):
-                node["scale"] = {**node.get("scale", {}), "type": scale}
-        for value in node.values():
-            edit(value)
-
-    edit(content)
+            enc[axis]["scale"] = {"type": scale} if scale else {"zero": kind.startswith("bar")}
+    if series:
+        enc["color"] = {"field": series, "type": "nominal", "legend": {"title": series}}
+    else:
+        enc["color"] = a("color")  # DVC colours by revision (and by file) when there is no series column
+    if kind == "bar_horizontal":
+        enc["yOffset"] = {"field": series or "rev"}
+    elif kind == "bar":
+        enc["xOffset"] = {"field": series or "rev"}
+    elif kind == "line":
+        enc["strokeDash"] = a("stroke_dash")
+    else:
+        enc["shape"] = a("shape")
+    enc["tooltip"] = a("tooltip")
+    mark_props: dict[str, Any] = {"type": mark, "tooltip": {"content": "data"}}
+    if kind == "line":
+        mark_props["point"] = True
+    content = {
+        "$schema": "https://vega.github.io/schema/vega-lite/v5.json",
+        "data": {"values": a("data")},
+        "title": {"text": a("title"), "anchor": "middle"},
+        "params": [a("zoom_and_pan")],  # zoom binds continuous scales only, so bars go without
+        "width": a("plot_width"),
+        "height": a("plot_height"),
+        "mark": mark_props,
+        "encoding": enc,
+    }
+    if mark == "bar":
+        del content["params"]
     return content
 
 
@@ -120,6 +141,5 @@ def plot_templates() -> dict[str, str]:
         for st in spec.stages:
             for props in st.plot_axes.values():
                 name = _template_name(props)
-                if name:
-                    out[f"{name}.json"] = json.dumps(_template_content(props), indent=2) + "\n"
+                out[f"{name}.json"] = json.dumps(_template_content(props), indent=2) + "\n"
     return dict(sorted(out.items()))

@@ -1,10 +1,10 @@
 """The check each pipeline's smoke test applies to its champion (one helper instead of a copy per pipeline).
 
 A smoke run never moves ``@champion`` but keeps its candidate on record (artifact ``champion/<slug>.json``).
-The check promotes that candidate by hand into the run's own MLflow store (the call a passing default run
-makes), runs the recurring evaluation on it (registry -> allow-listed loader -> the paper's evaluator), and
-requires the accepted values back; then it plants a better accepted value for one metric and requires the
-flow to fail naming the paper and that metric.
+The check promotes that candidate into the run's own MLflow store with ``paperline promote``'s code (the call
+a passing default run makes), runs the recurring evaluation on it (registry -> allow-listed loader -> the
+paper's evaluator), and requires the accepted values back; then it plants a better accepted value for one
+metric and requires the flow to fail naming the paper and that metric.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ def promote_smoke_candidate(root: Path, slug: str, tmp_path: Path, monkeypatch) 
     """Register the smoke run's champion candidate as ``slug@champion``; returns the candidate."""
     from mlflow import MlflowClient
 
-    from flows.runtime.tracking import Tracker, register_champion
+    from flows.runtime.promote import promote
 
     uri = f"sqlite:///{root / '.paperline' / 'mlflow.db'}"
     monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
@@ -34,9 +34,7 @@ def promote_smoke_candidate(root: Path, slug: str, tmp_path: Path, monkeypatch) 
     local = client.download_artifacts(parents[0].info.run_id, f"champion/{slug}.json", str(tmp_path))
     candidate = json.loads(Path(local).read_text())
     assert candidate["eval"]["evaluator"] == slug and set(candidate["metrics"]) == set(candidate["eval"]["rules"])
-    tracker = Tracker(slug, "promote-by-hand", {"paper": slug})
-    register_champion(tracker, slug, candidate)
-    tracker.finish()
+    assert promote(slug) == {slug: "1"}  # `paperline promote <slug>`: the latest completed run's candidate
     return candidate
 
 

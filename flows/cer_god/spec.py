@@ -51,7 +51,7 @@ STAGES = (
         reads=(EVAL, RUNS),
         code=("components/graph",),
         params=("seed", "graphs", "run", "cergod.collapse_share"),
-        plots={"auc_by_method.csv": {"x": "mean_auc", "y": "method", "template": "bar_horizontal"}},
+        plots={"auc_by_method.csv": {"x": "mean_auc", "y": "method", "template": "bar_horizontal", "color": "graph"}},
         after=("evaluate",),
         summary="claims 1-4 with the leakage guard (max of degree and feature-norm ranks); "
         "scores per method and graph; edge weights; collapse rates",

@@ -33,8 +33,8 @@ STAGES = (
         reads=(MODELS, EVAL),
         params=("envs", "train.seeds", "eval"),
         plots={
-            "asr.csv": {"x": "method", "y": "asr", "template": "bar_horizontal"},
-            "asr_perturbed.csv": {"x": "condition", "y": "asr", "template": "scatter"},
+            "asr.csv": {"x": "asr", "y": "method", "template": "bar_horizontal"},
+            "asr_perturbed.csv": {"x": "asr", "y": "condition", "template": "bar_horizontal"},
         },
         after=("evaluate",),
         summary="claims 1-4 with verdicts; ASR and benign return per method and env; ASR under "

@@ -41,8 +41,8 @@ STAGES = (
         reads=(ADAPT,),
         params=("adapt",),
         plots={
-            "accuracy.csv": {"x": "fraction", "y": "acc", "template": "scatter"},
-            "erf.csv": {"x": "method", "y": "erf_area", "template": "bar_horizontal"},
+            "accuracy.csv": {"x": "fraction", "y": "acc", "template": "scatter", "color": "method"},
+            "erf.csv": {"x": "erf_area", "y": "method", "template": "bar_horizontal"},
         },
         after=("adapt",),
         summary="claims 1-4 with verdicts; accuracy vs label fraction, ERF maps",

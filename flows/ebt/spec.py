@@ -49,8 +49,8 @@ STAGES = (
         reads=(EVAL, MODELS, DATA),
         params=("data", "model", "training", "energy", "eval"),
         plots={
-            "thinking.csv": {"x": "steps", "y": "ppl", "template": "linear"},
-            "best_of_n.csv": {"x": "n", "y": "ppl", "template": "linear"},
+            "thinking.csv": {"x": "steps", "y": "ppl", "template": "linear", "color": "set"},
+            "best_of_n.csv": {"x": "n", "y": "ppl", "template": "linear", "color": "set"},
         },
         after=("evaluate",),
         summary="claims 1-4 with verdicts; perplexity vs inference steps per set",

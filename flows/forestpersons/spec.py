@@ -55,7 +55,7 @@ STAGES = (
         reads=(EVAL, SPLIT, SCENES, MODELS),
         code=_DET,
         params=("train", "eval"),
-        plots={"ap_by_domain.csv": {"x": "detector", "y": "ap", "template": "bar_horizontal"}},
+        plots={"ap_by_domain.csv": {"x": "ap", "y": "detector", "template": "bar_horizontal", "color": "domain"}},
         after=("evaluate",),
         summary="claims 1-4; AP per training domain, against visibility and per pose; a scene panel",
     ),

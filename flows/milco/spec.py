@@ -54,8 +54,8 @@ STAGES = (
         reads=(EVAL, MODELS),
         params=("train.seeds", "eval"),
         plots={
-            "pruning.csv": {"x": "avg_doc_dims", "y": "ndcg10", "template": "scatter"},
-            "bytes.csv": {"x": "index_bytes", "y": "ndcg10", "template": "scatter"},
+            "pruning.csv": {"x": "avg_doc_dims", "y": "ndcg10", "template": "scatter", "color": "method"},
+            "bytes.csv": {"x": "index_bytes", "y": "ndcg10", "template": "scatter", "color": "model"},
         },
         after=("evaluate",),
         summary="claims 1-4 with verdicts; pruning and index-size trade-offs",

@@ -43,7 +43,8 @@ def champion(client, paper: str, alias: str) -> Champion:
         mv = client.get_model_version_by_alias(paper, alias)
     except Exception as exc:
         raise PaperlineError(
-            f"{paper}: no registered model with alias @{alias} (run its pipeline to completion first)"
+            f"{paper}: no registered model with alias @{alias} (run its pipeline to completion at the default profile, "
+            f"or `paperline promote {paper}` after a smoke run)"
         ) from exc
     from flows.runtime.accepted import NOT_METRICS
 

@@ -79,7 +79,10 @@ def run(root: str | None, settings: dict[str, Any]) -> dict[str, Any]:
     client = MlflowClient()
     papers = params.papers or registered_papers(client, params.alias)
     if not papers:
-        raise PaperlineError(f"no registered model has alias @{params.alias}; run a pipeline to completion first")
+        raise PaperlineError(
+            f"no registered model has alias @{params.alias}: a run at the default or full profile sets it when it "
+            "completes; a smoke run does not, `paperline promote <paper>` promotes its champion"
+        )
     exp_id = experiment_id(client, params.experiment)
     results, failures = {}, []
     for paper in papers:

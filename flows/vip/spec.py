@@ -53,8 +53,8 @@ STAGES = (
         reads=(DATA, SFT, RUNS),
         params=("rl.seeds", "claims"),
         plots={
-            "accuracy.csv": {"x": "rollouts", "y": "mean_at_k", "template": "linear"},
-            "allocation.csv": {"x": "n", "y": "count", "template": "bar_horizontal"},
+            "accuracy.csv": {"x": "rollouts", "y": "mean_at_k", "template": "linear", "color": "method"},
+            "allocation.csv": {"x": "n", "y": "count", "template": "bar", "color": "method"},
         },
         after=("rl",),
         summary="claims 1-4 with verdicts; accuracy vs rollouts, allocation histograms",

@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import subprocess
 
 import pytest
 
 from components.io import read_jsonl
 from tests.claims_checks import check_smoke_claims
-from tests.conftest import paperline
+from tests.conftest import BIN, paperline
+from tests.plot_checks import check_plot, encoding
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
@@ -165,3 +167,13 @@ def test_report_rebuilds_every_run_paper_from_stored_outputs(smoke_run):
     assert "icql: skipped (not run yet" in proc.stdout  # papers without outputs are named, not run
     assert "## Provenance" in (root / "reports/qualitypajama/report.md").read_text()
     assert (root / ".paperline/stages/qualitypajama/train.json").read_text() == grid_marker  # nothing retrained
+
+
+def test_a_smoke_runs_real_plot_renders_with_data_on_both_axes(smoke_run):
+    root, _ = smoke_run
+    path = "reports/qualitypajama/plots/loss_vs_compute.csv"
+    proc = subprocess.run([str(BIN / "dvc"), "plots", "show", "--json", path], cwd=root, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (plot,) = json.loads(proc.stdout)["data"][path]
+    check_plot(path, plot["content"])
+    assert encoding(plot["content"])["color"]["field"] == "intervention"
