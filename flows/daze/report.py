@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from components.backdoor.metrics import attack_cost
+from components.inputs import load_npz
 from components.io import read_json, read_jsonl
 from components.reporting import Section
 from components.reporting.plots import bar_plot, errorbar_plot, line_plot
@@ -85,7 +86,7 @@ def run(ctx: StageContext[Params]) -> dict:
     integrity = {}
     for r in runs:
         if r["method"] == "daze":
-            with np.load(models / r["name"] / "transitions.npz") as z:
+            with load_npz(models / r["name"] / "transitions.npz") as z:
                 integrity[r["name"]] = {
                     "max_gap": float(np.abs(z["reward"] - z["clean_reward"]).max()),
                     "steps": int(z["reward"].size),

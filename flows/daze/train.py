@@ -24,6 +24,7 @@ from components.backdoor.policy import PPOConfig, save_actor, train_ppo
 from components.backdoor.runs import Attack, build_env, routine_counts
 from components.backdoor.victim import clean_rewards, episode_returns, task_for
 from components.data import validate as V
+from components.inputs import load_npz
 from components.io import atomic_path, write_json
 from flows.daze import champion
 from flows.daze.common import attack_of, env_by_id, grid, run_name
@@ -130,7 +131,7 @@ def check_transitions(out: Path, rows: list[dict], p: Params) -> None:
     """GX: per-step reward integrity of every unprivileged run; realised trigger rates of the poisoned runs."""
     steps, summary = [], []
     for r in rows:
-        with np.load(out / r["name"] / "transitions.npz") as z:
+        with load_npz(out / r["name"] / "transitions.npz") as z:
             gap = np.abs(z["reward"] - z["clean_reward"])
             trig = float(
                 (z["routine"] == ROUTINE_CODES["trigger"]).mean()
