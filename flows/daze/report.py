@@ -3,7 +3,6 @@ and learning curves."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -72,7 +71,7 @@ def perturbed_rows(p: Params, states: list[dict]) -> list[dict]:
 def curves(models: Path, runs: list[dict]) -> dict:
     out: dict = {}
     for r in runs:
-        pts = json.loads((models / r["name"] / "curve.json").read_text())
+        pts = read_json(models / r["name"] / "curve.json")
         out.setdefault((r["env"], r["method"]), []).extend((q["step"], q["return"]) for q in pts)
     return out
 
