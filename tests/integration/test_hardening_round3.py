@@ -125,7 +125,6 @@ ENV_CASES = {
     "prefect-no-host": ({"PREFECT_API_URL": "http://"}, "PREFECT_API_URL"),
     "mlflow-bogus-scheme": ({"MLFLOW_TRACKING_URI": "bogus://x"}, "MLFLOW_TRACKING_URI"),
     "mlflow-sqlite-proc": ({"MLFLOW_TRACKING_URI": "sqlite:////proc/x.db"}, "MLFLOW_TRACKING_URI"),
-    "mlflow-sqlite-no-folder": ({"MLFLOW_TRACKING_URI": "sqlite:////nonexistent-folder/x.db"}, "MLFLOW_TRACKING_URI"),
     "mlflow-http-no-host": ({"MLFLOW_TRACKING_URI": "http://"}, "MLFLOW_TRACKING_URI"),
     "mlflow-registry-bogus": ({"MLFLOW_REGISTRY_URI": "bogus://x"}, "MLFLOW_REGISTRY_URI"),
 }
@@ -147,6 +146,13 @@ def test_mlflow_sqlite_in_a_read_only_folder(smoke, tmp_path):
     finally:
         ro.chmod(0o755)
     assert not (ro / "mlflow.db").exists()
+
+
+def test_mlflow_sqlite_in_a_missing_folder_creates_nothing(smoke, tmp_path):
+    # the old code made the folder and an empty database outside the checkout before failing
+    env = {"MLFLOW_TRACKING_URI": f"sqlite:///{tmp_path / 'missing' / 'x.db'}"}
+    run_case(smoke, lambda root: None, REPORT, ("MLFLOW_TRACKING_URI",), env=env)
+    assert not (tmp_path / "missing").exists(), "created outside the checkout"
 
 
 def test_mlflow_sqlite_path_is_a_folder(smoke, tmp_path):
