@@ -223,7 +223,7 @@ def run_cmd(
     """Run a paper's pipeline end to end as one Prefect flow run; report in reports/<paper>/."""
     from flows.cli_views import check_stages, find_paper
 
-    paths = apply_env_defaults()
+    paths = apply_env_defaults(writing=True)
     spec = find_paper(paper)
     check_stages(spec, stage)
     _setup_logging()
@@ -346,7 +346,7 @@ def stage(
     """Run one stage (what dvc.yaml calls); reads params.yaml, no overrides."""
     from flows.cli_views import check_stages, find_paper
 
-    paths = apply_env_defaults()
+    paths = apply_env_defaults(writing=True)
     spec = find_paper(owner)
     check_stages(spec, [name])
     _setup_logging()
@@ -370,7 +370,7 @@ def report(
     wait: WaitOpt = False,
 ) -> None:
     """Rebuild reports from stored outputs (no training is rerun), then reports/index.html."""
-    paths = apply_env_defaults()
+    paths = apply_env_defaults(writing=True)
     _setup_logging()
     if not index_only:
         from flows.cli_views import reportable
@@ -394,7 +394,7 @@ def repro(
     wait: WaitOpt = False,
 ) -> None:
     """The main job: `dvc repro` with one shared local Prefect server, then reports/index.html."""
-    paths = apply_env_defaults()
+    paths = apply_env_defaults(writing=True)
     _setup_logging()
     from flows.runtime.repro import reproduce
 

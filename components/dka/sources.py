@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from components.errors import DataError, OfflineError
+from components.inputs import load_npz
 
 FASHION_DIR = "/usr/share/datasets/fashion-mnist"
 FASHION_FILES = {
@@ -64,7 +65,7 @@ def load_medmnist(path_or_id: str) -> dict[str, np.ndarray]:
             "(fetch it with the `medmnist` package, then pass its path)"
         )
     try:
-        with np.load(path, allow_pickle=False) as z:
+        with load_npz(path) as z:
             out = {}
             for split in ("train", "val", "test"):
                 if f"{split}_images" in z:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from components.errors import DataError
+from components.inputs import load_npz
 
 NORMAL, CONTEXTUAL, STRUCTURAL, TRAP = 0, 1, 2, 3
 KINDS = {NORMAL: "normal", CONTEXTUAL: "contextual", STRUCTURAL: "structural", TRAP: "trap"}
@@ -54,7 +55,7 @@ class Graph:
     @classmethod
     def load(cls, path) -> Graph:
         try:
-            with np.load(path) as z:
+            with load_npz(path) as z:
                 return cls(str(z["name"]), z["x"], z["edge_index"], z["kind"])
         except (OSError, KeyError, ValueError) as exc:
             raise DataError(f"{path}: not a saved graph ({exc})") from None

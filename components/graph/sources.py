@@ -16,6 +16,7 @@ import numpy as np
 
 from components.errors import DataError, OfflineError, ParamsError
 from components.graph.graph import CONTEXTUAL, STRUCTURAL, Graph, from_pairs
+from components.inputs import load_npz
 
 log = logging.getLogger(__name__)
 PYGOD_NAMES = ("inj_cora", "inj_amazon", "inj_flickr", "weibo", "reddit", "disney", "books", "enron")
@@ -114,7 +115,7 @@ def _read_tensors(path: Path) -> dict:
     tensor dict read with ``torch.load(weights_only=True)`` (a pickled PyG ``Data`` object is refused)."""
     if path.suffix == ".npz":
         try:
-            with np.load(path, allow_pickle=False) as z:
+            with load_npz(path) as z:
                 return {k: z[k] for k in z.files}
         except (OSError, ValueError) as exc:
             raise DataError(f"{path}: not a readable npz file ({exc.__class__.__name__})") from None

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from components.errors import DataError
+from components.inputs import load_npy
 
 
 def lm_losses(model, token_files: Mapping[str, str | os.PathLike], *, seq_len: int, windows: int) -> dict[str, float]:
@@ -20,7 +21,7 @@ def lm_losses(model, token_files: Mapping[str, str | os.PathLike], *, seq_len: i
             raise DataError(
                 f"{path}: evaluation tokens of {name!r} not found (run the paper's tokenize stage or `dvc pull`)"
             )
-        tokens = np.load(path)
+        tokens = load_npy(path)
         out[f"loss_{name}"] = float(evaluate_loss(model, tokens, seq_len=seq_len, max_windows=windows))
     if not out:
         raise DataError("no evaluation data given")

@@ -74,16 +74,20 @@ def utterance_frame(mem: Memory) -> pd.DataFrame:
 
 def question_frame(mem: Memory) -> pd.DataFrame:
     """One row per question plus ``n_gold`` and ``gold_in_memory`` (every gold id is an utterance)."""
-    ids = set(mem.ids)
+    times = {u["id"]: _number(u.get("timestamp")) for u in mem.utterances}
     rows = []
     for q in mem.questions:
         gold = list(q.get("gold") or [])
+        known = bool(gold) and all(g in times for g in gold)
+        asked = _number(q.get("query_time"))
         rows.append(
             {
                 **q,
-                "gold": ",".join(gold),
+                "gold": ",".join(map(str, gold)),
                 "n_gold": len(gold),
-                "gold_in_memory": bool(gold) and all(g in ids for g in gold),
+                "gold_in_memory": known,
+                # a question is asked after what answers it (an impossible query_time fails here)
+                "asked_after_gold": known and asked >= max(times[g] for g in gold),
             }
         )
     return pd.DataFrame.from_records(rows)
@@ -93,7 +97,7 @@ UTTERANCE_SUITE = [
     V.columns_present(["id", "session_id", "text", "timestamp"]),
     V.unique("id"),
     V.non_empty_text("text"),
-    V.not_null("timestamp"),
+    V.finite("timestamp"),
     V.in_set("ts_ordered", [True]),
 ]
 QUESTION_SUITE = [
@@ -103,7 +107,53 @@ QUESTION_SUITE = [
     V.in_set("type", list(QUESTION_TYPES)),
     V.between("n_gold", min_value=1),
     V.in_set("gold_in_memory", [True]),
+    V.in_set("asked_after_gold", [True]),
 ]
+
+
+def _number(value) -> float:
+    """``value`` as a float; NaN when it is not a number (a check then fails on it)."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def check_memory(mem: Memory, source: str) -> Memory:
+    """The suites' rules, checked in plain Python where a stage reads a memory another stage wrote (GX runs where
+    it is produced): unique ids, non-empty text, finite times, gold ids that exist, questions asked after their
+    gold. A DataError names ``source`` and the first bad row."""
+    times: dict = {}
+    for u in mem.utterances:
+        t = _number(u["timestamp"])
+        if u["id"] in times:
+            raise DataError(f"{source}: utterance id {_short_id(u['id'])} appears twice")
+        if not isinstance(u["text"], str) or not u["text"].strip():
+            raise DataError(f"{source}: utterance {_short_id(u['id'])} has empty text")
+        if not np.isfinite(t):
+            raise DataError(f"{source}: utterance {_short_id(u['id'])} has timestamp {_short_id(u['timestamp'])}")
+        times[u["id"]] = t
+    seen = set()
+    for q in mem.questions:
+        qid = _short_id(q.get("id"))
+        if q.get("id") in seen:
+            raise DataError(f"{source}: question id {qid} appears twice")
+        seen.add(q.get("id"))
+        gold = q.get("gold")
+        if not isinstance(gold, list) or not gold:
+            raise DataError(f"{source}: question {qid} has no gold utterance ids")
+        missing = [g for g in gold if not isinstance(g, str) or g not in times]
+        if missing:
+            raise DataError(f"{source}: question {qid}: gold id {_short_id(missing[0])} is not an utterance")
+        asked = _number(q.get("query_time"))
+        if not np.isfinite(asked) or asked < max(times[g] for g in gold):
+            raise DataError(f"{source}: question {qid}: query_time {_short_id(q.get('query_time'))} is before its gold")
+    return mem
+
+
+def _short_id(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def validate_memory(mem: Memory, *, name: str, result_dir=None) -> None:

@@ -17,6 +17,7 @@ import numpy as np
 from tqdm import tqdm
 
 from components.errors import DataError
+from components.inputs import load_npz
 
 log = logging.getLogger(__name__)
 
@@ -129,7 +130,7 @@ def save(data: Transitions, path: Path) -> None:
 def load(path: Path) -> Transitions:
     """Read a table written by :func:`save`, checking that every field is there."""
     try:
-        with np.load(path) as z:
+        with load_npz(path) as z:
             missing = [f for f in FIELDS if f not in z.files]
             if missing:
                 raise DataError(f"{path}: missing field(s) {missing}")

@@ -18,6 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from components.errors import DataError
+from components.inputs import load_npz
 from components.sparse_retrieval.index import InvertedIndex, to_csr
 from components.sparse_retrieval.lexicon import encode_batch
 from components.sparse_retrieval.model import MilcoEncoder, load_encoder, served_output
@@ -90,7 +91,7 @@ def load_retriever(folder: str | Path) -> Retriever:
     folder = Path(folder)
     try:
         meta = json.loads((folder / INDEX_META).read_text())
-        with np.load(folder / INDEX_ARRAYS, allow_pickle=False) as z:
+        with load_npz(folder / INDEX_ARRAYS) as z:
             arrays = {k: z[k] for k in ("data", "indices", "indptr", "shape")}
     except (OSError, KeyError, ValueError) as exc:
         raise DataError(f"{folder}: not a MILCO retriever folder ({INDEX_META} + {INDEX_ARRAYS}: {exc})") from None

@@ -47,9 +47,8 @@ def settings_for(unit: dict) -> dict[str, Any]:
 
 def unit_data(settings: dict, root: Path) -> tuple[Any, Any]:
     """(the unit's Memory, its questions' embeddings) from the generate and embed stages' outputs."""
-    import numpy as np
-
     from components.errors import DataError
+    from components.inputs import load_npz
     from flows.assomem.common import load_base, load_units, unit_view
 
     mem_dir, emb_dir = Path(root) / settings["memories"], Path(root) / settings["embeddings"]
@@ -72,7 +71,7 @@ def unit_data(settings: dict, root: Path) -> tuple[Any, Any]:
     base = load_base(mem_dir, unit["base"])
     _, mem = unit_view(base, unit)
     qpos = {q["id"]: i for i, q in enumerate(base.questions)}
-    with np.load(emb_file, allow_pickle=False) as z:
+    with load_npz(emb_file) as z:
         q_embs = z["questions"][[qpos[q["id"]] for q in mem.questions]]
     return mem, q_embs
 

@@ -6,8 +6,10 @@ from pathlib import Path
 
 import numpy as np
 
+from components.errors import DataError
+from components.inputs import check_array, load_npz
 from components.io import read_json, read_jsonl
-from components.retrieval.memory import Memory
+from components.retrieval.memory import Memory, check_memory
 
 
 def base_name(seed: int) -> str:
@@ -16,9 +18,9 @@ def base_name(seed: int) -> str:
 
 def load_base(mem_dir: Path, base: str) -> Memory:
     """The full (largest) memory of one generator seed, as written by the ``generate`` stage."""
-    utts = read_jsonl(mem_dir / base / "utterances.jsonl")
-    qs = read_jsonl(mem_dir / base / "questions.jsonl", allow_empty=True)
-    return Memory(utts, qs)
+    utts = read_jsonl(mem_dir / base / "utterances.jsonl", required=("id", "session_id", "text", "timestamp"))
+    qs = read_jsonl(mem_dir / base / "questions.jsonl", allow_empty=True, required=("id", "gold", "query_time"))
+    return check_memory(Memory(utts, qs), str(mem_dir / base))
 
 
 def load_units(mem_dir: Path) -> list[dict]:
@@ -49,3 +51,16 @@ def unit_view(base: Memory, unit: dict) -> tuple[np.ndarray, Memory]:
     keep = set(unit["projects"])
     idx = np.array([i for i, u in enumerate(base.utterances) if u["clue_truth"] in keep], dtype=np.int64)
     return idx, base.subset(unit["projects"])
+
+
+def load_embeddings(emb_dir: Path, base: str, mem: Memory) -> dict:
+    """The embed stage's arrays of ``base``, checked: 2-D, finite, one row per utterance and question of ``mem``,
+    and one width for utterances, questions and phrases (a truncated or cut file is a DataError naming it)."""
+    path = emb_dir / f"{base}.npz"
+    embs = load_npz(path, keys=("utterances", "questions", "phrases"), finite=True)
+    width = embs["utterances"].shape[1] if embs["utterances"].ndim == 2 else None
+    for name, rows in (("utterances", len(mem.utterances)), ("questions", len(mem.questions)), ("phrases", None)):
+        check_array(embs[name], path, name, ndim=2, rows=rows, cols=width)
+    if width is not None and width < 2:
+        raise DataError(f"{path}: embeddings of width {width}, expected vectors")
+    return embs

@@ -15,7 +15,7 @@ import scipy.sparse as sp
 
 from components.io import read_json, write_json
 from components.retrieval.assomem import clues, graph
-from flows.assomem.common import load_base, load_units, unit_view
+from flows.assomem.common import load_base, load_embeddings, load_units, unit_view
 from flows.assomem.params import Params
 from flows.assomem.spec import EMBEDDINGS, GRAPHS, MEMORIES
 from flows.runtime.stages import StageContext
@@ -60,7 +60,8 @@ def run(ctx: StageContext[Params]) -> dict:
     stats, cache = {}, {}
     for unit in load_units(mem_dir):
         if unit["base"] not in cache:
-            cache = {unit["base"]: (load_base(mem_dir, unit["base"]), dict(np.load(emb_dir / f"{unit['base']}.npz")))}
+            mem = load_base(mem_dir, unit["base"])
+            cache = {unit["base"]: (mem, load_embeddings(emb_dir, unit["base"], mem))}
         base_mem, embs = cache[unit["base"]]
         arrays, st = build_unit(p, base_mem, embs, phrases, unit)
         sp.save_npz(out / f"{unit['unit']}.adj.npz", arrays.pop("adj"))

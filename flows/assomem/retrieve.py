@@ -14,15 +14,16 @@ import logging
 import math
 
 import numpy as np
-import scipy.sparse as sp
 from tqdm import tqdm
 
+from components.errors import DataError
+from components.inputs import check_array, load_npz, load_sparse
 from components.io import write_json, write_jsonl
 from components.retrieval import baselines
 from components.retrieval.assomem import fusion
 from components.retrieval.assomem.retriever import AssoMem, AssoMemConfig, rank
 from flows.assomem import champion
-from flows.assomem.common import fit_group, load_base, load_units, unit_view
+from flows.assomem.common import fit_group, load_base, load_embeddings, load_units, unit_view
 from flows.assomem.params import Params
 from flows.assomem.spec import EMBEDDINGS, GRAPHS, MEMORIES, RUNS
 from flows.runtime.stages import StageContext
@@ -133,18 +134,19 @@ class _Loader:
 
     def __call__(self, unit: dict) -> tuple:
         if unit["base"] not in self.cache:
-            self.cache = {
-                unit["base"]: (
-                    load_base(self.mem_dir, unit["base"]),
-                    dict(np.load(self.emb_dir / f"{unit['base']}.npz")),
-                )
-            }
+            base_mem = load_base(self.mem_dir, unit["base"])
+            self.cache = {unit["base"]: (base_mem, load_embeddings(self.emb_dir, unit["base"], base_mem))}
         base_mem, embs = self.cache[unit["base"]]
         idx, mem = unit_view(base_mem, unit)
         qpos = {q["id"]: i for i, q in enumerate(base_mem.questions)}
         q_embs = embs["questions"][[qpos[q["id"]] for q in mem.questions]]
-        g = np.load(self.g_dir / f"{unit['unit']}.npz")
-        adj = sp.load_npz(self.g_dir / f"{unit['unit']}.adj.npz")
+        g_file = self.g_dir / f"{unit['unit']}.npz"
+        g = load_npz(g_file, keys=("utt_clue", "clue_phrase"))
+        check_array(g["utt_clue"], g_file, "utt_clue", ndim=1, rows=len(idx))
+        cp = check_array(g["clue_phrase"], g_file, "clue_phrase", ndim=1)
+        if cp.dtype.kind not in "iu" or (cp.size and (cp.min() < 0 or cp.max() >= len(embs["phrases"]))):
+            raise DataError(f"{g_file}: array 'clue_phrase' holds indices outside the {len(embs['phrases'])} phrases")
+        adj = load_sparse(self.g_dir / f"{unit['unit']}.adj.npz")
         return mem, embs["utterances"][idx], q_embs, adj, g["utt_clue"], embs["phrases"][g["clue_phrase"]]
 
 

@@ -14,6 +14,7 @@ import numpy as np
 from components.data import validate as V
 from components.graph.graph import Graph
 from components.graph.metrics import contamination_labels, detection_metrics, f1
+from components.inputs import load_npz
 from components.io import read_jsonl, write_json, write_jsonl
 from flows.cer_god.params import Params
 from flows.cer_god.spec import EVAL, GRAPHS, RUNS
@@ -63,7 +64,7 @@ def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     runs = read_jsonl(ctx.input(f"{RUNS}/runs.jsonl"))
     graphs = {g.name: Graph.load(ctx.input(f"{GRAPHS}/{g.name}.npz")) for g in p.graphs}
-    with np.load(ctx.input(f"{RUNS}/scores.npz")) as scores:
+    with load_npz(ctx.input(f"{RUNS}/scores.npz")) as scores:
         rows = evaluate_rows(runs, scores, graphs, p.claims.contamination)
     out = ctx.output_dir(EVAL)
     import pandas as pd

@@ -3,12 +3,12 @@ and learning curves."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 
 from components.backdoor.metrics import attack_cost
+from components.inputs import load_npz
 from components.io import read_json, read_jsonl
 from components.reporting import Section
 from components.reporting.plots import bar_plot, errorbar_plot, line_plot
@@ -71,7 +71,7 @@ def perturbed_rows(p: Params, states: list[dict]) -> list[dict]:
 def curves(models: Path, runs: list[dict]) -> dict:
     out: dict = {}
     for r in runs:
-        pts = json.loads((models / r["name"] / "curve.json").read_text())
+        pts = read_json(models / r["name"] / "curve.json")
         out.setdefault((r["env"], r["method"]), []).extend((q["step"], q["return"]) for q in pts)
     return out
 
@@ -85,7 +85,7 @@ def run(ctx: StageContext[Params]) -> dict:
     integrity = {}
     for r in runs:
         if r["method"] == "daze":
-            with np.load(models / r["name"] / "transitions.npz") as z:
+            with load_npz(models / r["name"] / "transitions.npz") as z:
                 integrity[r["name"]] = {
                     "max_gap": float(np.abs(z["reward"] - z["clean_reward"]).max()),
                     "steps": int(z["reward"].size),

@@ -24,7 +24,8 @@ from components.backdoor.policy import PPOConfig, save_actor, train_ppo
 from components.backdoor.runs import Attack, build_env, routine_counts
 from components.backdoor.victim import clean_rewards, episode_returns, task_for
 from components.data import validate as V
-from components.io import atomic_path, write_json
+from components.inputs import load_npz
+from components.io import atomic_path, read_json, write_json
 from flows.daze import champion
 from flows.daze.common import attack_of, env_by_id, grid, run_name
 from flows.daze.params import Params
@@ -130,7 +131,7 @@ def check_transitions(out: Path, rows: list[dict], p: Params) -> None:
     """GX: per-step reward integrity of every unprivileged run; realised trigger rates of the poisoned runs."""
     steps, summary = [], []
     for r in rows:
-        with np.load(out / r["name"] / "transitions.npz") as z:
+        with load_npz(out / r["name"] / "transitions.npz") as z:
             gap = np.abs(z["reward"] - z["clean_reward"])
             trig = float(
                 (z["routine"] == ROUTINE_CODES["trigger"]).mean()
@@ -183,9 +184,8 @@ def _track(ctx: StageContext, row: dict, folder: Path, job: TrainJob) -> str | N
     """The run's MLflow child with its curve and its actor; returns the child's run id."""
     if ctx.tracker is None:
         return None
-    import json
 
-    cfg = json.loads((folder / "config.json").read_text())
+    cfg = read_json(folder / "config.json")
     discrete = cfg["action"]["kind"] == "discrete"
     sig = signature(
         Tensor("observation", "float32", (-1, int(cfg["obs_dim"]))),
@@ -200,7 +200,7 @@ def _track(ctx: StageContext, row: dict, folder: Path, job: TrainJob) -> str | N
         "ppo": job.ppo,
     }
     with ctx.tracker.child(row["name"], params) as run_id:
-        for point in json.loads((folder / "curve.json").read_text()):
+        for point in read_json(folder / "curve.json"):
             ctx.tracker.log_metrics({"episode_return": point["return"]}, step=point["step"], run_id=run_id)
         ctx.tracker.log_metrics(
             {

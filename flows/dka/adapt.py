@@ -31,6 +31,7 @@ from components.dka.methods import AdapterConfig, build, save_adapted
 from components.dka.mni import fraction_indices
 from components.dka.train import fit, predict_proba, scores
 from components.dka.vit import load_model
+from components.inputs import load_npz
 from components.io import write_jsonl
 from components.training.curves import plateau
 from components.training.threads import set_threads
@@ -44,7 +45,7 @@ from flows.runtime.stages import StageContext
 
 @lru_cache(maxsize=2)
 def _pool(path: str) -> dict[str, np.ndarray]:
-    with np.load(path, allow_pickle=False) as z:
+    with load_npz(path) as z:
         return {k: z[k] for k in z.files}
 
 

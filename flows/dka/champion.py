@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from components.inputs import load_npz
 from flows.runtime.champions import Rule, evaluated_candidate
 
 SLUG = "dka"
@@ -45,7 +46,6 @@ def settings_for(pool_rel: str) -> dict[str, Any]:
 
 
 def evaluate(model: Any, settings: dict, root: Path) -> dict[str, float]:
-    import numpy as np
 
     from components.dka.train import predict_proba, scores
     from components.errors import DataError
@@ -54,7 +54,7 @@ def evaluate(model: Any, settings: dict, root: Path) -> dict[str, float]:
     if not path.is_file():
         raise DataError(f"{path}: dka's evaluation pool not found (run `paperline run dka --stage data` or `dvc pull`)")
     split = str(settings.get("split", "test"))
-    with np.load(path, allow_pickle=False) as z:
+    with load_npz(path) as z:
         if f"{split}_x" not in z.files or f"{split}_y" not in z.files:
             raise DataError(f"{path}: no {split}_x / {split}_y arrays (rerun `paperline run dka --stage data`)")
         x, y = z[f"{split}_x"], z[f"{split}_y"]

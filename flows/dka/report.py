@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from components.evaluation.seed_ci import paired_bootstrap_ci
+from components.inputs import load_npz
 from components.io import read_jsonl
 from components.reporting import Section
 from components.reporting.plots import PALETTE, new_figure
@@ -116,7 +117,7 @@ def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     runs = read_jsonl(ctx.input(f"{ADAPT}/runs.jsonl"))
     sweep = read_jsonl(ctx.input(f"{ADAPT}/sweep.jsonl"))
-    maps = np.load(ctx.input(f"{ADAPT}/erf_maps.npz"), allow_pickle=False)
+    maps = load_npz(ctx.input(f"{ADAPT}/erf_maps.npz"))
     idx = index_runs(runs)
     claims = [claim1(p, idx), claim2(p, idx), claim3(p, idx), claim4(p, idx)]
     tab = table(runs)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from components.inputs import load_npy
 from components.training.threads import threads
 from flows.runtime.champions import Rule, evaluated_candidate
 
@@ -73,7 +74,7 @@ def evaluate(model: Any, settings: dict, root: Path) -> dict[str, float]:
             f"{path}: EBT's evaluation windows not found (run `paperline run ebt --stage data` or `dvc pull`)"
         )
     ebt = getattr(model, "model", model)  # the Predictor wraps the EnergyTransformer
-    win = torch.from_numpy(np.load(path, allow_pickle=False).astype(np.int64))[: int(s["max_windows"])]
+    win = torch.from_numpy(load_npy(path).astype(np.int64))[: int(s["max_windows"])]
     with threads(int(s["threads"])):  # the stage's thread count: the same reductions
         nll, _ = think_curve(
             ebt,

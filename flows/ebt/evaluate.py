@@ -12,9 +12,8 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from components.data import validate as V
+from components.inputs import load_npy
 from components.io import read_jsonl, write_jsonl
 from components.training.threads import set_threads
 from flows.ebt.common import model_name, set_names
@@ -55,7 +54,7 @@ def evaluate_job(job: EvalJob) -> list[dict]:
     tpps = {k: load_tpp(models / model_name(k, width, seed)) for k in job.tpp_kinds}
     rows = []
     for si, name in enumerate(job.sets):
-        win = torch.from_numpy(np.load(Path(job.data) / "sets" / f"{name}.npy"))
+        win = torch.from_numpy(load_npy(Path(job.data) / "sets" / f"{name}.npy"))
         eval_seed = seed * 100 + si  # the initial logits differ per set and seed, fixed across reruns
         nll, energy = think_curve(
             ebt,

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from components.data import validate as V
+from components.inputs import load_npy
 from components.io import read_json, write_json, write_jsonl
 from components.training.threads import set_threads
 from flows.ebt import champion
@@ -187,7 +188,7 @@ def tune(job: TuneJob) -> Tuned:
     configured value alone."""
     p = job.p
     t, e = p["training"], p["ebt"]
-    tokens, dev = np.load(job.train, mmap_mode="r"), np.load(job.dev)
+    tokens, dev = load_npy(job.train, mmap_mode="r"), load_npy(job.dev)
     scores: dict[str, dict] = {"ebt": {}, "tpp": {}}
     _, tcfg = _configs(job.width, job.vocab, p)
     for lr in t["lr_grid"] or [t["lr"]]:
@@ -222,7 +223,7 @@ def train_job(job: TrainJob, job_dir: Path) -> Trained:
 
     p, seed, width = job.p, job.seed, job.width
     set_threads(p["threads"])
-    tokens, dev = np.load(job.train, mmap_mode="r"), np.load(job.dev)
+    tokens, dev = load_npy(job.train, mmap_mode="r"), load_npy(job.dev)
     ecfg, tcfg = _configs(width, job.vocab, p, step_size=job.step_size)
     steps, tps = p["training"]["steps"], p["training"]["batch_size"] * p["seq_len"]
     x, y = sample_batch(tokens, step=0, seed=seed, batch_size=p["training"]["batch_size"], seq_len=p["seq_len"])

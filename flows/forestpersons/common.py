@@ -8,6 +8,7 @@ import numpy as np
 
 from components.data import validate as V
 from components.errors import DataError
+from components.inputs import load_npz
 from components.io import read_json, write_json
 from components.scenes.compose import VIS_BINS
 from components.scenes.people import POSES
@@ -27,7 +28,7 @@ def save_set(folder: Path, name: str, images: np.ndarray, recs: list[dict], anns
 def load_set(folder: Path, name: str) -> tuple[np.ndarray, dict]:
     path = Path(folder) / f"{name}.npz"
     try:
-        with np.load(path) as z:
+        with load_npz(path) as z:
             images = z["images"]
     except (OSError, KeyError, ValueError) as exc:
         raise DataError(f"{path}: not an image set ({type(exc).__name__}: {exc})") from None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from components.detection import coco as C
+from components.inputs import load_npz
 from components.io import read_json, read_jsonl
 from components.reporting import Section
 from flows.forestpersons import figures as FG
@@ -59,7 +60,7 @@ def run(ctx: StageContext[Params]) -> dict:
     test, tdoc = load_set(ctx.input(SPLIT), "forest_test")
     _, udoc = load_set(ctx.input(SCENES), "urban_test")
     names = sorted({r["detector"] for r in rows})
-    with np.load(ctx.input(f"{EVAL}/detections.npz")) as z:
+    with load_npz(ctx.input(f"{EVAL}/detections.npz")) as z:
         dets = {n: unpack(z, n, len(test)) for n in names}
         hog_urban = unpack(z, "hog-urban", len(udoc["images"]))
     pooled = {n: pooled_subsets(d, tdoc, needed(n)) for n, d in dets.items()}
@@ -151,7 +152,7 @@ def _video_section(ctx) -> Section:
     path = ctx.input(f"{EVAL}/vtest.npz")
     if "skipped" in summary or not path.is_file():
         return Section("Qualitative check: vtest.avi", f"Skipped: {summary.get('skipped', 'no frames')}.")
-    with np.load(path) as z:
+    with load_npz(path) as z:
         frames = z["frames"]
         n = len(frames)
         hog = [z["hog_boxes"][z["hog_image"] == i] * 0.5 for i in range(n)]

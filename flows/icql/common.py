@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
+from components.inputs import load_npy
 from components.rl.behaviour import MODES, NoisyScripted
 
 
@@ -79,7 +80,7 @@ def task_env(meta: dict):
 def context_for(method: str, folder: Path) -> np.ndarray | None:
     """The precomputed context indices a method reads (None without retrieval)."""
     if method == "icql":
-        return np.load(folder / "ctx_nearest.npy")
+        return load_npy(folder / "ctx_nearest.npy")
     if method == "icql-random":
-        return np.load(folder / "ctx_random.npy")
+        return load_npy(folder / "ctx_random.npy")
     return None

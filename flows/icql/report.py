@@ -10,6 +10,7 @@ from collections import defaultdict
 import numpy as np
 
 from components.evaluation.seed_ci import paired_bootstrap_ci
+from components.inputs import load_npz
 from components.io import read_json, read_jsonl
 from components.reporting import Section
 from components.reporting.plots import errorbar_plot, line_plot
@@ -223,7 +224,7 @@ def run(ctx: StageContext[Params]) -> dict:
     ev = ctx.input(EVAL)
     episodes, runs = read_jsonl(ev / "episodes.jsonl"), read_jsonl(ev / "runs.jsonl")
     qfile = ev / "q_t4.npz"
-    qdata = dict(np.load(qfile)) if qfile.exists() else None
+    qdata = load_npz(qfile) if qfile.exists() else None
     claims = all_claims(p, episodes, qdata)
     rows = score_table(p, episodes, runs)
     runs_meta = read_json(ctx.input(MODELS) / "runs.json")

@@ -12,7 +12,6 @@ to its job folder and copied into ``models/``.
 
 from __future__ import annotations
 
-import json
 import logging
 import shutil
 import time
@@ -133,7 +132,7 @@ def dev_evaluator(job: TrainJob, folder: Path):
 def _track(ctx: StageContext, row: dict, job: TrainJob, folder: Path) -> None:
     if ctx.tracker is None:
         return
-    hist = json.loads((folder / "history.json").read_text())
+    hist = read_json(folder / "history.json")
     task = row.get("task", row.get("dataset"))
     with ctx.tracker.child(
         row["name"], {**job.cfg, "method": row["method"], "task": task, "seed": row["seed"], "steps": job.steps}

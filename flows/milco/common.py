@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 from typing import Any
 
+from components.io import read_json
 from flows.runtime.tracking import TOKEN_IDS, Tensor, signature
 
 log = logging.getLogger("paperline.milco")
@@ -25,6 +25,6 @@ ENCODER_LOADER = "components.sparse_retrieval.model:load_encoder"  # allow-liste
 
 def encoder_signature(folder: Path) -> Any:
     """The MLflow signature of a logged encoder: token ids in, the pivot vector (or dense embedding) out."""
-    cfg = json.loads((Path(folder) / "config.json").read_text())
+    cfg = read_json(Path(folder) / "config.json")
     width = cfg["d_dense"] if cfg["kind"] == "dense" else cfg["vocab_en"]
     return signature(TOKEN_IDS, Tensor("pivot_or_embedding", "float32", (-1, int(width))))

@@ -17,6 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from components.data import validate as V
+from components.inputs import load_npz
 from components.io import read_jsonl, write_json, write_jsonl
 from components.sparse_retrieval import index as IX
 from components.sparse_retrieval.baselines import FlatIndex, bm25_search
@@ -241,7 +242,7 @@ def baselines(data: Path, embed: Path, k: int) -> tuple[list[dict], list[dict]]:
     """Seedless baselines: BM25 (Spanish stop words; ES->ES is the card's monolingual baseline, ES->EN a lexical
     floor) and USE-multilingual through a faiss flat index."""
     bench = benchmark(data)
-    use = np.load(embed / USE_FILE)
+    use = load_npz(embed / USE_FILE)
     rows, systems = [], []
     for task, b in bench.items():
         ranked = bm25_search(

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from components.inputs import load_npz
 from components.io import read_jsonl, write_json
 from components.sparse_retrieval.lexicon import EnglishSpace, encode_batch, load_bpe, term_tokens
 from components.sparse_retrieval.model import EncoderConfig, MilcoEncoder, init_lexical_head, save_encoder
@@ -84,7 +85,7 @@ def load_inputs(data: str, embed: str) -> dict:
     all_queries = read_jsonl(data / QUERIES)
     queries = [q for q in all_queries if q["split"] == "train"]
     by_id = {x["id"]: x for x in pairs}
-    use = np.load(embed / USE_FILE)
+    use = load_npz(embed / USE_FILE)
     return {
         "sap": [x for x in pairs if x["split"] == "sap"],
         "queries": queries,

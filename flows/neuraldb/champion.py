@@ -17,6 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from components.inputs import load_npy
 from components.training.threads import threads
 from flows.runtime.champions import Rule, evaluated_candidate
 
@@ -73,7 +74,7 @@ def evaluate(model: Any, settings: dict, root: Path) -> dict[str, float]:
     requests = check_requests(read_jsonl(paths["edits"]))[: int(s["m"])]
     if len(requests) < int(s["m"]):
         raise DataError(f"{paths['edits']}: {len(requests)} edit requests, the champion was edited with {s['m']}")
-    ppl = torch.from_numpy(np.load(paths["ppl_tokens"], allow_pickle=False).astype(np.int64))
+    ppl = torch.from_numpy(load_npy(paths["ppl_tokens"]).astype(np.int64))
     with threads(int(s.get("threads", 1))), torch.no_grad():
         q = rewrite_quality(
             model, lambda t: tok.encode(t, add_special_tokens=False).ids, requests, int(s["batch_size"])

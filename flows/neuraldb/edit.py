@@ -32,6 +32,7 @@ from components.editing.facts import check_requests
 from components.editing.model import cached_encoder, edit_site, generic_keys
 from components.editing.targets import compute_targets, tune_lr
 from components.errors import DataError
+from components.inputs import load_npy
 from components.io import read_jsonl, write_json, write_jsonl
 from components.training.threads import set_threads
 from flows.neuraldb import champion
@@ -71,7 +72,7 @@ def check_checkpoint(model, *, vocab_size: int, n_layers: int, d_ff: int) -> Non
 
 def _tokens(data, name: str, encode, base: str) -> torch.Tensor:
     """Held-out token ids; for a pretrained model the text is decoded and re-encoded with its tokenizer."""
-    ids = np.load(data / f"{name}.npy").astype(np.int64)
+    ids = load_npy(data / f"{name}.npy").astype(np.int64)
     if base == "tiny":
         return torch.from_numpy(ids)
     from components.training.tokenizer import load_bpe

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 
-import numpy as np
 import torch
 
 from components.editing.apply import KeyStats
@@ -17,6 +16,7 @@ from components.editing.experiment import EvalConfig, run_grid
 from components.editing.metrics import rewrite_quality
 from components.editing.model import edit_site, generic_keys
 from components.editing.targets import compute_targets
+from components.inputs import load_npy
 from components.training.tokenizer import load_bpe
 from flows.neuraldb.params import Params
 from flows.neuraldb.spec import DATA
@@ -110,7 +110,7 @@ def run_smollm2(ctx: StageContext[Params], tiny_cfg: EvalConfig, method_kw: dict
     if not ms:
         return []
     data = ctx.input(DATA)
-    text = load_bpe(data / "tokenizer.json").decode(np.load(data / "k0_tokens.npy").tolist())
+    text = load_bpe(data / "tokenizer.json").decode(load_npy(data / "k0_tokens.npy").tolist())
     k0 = torch.tensor(encode(text), dtype=torch.long)
     site = edit_site(model, x.layer)
     e = p.editing

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import logging
 
-import numpy as np
-
 from components.editing.train_lm import train_fact_lm
+from components.inputs import load_npy
 from components.io import write_json
 from components.models.tiny_lm import TinyLMConfig, save_model
 from components.training.tokenizer import load_bpe
@@ -41,8 +40,8 @@ def run(ctx: StageContext[Params]) -> dict:
     )
     model, summary = train_fact_lm(
         cfg,
-        np.load(data / "fact_tokens.npy"),
-        np.load(data / "filler_tokens.npy"),
+        load_npy(data / "fact_tokens.npy"),
+        load_npy(data / "filler_tokens.npy"),
         steps=t.steps,
         batch_size=t.batch_size,
         seq_len=m.seq_len,

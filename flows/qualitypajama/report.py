@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from components.evaluation import scaling_claims as S
+from components.inputs import load_npy, load_npz
 from components.io import read_json, read_jsonl
 from components.reporting import Section
 from components.reporting.plots import bar_plot, errorbar_plot, line_plot
@@ -68,7 +69,7 @@ def refit_power(ctx: StageContext[Params], fits: dict, deltas) -> C.RefitPower:
         return C.RefitPower(
             runs=[], simulated=(), deltas=tuple(deltas), n_boot=0, seed=ctx.params.seed, none_because=why
         )
-    with np.load(path) as z:
+    with load_npz(path) as z:
         arrays = {k: z[k] for k in z.files}
     runs = []
     for i in range(int(info["n_sim"])):
@@ -389,7 +390,7 @@ def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     rows = read_jsonl(ctx.input(f"{GRID}/results.jsonl"))
     fits = read_json(ctx.input(f"{FITS}/fits.json"))
-    samples = {n: np.load(ctx.input(f"{FITS}/bootstrap-{n}.npy")) for n in p.interventions}
+    samples = {n: load_npy(ctx.input(f"{FITS}/bootstrap-{n}.npy")) for n in p.interventions}
     claims = evaluate_claims(ctx, fits, samples, rows)
     flags = [flag for n, f in fits["fits"].items() for flag in fit_flags(n, f["full"], check_e=False)]
     flags += trusted_samples(fits["fits"], samples)[1]

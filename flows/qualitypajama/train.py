@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from components.data import validate as V
+from components.inputs import load_npy
 from components.io import read_json, write_json, write_jsonl
 from flows.qualitypajama import champion
 from flows.qualitypajama.params import Params
@@ -73,9 +74,9 @@ def train_model(spec: ModelSpec, job_dir: Path) -> TrainedModel:
     model = TinyLM(cfg)
     result = train_with_cooldowns(
         model,
-        np.load(spec.tokens_path, mmap_mode="r"),
+        load_npy(spec.tokens_path, mmap_mode="r"),
         budgets=spec.budgets,
-        val_sets={name: np.load(path) for name, path in spec.val_paths.items()},
+        val_sets={name: load_npy(path) for name, path in spec.val_paths.items()},
         batch_size=training["batch_size"],
         seq_len=training["seq_len"],
         peak_lr=training["lr"],

@@ -83,8 +83,9 @@ def online() -> bool:
     return os.environ.get("PAPERLINE_ONLINE", "").lower() in {"1", "true", "yes"}
 
 
-def apply_env_defaults(root: Path | None = None) -> Paths:
-    """Set quiet, offline, fast defaults for Prefect, MLflow, DVC, GX and HF (see ../shared/STACK.md)."""
+def apply_env_defaults(root: Path | None = None, *, writing: bool = False) -> Paths:
+    """Set quiet, offline, fast defaults for Prefect, MLflow, DVC, GX and HF (see ../shared/STACK.md), then check
+    the environment before any work (``writing``: also that the folders a run writes are writable)."""
     paths = Paths(find_root(root))
     if root is None and not os.environ.get("PAPERLINE_ROOT") and not _is_checkout(paths.root):
         from components.errors import PaperlineError
@@ -129,4 +130,7 @@ def apply_env_defaults(root: Path | None = None) -> Paths:
         from components.errors import PaperlineError
 
         raise PaperlineError(f"{state}: cannot create the state folder ({exc.strerror})") from None
+    from flows.runtime.envcheck import check_environment
+
+    check_environment(paths.root, writing=writing)
     return paths

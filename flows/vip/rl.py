@@ -9,8 +9,7 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
+from components.inputs import load_npz
 from components.io import read_jsonl, write_json, write_jsonl
 from components.training.threads import set_threads
 from components.vip import rl_loop
@@ -88,7 +87,7 @@ def run_one(job: RunJob, job_dir: Path) -> RunResult:
     ``job_dir/model``, returned as ``folder``."""
     set_threads(job.threads)
     policy, codec, tokenizer = load_policy(job.sft)  # the SFT TinyLM, or the full profile's HF base model
-    feats = dict(np.load(job.features))
+    feats = load_npz(job.features)
     res = rl_loop.run(
         policy,
         Method(job.name, **job.method),

@@ -18,6 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from components.errors import DataError
+from components.inputs import CorruptInput, load_npz
 from components.retrieval.assomem import fusion
 from components.retrieval.assomem.retriever import SIGNALS, AssoMem, AssoMemConfig, rank
 
@@ -126,7 +127,7 @@ def load_index(folder) -> AssoMemIndex:
             raise DataError(f"{p}: missing (expected an AssoMem index folder written by save_index)")
     try:
         doc = json.loads((folder / CONFIG).read_text())
-        with np.load(folder / ARRAYS, allow_pickle=False) as z:
+        with load_npz(folder / ARRAYS) as z:
             a = {k: z[k] for k in _ARRAY_KEYS}
         cfg = doc["config"]
         # an index written before the fusion setting existed was ranked with min-max scaled signals
@@ -136,6 +137,8 @@ def load_index(folder) -> AssoMemIndex:
         )
         retriever = AssoMem(a["utt_embs"], a["times"], a["utt_clue"], a["clue_embs"], adj, config)
         return AssoMemIndex(retriever, doc["weights"], doc["ids"], doc["sessions"], doc["top_k"])
+    except CorruptInput as exc:
+        raise DataError(f"{folder}: not a readable AssoMem index ({exc})") from None
     except DataError:
         raise
     except Exception as exc:
