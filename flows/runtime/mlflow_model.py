@@ -14,6 +14,7 @@ serving (it imports the logged copy of ``folder_pyfunc.py``).
 from __future__ import annotations
 
 import importlib
+import re
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -77,8 +78,24 @@ class FolderModel(mlflow.pyfunc.PythonModel):
         return logits[:, -1, :].argmax(-1).numpy()
 
 
-def log_folder_model(model_dir: Path, *, loader: str, signature: Any) -> None:
-    """Log ``model_dir`` under artifact path ``model`` with explicit requirements (no inference, no pickle)."""
+# The child-run tag that holds the logged model's name (absent on runs from before names: they used "model").
+MODEL_NAME_TAG = "paperline.model_name"
+_BAD_NAME_CHARS = re.compile(r"[/:.%\"']+")
+
+
+def model_name(paper: str, run_name: str) -> str:
+    """The logged model's name: paper and child run, e.g. ``ofmu-lm-target`` (MLflow forbids / : . % and quotes)."""
+    name = _BAD_NAME_CHARS.sub("-", f"{paper}-{run_name}" if paper else run_name).strip("-")
+    return name or "model"
+
+
+def model_uri(client: Any, run_id: str) -> str:
+    """``runs:/<id>/<name>`` of the model a child run logged (its ``MODEL_NAME_TAG``; ``model`` for older runs)."""
+    return f"runs:/{run_id}/{client.get_run(run_id).data.tags.get(MODEL_NAME_TAG, 'model')}"
+
+
+def log_folder_model(model_dir: Path, *, name: str, loader: str, signature: Any) -> None:
+    """Log ``model_dir`` as the model ``name`` with explicit requirements (no inference, no pickle)."""
     import logging
 
     import torch
@@ -90,7 +107,7 @@ def log_folder_model(model_dir: Path, *, loader: str, signature: Any) -> None:
         # type-hint inference do not apply to a folder model.
         warnings.simplefilter("ignore", UserWarning)
         mlflow.pyfunc.log_model(
-            name="model",
+            name=name,
             python_model=str(CODE_FILE),
             artifacts={"model": str(model_dir)},
             model_config={"loader": loader},
@@ -121,7 +138,8 @@ def folder_of(local: Path) -> tuple[Path, str]:
 
 
 def load_folder_model(model_uri: str, dst: Path) -> Any:
-    """Download ``model_uri`` (``models:/name/version``, ``runs:/id/model``) into ``dst`` and load its folder."""
+    """Download ``model_uri`` (``models:/name/version``, or ``runs:/id/name`` from :func:`model_uri`) into ``dst``
+    and load its folder."""
     import mlflow.artifacts
 
     local = Path(mlflow.artifacts.download_artifacts(artifact_uri=model_uri, dst_path=str(dst)))

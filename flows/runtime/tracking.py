@@ -243,12 +243,18 @@ class Tracker:
             raise
         self.client.set_terminated(run_id, "FINISHED")
 
-    def log_state_dict_model(self, run_id: str, model_dir: Path, *, loader: str, signature: Any) -> None:
-        """Log a saved model folder as an MLflow pyfunc model (fast path: no pickling of torch, no inference)."""
-        from flows.runtime.mlflow_model import log_folder_model
+    def log_state_dict_model(
+        self, run_id: str, model_dir: Path, *, loader: str, signature: Any, name: str | None = None
+    ) -> None:
+        """Log a saved model folder as an MLflow pyfunc model named ``<paper>-<name>`` (``name``: the run's name
+        unless given), fast path: no pickling of torch, no inference. The name is tagged on the run
+        (``mlflow_model.MODEL_NAME_TAG``), where ``mlflow_model.model_uri`` finds it."""
+        from flows.runtime.mlflow_model import MODEL_NAME_TAG, log_folder_model, model_name
 
+        logged = model_name(self.tags.get("paper", ""), name or self.client.get_run(run_id).info.run_name)
+        self.client.set_tag(run_id, MODEL_NAME_TAG, logged)
         with self._mlflow.start_run(run_id=run_id, nested=False):
-            log_folder_model(model_dir, loader=loader, signature=signature)
+            log_folder_model(model_dir, name=logged, loader=loader, signature=signature)
 
     def log_model(
         self,
@@ -271,7 +277,9 @@ class Tracker:
             if curves:
                 self.log_curves(curves, run_id=run_id)
             if model_dir is not None:
-                self.log_state_dict_model(run_id, model_dir, loader=loader, signature=signature(inputs, outputs))
+                self.log_state_dict_model(
+                    run_id, model_dir, name=name, loader=loader, signature=signature(inputs, outputs)
+                )
         return run_id
 
     def set_tag(self, key: str, value: str, run_id: str | None = None) -> None:
@@ -317,8 +325,10 @@ def register_champion(tracker: Tracker, model_name: str, champion: Mapping[str, 
         "eval": json.dumps(champion.get("eval", {}), sort_keys=True),
         **{f"metric.{k}": repr(float(v)) for k, v in champion.get("metrics", {}).items()},
     }
-    # mlflow.register_model resolves runs:/<id>/model to the run's logged model (MLflow 3) and creates the name.
-    version = tracker._mlflow.register_model(f"runs:/{champion['run_id']}/model", model_name, tags=tags).version
+    from flows.runtime.mlflow_model import model_uri
+
+    # mlflow.register_model resolves runs:/<id>/<name> to the run's logged model (MLflow 3) and creates the name.
+    version = tracker._mlflow.register_model(model_uri(client, champion["run_id"]), model_name, tags=tags).version
     client.set_registered_model_alias(model_name, CHAMPION, version)
     for metric, value in champion.get("metrics", {}).items():
         client.set_registered_model_tag(model_name, f"accepted.{metric}", repr(float(value)))

@@ -149,7 +149,7 @@ def test_served_retriever_and_encoder_return_the_pivot(world, tmp_path, monkeypa
     import mlflow.pyfunc
 
     from flows.milco.common import ENCODER_LOADER, encoder_signature
-    from flows.runtime.mlflow_model import load_folder_model
+    from flows.runtime.mlflow_model import load_folder_model, model_uri
     from flows.runtime.tracking import Tracker
 
     model, index, ids, root, settings = world
@@ -165,9 +165,15 @@ def test_served_retriever_and_encoder_return_the_pivot(world, tmp_path, monkeypa
     tracker.finish()
     tokens = encode_batch(load_tok(root), ["alpha beta", "gamma"], LEN, echo=True)[0]
     want = served_output(model, tokens)
+    # each model is named for its paper and run, and found from the run
+    assert [model_uri(tracker.client, r) for r in (enc, rid)] == [
+        f"runs:/{enc}/milco-encoder",
+        f"runs:/{rid}/milco-champion",
+    ]
     for run_id in (enc, rid):
-        assert np.array_equal(np.asarray(mlflow.pyfunc.load_model(f"runs:/{run_id}/model").predict(tokens)), want)
-    back = load_folder_model(f"runs:/{rid}/model", tmp_path / "download")
+        uri = model_uri(tracker.client, run_id)
+        assert np.array_equal(np.asarray(mlflow.pyfunc.load_model(uri).predict(tokens)), want)
+    back = load_folder_model(model_uri(tracker.client, rid), tmp_path / "download")
     assert champion.evaluate(back, settings, root) == champion.evaluate(Retriever(model, index, ids), settings, root)
 
 

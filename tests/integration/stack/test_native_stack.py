@@ -214,9 +214,14 @@ def _plant_regression(client, tmp_path) -> None:
     )
     exp = client.get_experiment_by_name("qualitypajama")
     with mlflow.start_run(experiment_id=exp.experiment_id, run_name="planted-regression") as run:
-        log_folder_model(folder, loader="components.models.tiny_lm:load_model", signature=sig)
+        log_folder_model(
+            folder,
+            name="qualitypajama-planted-regression",
+            loader="components.models.tiny_lm:load_model",
+            signature=sig,
+        )
     version = mlflow.register_model(
-        f"runs:/{run.info.run_id}/model",
+        f"runs:/{run.info.run_id}/qualitypajama-planted-regression",
         "qualitypajama",
         tags={"eval": client.get_model_version("qualitypajama", "1").tags["eval"]},
     ).version
