@@ -81,3 +81,12 @@ def two_stage_indices(clusters: Sequence, n_resamples: int, seed: int) -> list[n
         drawn = rng.integers(len(groups), size=len(groups)) if len(groups) > 1 else [0]
         out.append(np.concatenate([groups[g][rng.integers(groups[g].size, size=groups[g].size)] for g in drawn]))
     return out
+
+
+def flat_late_share(prevalence: np.ndarray, n_turns: int) -> np.ndarray:
+    """The late-onset share a behaviour would have with a flat hazard equal to its message prevalence:
+    1 - h / (1 - (1 - h)^n). Rare behaviours are 'late' even without any rise over turns (h=0.2: 0.70), so the
+    card's late-onset share is read against this null."""
+    h = np.asarray(prevalence, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(h > 0, 1.0 - h / (1.0 - (1.0 - h) ** n_turns), np.nan)

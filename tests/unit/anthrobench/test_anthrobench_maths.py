@@ -93,3 +93,10 @@ def test_two_stage_indices_draw_seeds_first():
     for idx in A.two_stage_indices(clusters, 50, seed=0):
         drawn = clusters[idx]
         assert len(idx) in {6, 7, 8, 9, 10, 11, 12} and all(np.sum(drawn == c) % [2, 3, 4][c] == 0 for c in set(drawn))
+
+
+def test_flat_late_share_matches_a_flat_simulation():
+    for a in (-1.5, 0.0, 1.0):
+        labels = E.truth_tensor(E.simulate(Hazards.build(a, 0.0, 0.0), 400, seed=6))[:, :, :13]
+        expected = A.flat_late_share(np.array([float(sigmoid(a))]), 5)[0]
+        assert np.nanmean(A.late_onset_share(labels)) == pytest.approx(expected, abs=0.05)
