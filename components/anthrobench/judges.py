@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -189,3 +190,57 @@ def kappa_of_votes(votes: Sequence[np.ndarray]) -> float:
     stack = np.stack([np.asarray(v).ravel() for v in votes])  # judges x cells
     yes = stack.sum(axis=0)
     return fleiss_kappa(np.stack([len(votes) - yes, yes], axis=1))
+
+
+J3_LOADER = "components.anthrobench.judges:load_j3"
+
+
+def save_j3(judge: LogRegJudge, folder) -> Path:
+    """J3 as ``j3.npz`` (coefficients, intercepts) + ``config.json`` (vocabulary in column order, threshold): no
+    pickle, so MLflow can log it as a folder model and :func:`load_j3` rebuild it."""
+    import json
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    coef = np.stack([m.coef_[0] for m in judge.models])
+    intercept = np.array([m.intercept_[0] for m in judge.models])
+    np.savez(folder / "j3.npz", coef=coef, intercept=intercept)
+    vocab = sorted(judge.vec.vocabulary_, key=judge.vec.vocabulary_.get)
+    config = {"behaviours": list(B.JUDGED), "vocabulary": vocab, "threshold": judge.threshold, "C": judge.C,
+              "ngram_range": [1, 2]}  # fmt: skip
+    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    return folder
+
+
+class SavedJ3:
+    """J3 rebuilt from its folder: the same votes as the fitted judge."""
+
+    name = LogRegJudge.name
+
+    def __init__(self, coef: np.ndarray, intercept: np.ndarray, vocabulary: list[str], threshold: float) -> None:
+        from sklearn.feature_extraction.text import CountVectorizer
+
+        self.coef, self.intercept, self.threshold = coef, intercept, threshold
+        self.vec = CountVectorizer(ngram_range=(1, 2), lowercase=True, binary=True,
+                                   vocabulary={w: i for i, w in enumerate(vocabulary)})  # fmt: skip
+
+    def proba(self, features: np.ndarray) -> np.ndarray:
+        return 1.0 / (1.0 + np.exp(-(np.asarray(features, dtype=float) @ self.coef.T + self.intercept)))
+
+    def pyfunc_predict(self, model_input: np.ndarray) -> np.ndarray:
+        """Binary bag-of-words rows (the vocabulary of config.json) -> 0/1 per judged behaviour."""
+        return (self.proba(model_input) >= self.threshold).astype(np.int64)
+
+    def predict(self, texts: Sequence[str]) -> np.ndarray:
+        flat, owner = _per_sentence(texts)
+        flags = self.pyfunc_predict(self.vec.transform(flat).toarray())
+        return _any_by_message(flags, owner, len(texts))
+
+
+def load_j3(folder) -> SavedJ3:
+    import json
+
+    folder = Path(folder)
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    with np.load(folder / "j3.npz", allow_pickle=False) as z:
+        return SavedJ3(z["coef"], z["intercept"], config["vocabulary"], float(config["threshold"]))

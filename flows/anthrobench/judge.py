@@ -13,12 +13,13 @@ import numpy as np
 
 from components.anthrobench import evaluate as E
 from components.anthrobench.behaviours import BEHAVIOURS
-from components.anthrobench.judges import CentroidJudge, LexiconJudge, LogRegJudge, sentences
+from components.anthrobench.judges import J3_LOADER, CentroidJudge, LexiconJudge, LogRegJudge, save_j3, sentences
 from components.data import validate as V
 from components.io import read_jsonl, write_json, write_jsonl
 from flows.anthrobench.params import Params
 from flows.anthrobench.spec import DATA, DIALOGUES, LABELS
 from flows.runtime.stages import StageContext
+from flows.runtime.tracking import Tensor
 
 JUDGES = ("J1_lexicon", "J2_centroid", "J3_logreg")
 
@@ -49,6 +50,15 @@ def _split(sentences_: list[dict], split: str) -> list[dict]:
             for s in sentences_ if s["split"] == split]  # fmt: skip
 
 
+def _log_j3(ctx: StageContext[Params], j3: LogRegJudge, seed: int) -> None:
+    """J3 of one seed saved (no pickle) under labels/j3/ and logged as its own MLflow child run with a signature."""
+    folder = save_j3(j3, ctx.output_dir(LABELS) / "j3" / f"seed-{seed}")
+    ctx.log_model(f"j3-seed{seed}", {"C": j3.C, "seed": seed, "train_sentences": len(j3.train_texts)}, folder,
+                  loader=J3_LOADER, inputs=Tensor("bag_of_words", "float64", (-1, -1)),
+                  outputs=Tensor("behaviour_flags", "int64", (-1, 13)),
+                  metrics={"threshold": j3.threshold})  # fmt: skip
+
+
 def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     dialogues = read_jsonl(ctx.input(f"{DIALOGUES}/dialogues.jsonl"))
@@ -60,6 +70,7 @@ def run(ctx: StageContext[Params]) -> dict:
                   LogRegJudge(C=p.judges.j3_c, seed=seed).fit(_split(mine, "train"))]  # fmt: skip
         fitted[str(seed)] = {"J2_threshold": judges[1].threshold, "J3_threshold": judges[2].threshold,
                              "J3_train_sentences": len(judges[2].train_texts)}  # fmt: skip
+        _log_j3(ctx, judges[2], seed)
         seed_dialogues = [d for d in dialogues if d["seed"] == seed]
         rows += _rows(seed_dialogues, E.judge(judges, seed_dialogues), judges[2].train_texts)
     out = ctx.output_dir(LABELS)

@@ -87,3 +87,13 @@ def test_endpoint_target_against_a_loopback_stub():
         server.shutdown()
     with pytest.raises(DataError, match="unreachable"):
         EndpointChat(url=url, model="m", name="x", timeout=2).respond([[{"role": "user", "content": "hi"}]], [0])
+
+
+def test_j3_saved_and_loaded_votes_alike(tmp_path):
+    from components.anthrobench.judges import LogRegJudge, load_j3, save_j3
+    from components.anthrobench.simulate import labelled_sentences
+
+    judge = LogRegJudge().fit(labelled_sentences(10, seed=0))
+    texts = [r["text"] for r in labelled_sentences(5, seed=1, split="eval")]
+    loaded = load_j3(save_j3(judge, tmp_path / "j3"))
+    assert (loaded.predict(texts) == judge.predict(texts)).all() and judge.predict(texts).any()
