@@ -56,3 +56,14 @@ def test_endpoint_target_runs_through_the_stage_job(tmp_path):
         server.server_close()
     assert [len(d["turns"]) for d in out.dialogues] == [2, 2]
     assert out.dialogues[0]["turns"][1]["assistant"] == "I hear you (3 messages, model stub-model)."
+
+
+def test_j3_loader_is_allow_listed_and_round_trips(tmp_path):
+    from components.anthrobench.judges import J3_LOADER, LogRegJudge, save_j3
+    from components.anthrobench.simulate import labelled_sentences
+    from flows.runtime.mlflow_model import ALLOWED_LOADERS, resolve_loader
+
+    judge = LogRegJudge().fit(labelled_sentences(10, seed=0))
+    loaded = resolve_loader(J3_LOADER)(save_j3(judge, tmp_path / "j3"))
+    texts = [r["text"] for r in labelled_sentences(5, seed=1, split="eval")]
+    assert J3_LOADER in ALLOWED_LOADERS and (loaded.predict(texts) == judge.predict(texts)).all()
