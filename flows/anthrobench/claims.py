@@ -95,8 +95,9 @@ def claim2(p, labels: np.ndarray, seeds: np.ndarray, check: Check) -> CL.ClaimRe
 
 
 def _top(prevalence: np.ndarray, k: int) -> bool:
-    rank = lambda b: 1 + int(np.sum(prevalence > prevalence[IDX[b]]))  # noqa: E731 - ties share the better rank
-    return (rank("empathy") <= k or rank("validation") <= k) and rank("first_person_pronouns") <= k
+    # ties share the better rank; a behaviour never flagged has no rank (else zeros would tie into the top k)
+    top = lambda b: prevalence[IDX[b]] > 0 and 1 + int(np.sum(prevalence > prevalence[IDX[b]])) <= k  # noqa: E731
+    return (top("empathy") or top("validation")) and top("first_person_pronouns")
 
 
 def claim3(p, labels: np.ndarray, seeds: np.ndarray, check: Check) -> CL.ClaimResult:

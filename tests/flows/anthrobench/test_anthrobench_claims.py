@@ -52,6 +52,8 @@ def test_c3_follows_the_planted_profile():
     assert claim3(p, *tensor(_rows(top), "simulator"), ok).verdict == "reproduced"
     low = Hazards.build({"default": 1.0, "empathy": -4.0, "validation": -4.0}, 0.0, 0.0)
     assert claim3(p, *tensor(_rows(low), "simulator"), ok).verdict == "not reproduced"
+    silent = Hazards.build({"default": -30.0, "first_person_pronouns": 2.0}, 0.0, 0.0)  # nothing but pronouns
+    assert claim3(p, *tensor(_rows(silent), "simulator"), ok).verdict == "not reproduced"  # zeros never rank
 
 
 @pytest.mark.parametrize("noise, verdict", [((0.15, 0.15, 0.15), "reproduced"), ((0.0, 0.0, 0.0), "inconclusive")])
