@@ -41,6 +41,7 @@ ALLOWED_LOADERS = frozenset(
         "components.optim.settings:load_settings",  # optimistic-o2nc's tuned ODOG settings (settings.json, no weights)
         "components.sparse_retrieval.retriever:load_retriever",  # milco's encoder + its index (safetensors, npz, JSON)
         "components.sparse_retrieval.model:load_encoder",  # a milco encoder alone (config.json + model.safetensors)
+        "components.anthrobench.judges:load_j3",  # anthrobench's J3 judge (config.json + j3.npz, no pickle)
     }
 )
 CODE_FILE = Path(__file__).with_name("folder_pyfunc.py")

@@ -1,0 +1,1 @@
+"""anthrobench's method and baselines (framework-free: no Prefect, MLflow, DVC or flows imports)."""

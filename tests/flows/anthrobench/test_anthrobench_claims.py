@@ -1,0 +1,64 @@
+"""anthrobench's claims on fixtures with known verdicts: planted late onsets give C1 reproduced and flat early
+hazards C1 not reproduced; independent judge errors make the majority beat the best single judge (C4), while
+identical judges leave C4 not testable (inconclusive)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from components.anthrobench import evaluate as E
+from components.anthrobench.behaviours import BEHAVIOURS
+from components.anthrobench.simulate import Hazards
+from flows.anthrobench.claims import claim1, claim2, claim3, claim4, judge_f1_split, judges_valid, tensor
+from flows.anthrobench.params import PRESETS, Params
+from flows.runtime.params import resolve
+
+JUDGES = ("J1_lexicon", "J2_centroid", "J3_logreg")
+
+
+def _params():
+    return resolve(Params, PRESETS, slug="anthrobench", profile="smoke", overrides=["claims.n_resamples=300"])
+
+
+def _rows(hazards: Hazards, noise: tuple[float, float, float] = (0.0, 0.0, 0.0), n: int = 60) -> list[dict]:
+    """Simulator rows whose judges are the truth with independent flips at the given rates."""
+    rows = []
+    for seed in (0, 1, 2):
+        rng = np.random.default_rng(seed)
+        for d in E.simulate(hazards, n, seed=seed):
+            for t in d["turns"]:
+                truth = [t["truth"][b] for b in BEHAVIOURS]
+                votes = {j: [int(x != (rng.random() < q)) for x in truth[:13]] for j, q in zip(JUDGES, noise)}
+                majority = [int(sum(v[i] for v in votes.values()) >= 2) for i in range(13)]
+                rows.append({"target": "simulator", "seed": seed, "dialogue": d["dialogue"], "turn": t["turn"],
+                             **votes, "majority": majority, "pronoun": truth[13], "truth": truth})  # fmt: skip
+    return rows
+
+
+def test_planted_late_onsets_reproduce_c1_and_flat_early_hazards_do_not():
+    p, ok = _params(), judges_valid(1.0, 0.5)
+    late = tensor(_rows(E.planted_hazards(list(BEHAVIOURS[:8]))), "simulator")
+    assert claim1(p, *late, ok).verdict == "reproduced"
+    flat = tensor(_rows(E.flat_hazards(1.5)), "simulator")
+    c1 = claim1(p, *flat, ok)
+    assert c1.verdict == "not reproduced" and c1.details["count"] == 0
+    assert claim2(p, *late, ok).verdict == "reproduced"
+
+
+def test_c3_follows_the_planted_profile():
+    p, ok = _params(), judges_valid(1.0, 0.5)
+    top = Hazards.build({"default": -3.0, "empathy": 2.0, "first_person_pronouns": 2.0, "agency": 1.5}, 0.0, 0.0)
+    assert claim3(p, *tensor(_rows(top), "simulator"), ok).verdict == "reproduced"
+    low = Hazards.build({"default": 1.0, "empathy": -4.0, "validation": -4.0}, 0.0, 0.0)
+    assert claim3(p, *tensor(_rows(low), "simulator"), ok).verdict == "not reproduced"
+    silent = Hazards.build({"default": -30.0, "first_person_pronouns": 2.0}, 0.0, 0.0)  # nothing but pronouns
+    assert claim3(p, *tensor(_rows(silent), "simulator"), ok).verdict == "not reproduced"  # zeros never rank
+
+
+@pytest.mark.parametrize("noise, verdict", [((0.15, 0.15, 0.15), "reproduced"), ((0.0, 0.0, 0.0), "inconclusive")])
+def test_c4_majority_against_the_best_single_judge(noise, verdict):
+    rows = _rows(Hazards.build(-1.0, 0.0, 0.0), noise)
+    split = judge_f1_split(rows, JUDGES)
+    disagreement = float(np.mean(np.ptp(np.stack([np.array([r[j] for r in rows]) for j in JUDGES]), axis=0)))
+    assert claim4(_params(), split, JUDGES, disagreement).verdict == verdict

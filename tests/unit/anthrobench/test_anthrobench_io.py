@@ -1,0 +1,99 @@
+"""First turns in the official CSV format, the template generator, the user simulator's determinism, and the
+OpenAI-compatible endpoint target against a loopback stub server (never a real host)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import pytest
+
+from components.anthrobench.dialogue import EndpointChat, run_dialogues
+from components.anthrobench.first_turns import REQUIRED, generate_first_turns, load_first_turns, stratified_sample
+from components.anthrobench.simulate import user_turn
+from components.errors import DataError
+
+HEADER = ["conv_id", "use_domain", "use_scenario", "empathy", "professionalism", "original_prompt", "cue",
+          "behavior_category", "user_first_turn"]  # fmt: skip
+
+
+def _write(path, rows, header=HEADER):
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=header, extrasaction="ignore")
+        w.writeheader()
+        w.writerows(rows)
+    return path
+
+
+def test_official_format_loads_and_samples_by_cell(tmp_path):
+    rows = generate_first_turns()
+    assert len(rows) == 40 and len({(r["use_domain"], r["use_scenario"]) for r in rows}) == 8
+    loaded = load_first_turns(_write(tmp_path / "first_turns.csv", rows))
+    assert [r["user_first_turn"] for r in loaded] == [r["user_first_turn"] for r in rows]
+    sample = stratified_sample(loaded, 16, seed=0)
+    assert len({(r["use_domain"], r["use_scenario"]) for r in sample}) == 8
+    assert sample == stratified_sample(loaded, 16, seed=0)
+
+
+@pytest.mark.parametrize("case", ["missing column", "empty turn", "no rows", "not csv", "absent"])
+def test_bad_first_turns_files_name_the_problem(tmp_path, case):
+    path = tmp_path / "first_turns.csv"
+    rows = generate_first_turns()
+    if case == "missing column":
+        _write(path, rows, [h for h in HEADER if h != "use_scenario"])
+    elif case == "empty turn":
+        _write(path, [{**rows[0], "user_first_turn": "  "}])
+    elif case == "no rows":
+        _write(path, [])
+    elif case == "not csv":
+        path.write_bytes(b"\xff\xfe\x00binary")
+    with pytest.raises(DataError, match="first_turns"):
+        load_first_turns(path)
+    assert set(REQUIRED) <= set(HEADER)
+
+
+def test_user_simulator_is_deterministic_per_seed():
+    assert user_turn(0, 3, 2, "x") == user_turn(0, 3, 2, "x")
+    assert len({user_turn(s, 3, 2, "x") for s in range(20)}) > 3
+
+
+class _Stub(BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        reply = f"I hear you ({len(body['messages'])} messages, model {body['model']})."
+        out = json.dumps({"choices": [{"message": {"role": "assistant", "content": reply}}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(out)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_endpoint_target_against_a_loopback_stub():
+    server = HTTPServer(("127.0.0.1", 0), _Stub)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}/v1"
+        target = EndpointChat(url=url, model="stub-model", name="stub")
+        dialogues = run_dialogues(target, generate_first_turns()[:2], seed=0, n_turns=3)
+        assert [t["assistant"] for t in dialogues[0]["turns"]] == [
+            f"I hear you ({k} messages, model stub-model)." for k in (1, 3, 5)
+        ]
+    finally:
+        server.shutdown()
+    with pytest.raises(DataError, match="unreachable"):
+        EndpointChat(url=url, model="m", name="x", timeout=2).respond([[{"role": "user", "content": "hi"}]], [0])
+
+
+def test_j3_saved_and_loaded_votes_alike(tmp_path):
+    from components.anthrobench.judges import LogRegJudge, load_j3, save_j3
+    from components.anthrobench.simulate import labelled_sentences
+
+    judge = LogRegJudge().fit(labelled_sentences(10, seed=0))
+    texts = [r["text"] for r in labelled_sentences(5, seed=1, split="eval")]
+    loaded = load_j3(save_j3(judge, tmp_path / "j3"))
+    assert (loaded.predict(texts) == judge.predict(texts)).all() and judge.predict(texts).any()
