@@ -40,6 +40,7 @@ ALLOWED_LOADERS = frozenset(
         "components.optim.settings:load_settings",  # optimistic-o2nc's tuned ODOG settings (settings.json, no weights)
         "components.sparse_retrieval.retriever:load_retriever",  # milco's encoder + its index (safetensors, npz, JSON)
         "components.sparse_retrieval.model:load_encoder",  # a milco encoder alone (config.json + model.safetensors)
+        "components.selfaug_decoding.model:load_model",  # selfaug-decoding's tiny VLM (config.json + model.safetensors)
     }
 )
 CODE_FILE = Path(__file__).with_name("folder_pyfunc.py")
