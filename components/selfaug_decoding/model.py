@@ -31,7 +31,7 @@ class VLMConfig:
     d_ff: int = 256
     img: int = 64
     max_text: int = 32
-    channels: tuple[int, ...] = (32, 64, 128)
+    channels: tuple[int, ...] = (16, 32, 64)
     dropout: float = 0.0
 
 
