@@ -15,7 +15,7 @@ from components.selfaug_decoding.scenes import SHAPES
 def yes(answer: str) -> bool:
     """POPE's parsing: an answer is "yes" iff its first word is "yes"."""
     words = answer.strip().lower().split()
-    return bool(words) and words[0] == "yes"
+    return bool(words) and words[0].strip(".,!") == "yes"
 
 
 def pope(pred_yes: Sequence[bool], label_yes: Sequence[bool]) -> dict[str, float]:
