@@ -25,17 +25,18 @@ NOTE = (
     "co-occurrence bias; SAS is a rule map from question type to augmentation (an oracle-prior approximation, "
     "not self-selection); the paper uses LLaVA-1.5 / InstructBLIP / Qwen-VL on COCO POPE, MME and others."
 )
+SEES = "VLM not blind"  # greedy's POPE answers depend on the image: not all yes / all no, above chance
 PAPER = "average gains of 6.69-18.78% over baselines (third-party summary, unverified)"
 
 CLAIMS = (
     ClaimSpec("C1", "VCD's POPE-adversarial F1 is higher than greedy decoding's", metric="POPE-adversarial F1 "
               "difference (points)", method="vcd", baseline="greedy", direction="greater",
               unit="adversarial questions x VLM seeds (two-stage; paired)", scale_note=NOTE,
-              requires=("hallucination occurs", "mechanism engaged")),
+              requires=("hallucination occurs", "mechanism engaged", SEES)),
     ClaimSpec("C2", "Query-aligned (SAS) augmentation gives higher POPE F1 than VCD's generic noise",
               metric="POPE F1 difference (points), three splits as strata", method="sas_only", baseline="vcd",
               direction="greater", unit="POPE questions x VLM seeds (two-stage, splits as strata; paired)",
-              scale_note=NOTE, requires=("mechanism engaged",)),
+              scale_note=NOTE, requires=("mechanism engaged", SEES)),
     ClaimSpec("C3", "SAT lowers CHAIR_i against the fixed beta = 0.1 while POPE F1 drops by at most 1 point",
               metric="CHAIR_i difference / POPE F1 change (points)", method="selfaug (SAS + SAT)",
               baseline="sas_only (SAS + beta 0.1)", rule="composite", direction=None,
@@ -44,13 +45,13 @@ CLAIMS = (
     ClaimSpec("C4", "Full Self-Aug's POPE F1 is at least VACoDe's", metric="POPE F1 difference (points)",
               method="selfaug", baseline="vacode", rule="non-inferiority", direction="greater",
               unit="POPE questions x VLM seeds (two-stage, splits as strata; paired)", scale_note=NOTE,
-              paper_value=PAPER),
+              paper_value=PAPER, requires=(SEES,)),
 )  # fmt: skip
 C1, C2, C3, C4 = CLAIMS
 C3_CHAIR = C3.part("chair", "Self-Aug's CHAIR_i is lower than SAS-only's (fixed beta 0.1)", rule="standard",
                    direction="less", metric="CHAIR_i difference (points)")  # fmt: skip
 C3_F1 = C3.part("f1", "Self-Aug's POPE F1 is at most 1 point below SAS-only's", rule="non-inferiority",
-                direction="greater", metric="POPE F1 change (points)", requires=())  # fmt: skip
+                direction="greater", metric="POPE F1 change (points)", requires=(SEES,))  # fmt: skip
 
 
 def paired(rows: Sequence[dict], method: str, baseline: str, key=("seed", "question_id")) -> tuple[list, list]:
@@ -108,6 +109,15 @@ def f1_claim(spec: ClaimSpec, rows, method: str, baseline: str, p, *, splits: Se
                                 n_resamples=p.claims.power_resamples, seed=seed)  # fmt: skip
 
 
+def not_blind(pope: list[dict]) -> Check:
+    """The no-blind-baseline precondition: greedy's POPE yes-ratio in [5%, 95%] and accuracy >= 55%."""
+    g = [r for r in pope if r["method"] == "greedy"]
+    v = MT.pope([r["pred_yes"] for r in g], [r["label"] == "yes" for r in g])
+    ok = 0.05 <= v["yes_ratio"] <= 0.95 and v["accuracy"] >= 0.55
+    return Check(SEES, ok, f"greedy POPE yes-ratio {v['yes_ratio']:.3f}, accuracy {v['accuracy']:.3f} (need "
+                 "yes-ratio in [0.05, 0.95] and accuracy >= 0.55)")  # fmt: skip
+
+
 def _ceiling(f1: float) -> Check:
     return Check("baseline below the ceiling", f1 < 99.5, f"baseline F1 {f1:.1f} (ceiling 100)")
 
@@ -120,7 +130,8 @@ def claim1(p, pope: list[dict]) -> CL.ClaimResult:
     checks = [Check("hallucination occurs", fy >= p.claims.min_false_yes,
                     f"greedy's false-yes rate on adversarial negatives {fy:.3f} (floor {p.claims.min_false_yes})"),
               Check("mechanism engaged", changed > 0, f"VCD changes {changed} of {len(m)} greedy answers"),
-              _ceiling(100 * MT.pope([r["pred_yes"] for r in b], [r["label"] == "yes" for r in b])["f1"])]  # fmt: skip
+              _ceiling(100 * MT.pope([r["pred_yes"] for r in b], [r["label"] == "yes" for r in b])["f1"]),
+              not_blind(pope)]  # fmt: skip
     return f1_claim(C1, pope, "vcd", "greedy", p, splits=("adversarial",), seed=1, checks=checks,
                     delta=p.claims.delta)  # fmt: skip
 
@@ -129,7 +140,11 @@ def _pooled_checks(pope, method, baseline, what: str) -> list[Check]:
     m, b = paired(pope, method, baseline)
     changed = sum(x["pred_yes"] != y["pred_yes"] for x, y in zip(m, b))
     f1b = 100 * MT.pope([r["pred_yes"] for r in b], [r["label"] == "yes" for r in b])["f1"]
-    return [Check("mechanism engaged", changed > 0, f"{what} changes {changed} of {len(m)} answers"), _ceiling(f1b)]
+    return [
+        Check("mechanism engaged", changed > 0, f"{what} changes {changed} of {len(m)} answers"),
+        _ceiling(f1b),
+        not_blind(pope),
+    ]
 
 
 def claim2(p, pope: list[dict], mme: list[dict]) -> CL.ClaimResult:
@@ -186,7 +201,8 @@ def claim3(p, pope: list[dict], caps: list[dict]) -> CL.ClaimResult:
                                  deltas=p.claims.power_deltas, n_sim=p.claims.power_sims,
                                  n_resamples=p.claims.power_resamples, seed=3)  # fmt: skip
     f1 = f1_claim(C3_F1, pope, "selfaug", "sas_only", p, splits=("random", "popular", "adversarial"), seed=4,
-                  threshold=-p.claims.f1_margin, unit="POPE questions x VLM seeds (two-stage; paired)")  # fmt: skip
+                  threshold=-p.claims.f1_margin, unit="POPE questions x VLM seeds (two-stage; paired)",
+                  checks=[not_blind(pope)])  # fmt: skip
     return C3.composite([chair, f1])
 
 
