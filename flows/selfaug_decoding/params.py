@@ -114,9 +114,9 @@ class Params(PaperParams):
 PRESETS = presets(
     default={"model": {"seeds": [0]}},
     smoke={
-        "data": {"n_train_scenes": 600, "n_eval_scenes": 120, "pope_n": 60, "n_captions": 20, "n_mme_scenes": 20},
-        "model": {"steps": 60, "batch": 32, "d": 64},
-        "decoding": {"max_new": 12},
+        "data": {"n_train_scenes": 400, "n_eval_scenes": 100, "pope_n": 40, "n_captions": 10, "n_mme_scenes": 10},
+        "model": {"steps": 40, "batch": 32, "d": 64},
+        "decoding": {"max_new": 10},
         "claims": {"n_resamples": 500, "power_sims": 10, "power_resamples": 200},
         "progress": False,
     },
