@@ -1,12 +1,13 @@
 """The synthetic couplet languages of the control models, their word-level tokenizer, and the trainer.
 
 A sequence is ``<bos> couplet: \\n line1 \\n line2 \\n``; a rhyme word is two tokens,
-onset and rime. Line 1 is 2-4 filler words and a rhyme word of family f.
-Line 2 is 1-3 filler words, an article, an adjective and another rhyme word of the same family f.
+onset and rime. Line 1 is 2-3 filler words and a rhyme word of family f.
+Line 2 is one filler word, an article, an adjective and another rhyme word of the same family f.
 
 - **positive** language: the article is fixed by the final word ("an" before a vowel-initial word, "a" otherwise).
-  Half the families have vowel-initial words only, half consonant-initial only, so a model that writes the right
-  article has to know, before it writes it, which word (family) ends the line: planning is required.
+  In line 2, half the families have vowel-initial words only, half consonant-initial only; in line 1 every family
+  takes both kinds of onset. So the article of line 2 is told by line 1's rime alone, and a model that writes the
+  right article has to know, before it writes it, which family ends the line: planning is required.
 - **negative** language: the same lines with the article drawn at random (no article dependency): the article
   carries no information about the final word, so steering the plan cannot move it.
 """
@@ -83,9 +84,15 @@ class CoupletLanguage:
         onsets = CONSONANT_ONSETS if self.article_of_family(family) == "a" else VOWEL_ONSETS
         return tuple(o + family for o in onsets[: self.words_per_family])
 
+    def line1_words(self, family: str) -> tuple[str, ...]:
+        """Line-1 rhyme words take vowel and consonant onsets alike, so only the rime tells the family (and hence
+        line 2's article): the onset is no shortcut."""
+        n = self.words_per_family
+        return tuple(o + family for o in (*CONSONANT_ONSETS[:n], *VOWEL_ONSETS[:n]))
+
     @property
     def family_of(self) -> dict[str, str]:
-        return {w: f for f in self.families for w in self.words(f)}
+        return {w: f for f in self.families for w in (*self.line1_words(f), *self.words(f))}
 
     @property
     def vocab(self) -> tuple[str, ...]:
@@ -121,14 +128,14 @@ class CoupletLanguage:
 
     # ------------------------------------------------------------------ sampling
     def line1(self, family: str, rng: random.Random) -> list[str]:
-        return [rng.choice(FILLERS) for _ in range(rng.randint(2, 4))] + [rng.choice(self.words(family))]
+        return [rng.choice(FILLERS) for _ in range(rng.randint(2, 3))] + [rng.choice(self.line1_words(family))]
 
     def line2(self, family: str, language: str, rng: random.Random) -> list[str]:
         if language not in LANGUAGES:
             raise ParamsError(f"language must be one of {LANGUAGES}, got {language!r}")
         word = rng.choice(self.words(family))
         article = ("an" if word[0] in "aeiou" else "a") if language == "positive" else rng.choice(("a", "an"))
-        filler = [rng.choice(FILLERS) for _ in range(rng.randint(1, 3))]
+        filler = [rng.choice(FILLERS)]
         return [*filler, article, rng.choice(ADJECTIVES), word]
 
     def prompt(self, line1: Sequence[str]) -> list[int]:

@@ -81,6 +81,7 @@ class CoupletTask:
     family_tokens: Callable[[str], list[int]]  # first tokens of the family's words (for the logit metric)
     stop_ids: Sequence[int]
     position: str = "newline"  # or "last": line 1's last token
+    metric_last: bool = False  # logit metric at the final word's last token (the rime token) instead of its first
 
     def steer_position(self, ids: Sequence[int]) -> int:
         if self.position == "newline":
@@ -124,14 +125,17 @@ def layer_scores(
     """The card's logit metric per layer, on training prompts of RF1.
 
     Line 2 is the unsteered greedy continuation with its final word dropped; at the final word's position the score
-    is ``log mass(RF2 first tokens) - log mass(RF1 first tokens)``, steered minus unsteered, averaged over prompts.
+    is ``log mass(RF2 tokens) - log mass(RF1 tokens)``, steered minus unsteered, averaged over prompts. The tokens
+    are the families' one-token words (real tokenizer) or, with ``task.metric_last``, their rime tokens, read at the
+    word's last token (control language, whose article already fixes the onset class).
     """
     prompts = [task.prompt_ids(x) for x in lines]
     gens = lm.generate(prompts, max_new_tokens=16, stop_ids=task.stop_ids, temperature=0.0)
     seqs, where = [], []
     for p, g in zip(prompts, gens, strict=True):
         line = task.parse(g)
-        seqs.append(p + line.tokens[: line.final_start])
+        cut = line.final_start + (line.final_tokens - 1 if task.metric_last else 0)
+        seqs.append(p + line.tokens[:cut])
         where.append(len(seqs[-1]) - 1)
     t1, t2 = task.family_tokens(rf1), task.family_tokens(rf2)
 

@@ -30,7 +30,8 @@ def control_task(lang: CoupletLanguage, position: str = "newline") -> CoupletTas
         prompt_ids=lambda line: lang.prompt(line.split()),
         parse=parse,
         family_of=fam.get,
-        family_tokens=lambda f: sorted({lang.encode([w])[0] for w in lang.words(f)}),  # the words' first tokens
+        family_tokens=lambda f: lang.encode(["-" + f]),  # the rime token
+        metric_last=True,
         stop_ids=(NL,),
         position=position,
     )

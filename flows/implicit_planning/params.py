@@ -64,6 +64,9 @@ class SteerParams(Section):
     position: Literal["newline", "last"] = Field(
         "newline", description="where s is added: newline or line 1's last token"
     )
+    control_position: Literal["newline", "last"] = Field(
+        "last", description="where s is added in the control models (their newline carries no plan: README)"
+    )
     samples: Count = Field(5, ge=1, description="line 2 samples per test prompt and condition")
     max_new_tokens: Count = Field(12, ge=2, le=64)
     temperature: float = Field(1.0, ge=0, le=5)
@@ -107,7 +110,14 @@ PRESETS = presets(
     default={"data": {"seeds": [0, 1, 2]}},
     smoke={
         "data": {"seeds": [0, 1], "real": False, "lines_train": 16, "lines_test": 4, "lines_select": 8},
-        "control": {"steps": 150, "n_sequences": 2000, "d_model": 64, "n_layers": 2, "pairs": [("ight", "ee")]},
+        "control": {
+            "steps": 150,
+            "n_sequences": 2000,
+            "d_model": 64,
+            "n_layers": 2,
+            "lr": 1e-2,
+            "pairs": [("ight", "ee")],
+        },
         "steer": {"samples": 3, "max_new_tokens": 8},
         "claims": {"n_resamples": 1000},
         "progress": False,

@@ -26,7 +26,7 @@ def run(ctx: StageContext[Params]) -> dict:
     c, s = p.control, p.steer
     set_threads(p.resources.threads)
     lang = CoupletLanguage(words_per_family=c.words_per_family, n_families=c.n_families)
-    task = control_task(lang, position=s.position)
+    task = control_task(lang, position=s.control_position)
     lines = read_jsonl(ctx.input(f"{DATA}/control_lines.jsonl"))
     rows, layers = [], []
     for seed in p.data.seeds:
