@@ -7,6 +7,7 @@ control models a seed is a trained model and a sampling seed; in SmolLM2 it is a
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -36,6 +37,8 @@ CLAIMS = (
         baseline="unsteered",
         unit=UNITS,
         scale_note=CONTROL_NOTE,
+        rule="composite",
+        direction=None,
     ),
     ClaimSpec(
         "C2",
@@ -58,6 +61,8 @@ CLAIMS = (
         baseline="random (equal norm)",
         unit=UNITS,
         scale_note=SCALE_135M,
+        rule="composite",
+        direction=None,
     ),
     ClaimSpec(
         "C4",
@@ -76,6 +81,8 @@ C1, C2, C3, C4 = CLAIMS
 C1_RHYME = C1.part(
     "rhyme",
     "Positive control: steered RF2 rate above unsteered",
+    rule="standard",
+    direction="greater",
     metric="RF2 rhyme rate",
     bounds=(0.0, 1.0),
     requires=(ENGAGED,),
@@ -83,6 +90,8 @@ C1_RHYME = C1.part(
 C1_ART_POS = C1.part(
     "article-positive",
     "Positive control: the article agrees with RF2's article more often under steering than unsteered",
+    rule="standard",
+    direction="greater",
     metric="share of lines with RF2's article",
     bounds=(0.0, 1.0),
 )
@@ -92,11 +101,24 @@ C1_ART_NEG = C1.part(
     "than the margin (unsteered - steered is non-inferior at -margin)",
     metric="share of lines with RF2's article (unsteered - steered)",
     rule="non-inferiority",
+    direction="greater",
     method="unsteered",
     baseline="steered",
 )
-C3_CONTROL = C3.part("control", "Positive control: KL>1 share steered above random", requires=(ENGAGED,))
-C3_REAL = C3.part("smollm2", "SmolLM2: KL>1 share steered above random", requires=(REAL_RUN, ENGAGED))
+C3_CONTROL = C3.part(
+    "control",
+    "Positive control: KL>1 share steered above random",
+    rule="standard",
+    direction="greater",
+    requires=(ENGAGED,),
+)
+C3_REAL = C3.part(
+    "smollm2",
+    "SmolLM2: KL>1 share steered above random",
+    rule="standard",
+    direction="greater",
+    requires=(REAL_RUN, ENGAGED),
+)
 
 
 def _paired(rows: list[dict], model: str, a: str, b: str, value, keys=("seed", "rf1", "rf2", "prompt", "sample")):
@@ -139,10 +161,16 @@ def engaged(rows: list[dict], model: str) -> Check:
     )
 
 
+def declared(real: bool) -> tuple[ClaimSpec, ...]:
+    """The declarations this run decides: without the real model (smoke), C2 and C4 become failed checks."""
+    if real:
+        return CLAIMS
+    return tuple(dataclasses.replace(c, rule="check", direction=None) if c.id in ("C2", "C4") else c for c in CLAIMS)
+
+
 def _not_run(spec: ClaimSpec, why: str) -> CL.ClaimResult:
-    return spec.simple(
-        rule="check", effect=None, n_units=0, details={"passed": False}, testability=[Check(REAL_RUN, False, why)]
-    )
+    checks = [Check(REAL_RUN, False, why)] + [Check(r, False, why) for r in spec.requires if r != REAL_RUN]
+    return spec.simple(rule="check", effect=None, n_units=0, details={"passed": False}, testability=checks)
 
 
 def _std(spec: ClaimSpec, p, x, y, seeds, dropped, checks=(), **kw) -> CL.ClaimResult:

@@ -12,7 +12,7 @@ from components.implicit_planning.couplets import CoupletLanguage
 from components.io import read_jsonl
 from components.reporting import Section
 from components.reporting.plots import errorbar_plot, line_plot
-from flows.implicit_planning.claims import CLAIMS, claim1, claim2, claim3, claim4
+from flows.implicit_planning.claims import claim1, claim2, claim3, claim4, declared
 from flows.implicit_planning.params import Params
 from flows.implicit_planning.spec import CONTROLS, REAL, STEER
 from flows.runtime.report_stage import finish_report
@@ -163,7 +163,7 @@ def run(ctx: StageContext[Params]) -> dict:
     plot_rows = [{"condition": f"{r['model']}/{r['condition']}", "rf2_rate": r["rf2_rate"]} for r in rates]
     return finish_report(
         ctx,
-        CLAIMS,
+        declared(not skipped),
         results,
         metrics=metrics,
         sections=sections,
