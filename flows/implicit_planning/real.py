@@ -1,0 +1,113 @@
+"""Stage ``real``: the real model (SmolLM2-135M-Instruct by default, offline through the causal-LM loader).
+
+Couplets: for every family pair RF1 -> RF2 of ``steer.real_pairs`` and every sampling seed, the steering vector
+from the training first lines, the layer chosen on training prompts by the logit metric (swept over
+``steer.real_layers``), and line 2 sampled unsteered / steered / random on the test lines. QA: article flips on the
+noun pairs. With ``data.real`` off (smoke) the stage writes only ``timing.json`` (skipped) and the real-model
+claims are reported as not testable.
+"""
+
+from __future__ import annotations
+
+import time
+
+from components.implicit_planning import qa as Q
+from components.implicit_planning.steering import run_pair, run_qa
+from components.implicit_planning.tasks import hf_couplet_task
+from components.interp.lm import SteerableLM
+from components.io import read_jsonl, write_json, write_jsonl
+from components.models.causal_lm import load_causal_lm
+from components.training.threads import set_threads
+from flows.implicit_planning.params import Params
+from flows.implicit_planning.spec import DATA, REAL
+from flows.implicit_planning.steer import lines_of
+from flows.runtime.stages import StageContext
+
+
+def run(ctx: StageContext[Params]) -> dict:
+    p = ctx.params
+    d, s = p.data, p.steer
+    out = ctx.output_dir(REAL)
+    if not d.real:
+        write_json(out / "timing.json", {"skipped": True})
+        return {"skipped": True}
+    set_threads(p.resources.threads)
+    from flows.runtime.settings import online
+
+    model, tok = load_causal_lm(s.real_model, cache_dir=ctx.paths.cache / "models", offline=not online())
+    n_layers = model.config.num_hidden_layers + 1
+    bad = [x for x in s.real_layers if x >= n_layers]
+    if bad:
+        from components.errors import ParamsError
+
+        raise ParamsError(f"steer.real_layers: {bad} beyond the model's residual layers 0..{n_layers - 1}")
+    pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+    lm = SteerableLM(model, pad_id=pad)
+    lines = read_jsonl(ctx.input(f"{DATA}/real_lines.jsonl"))
+    families = sorted({f for pr in s.real_pairs for f in pr})
+    task = hf_couplet_task(tok, families, position=s.position)
+    rows, layers, timing = [], [], {}
+    t0 = time.time()
+    for rf1, rf2 in s.real_pairs:
+        train1 = lines_of(lines, rf1, "train")
+        chosen = None
+        for seed in d.seeds:
+            res = run_pair(
+                lm,
+                task,
+                rf1=rf1,
+                rf2=rf2,
+                train_from=train1,
+                train_to=lines_of(lines, rf2, "train"),
+                select_lines=train1[: d.lines_select],
+                test_lines=lines_of(lines, rf1, "test"),
+                layers=s.real_layers,
+                multiplier=s.multiplier,
+                samples=s.samples,
+                max_new_tokens=s.max_new_tokens,
+                temperature=s.temperature,
+                seed=seed,
+                batch_size=s.batch_size,
+                kl_threshold=s.kl_threshold,
+                layer=chosen,
+            )
+            if chosen is None:  # the logit metric is deterministic: chosen once per pair
+                chosen = res.layer
+                layers += [
+                    {
+                        "model": "smollm2",
+                        "rf1": rf1,
+                        "rf2": rf2,
+                        "layer": k,
+                        "score": v,
+                        "chosen": int(k == res.layer),
+                        "norm": res.norm,
+                    }
+                    for k, v in res.layer_scores.items()
+                ]
+            rows += [{"model": "smollm2", **r} for r in res.rows]
+    timing["couplets_s"] = time.time() - t0
+    t0 = time.time()
+    nouns = read_jsonl(ctx.input(f"{DATA}/qa.jsonl"))
+    qa_rows, qa_scores, qa_layer = run_qa(
+        lm,
+        tok,
+        nouns,
+        layers=s.real_layers,
+        multiplier=s.multiplier,
+        samples=s.qa_samples,
+        temperature=s.temperature,
+        seeds=d.seeds,
+        batch_size=s.batch_size,
+        prompt=Q.PROMPT,
+    )
+    timing["qa_s"] = time.time() - t0
+    layers += [
+        {"model": "smollm2-qa", "rf1": "", "rf2": "", "layer": k, "score": v, "chosen": int(k == qa_layer), "norm": 0.0}
+        for k, v in qa_scores.items()
+    ]
+    write_jsonl(out / "generations.jsonl", rows)
+    write_jsonl(out / "layers.jsonl", layers)
+    write_jsonl(out / "qa.jsonl", qa_rows)
+    write_json(out / "timing.json", timing)
+    return {"generations": len(rows), "qa": len(qa_rows)}
