@@ -92,10 +92,24 @@ def _values(slug: str, title: str | None = None) -> dict[str, str]:
         "title": title,
         "number": str(number),
         "slug_literal": repr(slug),
-        "title_literal": repr(title),
+        "title_literal": string_literal(title),
         "card_literal": repr(card),
         "card_ref": f"`../shared/papers/{card}`" if card else "no card (a paper of your own)",
     }
+
+
+def string_literal(text: str, width: int = 72) -> str:
+    """``repr(text)``, or for a long text a parenthesised run of adjacent literals of at most ``width`` characters
+    each (a long title would otherwise break the style check's line limit in the rendered ``spec.py``)."""
+    if len(text) <= width:
+        return repr(text)
+    pieces, rest = [], text
+    while rest:
+        cut = rest.rfind(" ", 0, width) + 1 if len(rest) > width else len(rest)
+        cut = cut if cut > 0 else width  # one word longer than the width: cut inside it
+        pieces.append(repr(rest[:cut]))
+        rest = rest[cut:]
+    return "(" + " ".join(pieces) + ")"
 
 
 def render(root: Path, slug: str, title: str | None = None) -> list[Path]:

@@ -31,8 +31,25 @@ REGISTRY_WIDE = [
 
 def test_a_paper_of_your_own_without_a_title_is_one_error_line():
     line = error_line(paperline("new", "no-such-paper", cwd=ROOT))
-    assert "'no-such-paper' is not one of the planned cards" in line and "--title" in line and "anthrobench" in line
+    assert "'no-such-paper' is not one of the planned cards" in line and "--title" in line and "got-r1" in line
     assert not (ROOT / "flows/no_such_paper").exists()
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        "Short title",
+        "A title that is far longer than one line of spec.py allows once it is indented and quoted, as some "
+        "ICLR titles are: steering-based metrics for implicit planning in language models",
+        "x" * 150,  # one word longer than a line
+    ],
+)
+def test_a_long_title_renders_as_a_literal_within_the_line_limit(title):
+    from flows.kit.new import string_literal
+
+    literal = string_literal(title)
+    assert eval(literal) == title  # our own literal
+    assert all(len(line) <= 100 for line in literal.split("' '"))
 
 
 def test_an_existing_pipeline_is_never_overwritten():
