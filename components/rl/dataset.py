@@ -135,5 +135,7 @@ def load(path: Path) -> Transitions:
             if missing:
                 raise DataError(f"{path}: missing field(s) {missing}")
             return Transitions(**{f: z[f] for f in FIELDS})
+    except DataError as exc:  # the guarded reader names the file already
+        raise DataError(f"not a readable transitions file: {exc}") from None
     except (OSError, ValueError) as exc:
         raise DataError(f"{path}: not a readable transitions file ({exc})") from None

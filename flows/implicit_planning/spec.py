@@ -54,7 +54,7 @@ STAGES = (
     L.report_stage(
         reads=(DATA, CONTROLS, STEER, REAL),
         params=("data.seeds", "claims"),
-        plots={"rates.csv": {"x": "condition", "y": "rf2_rate", "template": "bar_horizontal"}},
+        plots={"rates.csv": {"x": "rf2_rate", "y": "condition", "template": "bar_horizontal"}},
         after=("steer", "real"),
         summary="claims 1-4 with verdicts; RF2 rates per model and condition, layer sweeps, token breakdown",
     ),

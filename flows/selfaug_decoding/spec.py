@@ -44,7 +44,7 @@ STAGES = (
     L.report_stage(
         reads=(DATA, MODELS, RUNS),
         params=("model.seeds", "decoding.methods", "claims"),
-        plots={"pope.csv": {"x": "method", "y": "f1", "template": "bar_horizontal"}},
+        plots={"pope.csv": {"x": "f1", "y": "method", "template": "bar_horizontal", "color": "split"}},
         after=("decode",),
         summary="claims 1-4 with verdicts; POPE / CHAIR / MME tables, examples, per-question-type gains",
     ),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -55,7 +56,8 @@ def test_a_spec_without_its_paper_declaration_is_broken_not_ignored(monkeypatch,
 
 
 def test_a_planned_card_keeps_its_number_and_title_and_a_new_paper_takes_the_next_number():
-    card = PLANNED[0]
+    flows = Path(__file__).resolve().parents[2] / "flows"
+    card = next(c for c in PLANNED if not (flows / c.slug.replace("-", "_")).exists())  # no pipeline yet
     values = _values(card.slug)
     assert values["number"] == str(card.number) and values["title"] == card.title and card.card in values["card_ref"]
     mine = _values("toy-median", "Toy median")

@@ -84,6 +84,15 @@ ROWS: dict[str, list[dict]] = {
         for x in ("neuraldb", "memit")
         for m in (10, 100)
     ],
+    "anthrobench/turn_profile.csv": [
+        {"turn": t, "behaviour": b, "prevalence": 0.1 * t} for b in ("empathy", "pronouns") for t in (1, 2, 3)
+    ],
+    "implicit-planning/rates.csv": [
+        {"condition": f"{m}/{c}", "rf2_rate": 0.2} for m in ("positive", "smollm2") for c in ("steered", "random")
+    ],
+    "selfaug-decoding/pope.csv": [
+        {"method": m, "split": s, "f1": 0.7} for m in ("greedy", "vcd", "self-aug") for s in ("random", "adversarial")
+    ],
     "neuraldb/gamma_sweep.csv": [
         {"gamma": g, "efficacy": 0.9, "generalisation": 0.8, "specificity": 0.7, "score": 0.8} for g in (0.5, 1.0)
     ],

@@ -34,7 +34,8 @@ def test_log_model_records_params_metrics_curves_and_the_signature(tracker, tmp_
     assert run.data.tags["mlflow.parentRunId"] == tracker.run_id
     history = [(m.step, m.value) for m in client.get_metric_history(rid, "train_loss")]
     assert sorted(history) == curve
-    local = client.download_artifacts(rid, "model/MLmodel", str(tmp_path / "download"))
+    assert run.data.tags["paperline.model_name"] == "toy-m-s0"  # the paper and the run, not "model"
+    local = client.download_artifacts(rid, "toy-m-s0/MLmodel", str(tmp_path / "download"))
     with open(local, encoding="utf-8") as f:
         sig = yaml.safe_load(f)["signature"]
     assert json.loads(sig["inputs"])[0]["tensor-spec"] == {"dtype": "int64", "shape": [-1, -1]}
