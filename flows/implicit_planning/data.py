@@ -13,7 +13,6 @@ dictionary, and no line in two splits (a line is unique across the union of the 
 
 from __future__ import annotations
 
-import json
 import logging
 import random
 from pathlib import Path
@@ -23,7 +22,7 @@ from components.errors import DataError
 from components.implicit_planning import qa as Q
 from components.implicit_planning import rhymes as R
 from components.implicit_planning.couplets import CoupletLanguage
-from components.io import write_json, write_jsonl
+from components.io import read_jsonl, write_json, write_jsonl
 from flows.implicit_planning.params import Params
 from flows.implicit_planning.spec import DATA
 from flows.runtime.stages import StageContext
@@ -33,16 +32,11 @@ log = logging.getLogger(__name__)
 
 
 def _read_docs(path: Path) -> list[dict]:
-    docs = []
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            try:
-                doc = json.loads(line)
-            except json.JSONDecodeError:
-                raise DataError(f"{path}:{n}: not JSON Lines (expected one JSON document per line)") from None
-            if not isinstance(doc, dict) or not isinstance(doc.get("text"), str):
-                raise DataError(f"{path}:{n}: expected an object with a 'text' string")
-            docs.append(doc)
+    """A source's JSONL documents (components.io's reader: one error naming the file and line), text a string."""
+    docs = read_jsonl(path, required=("text",))
+    for n, doc in enumerate(docs, 1):
+        if not isinstance(doc["text"], str):
+            raise DataError(f"{path}: document {n}: 'text' is not a string")
     return docs
 
 
