@@ -20,7 +20,7 @@ from components.models.causal_lm import load_causal_lm
 from components.training.threads import set_threads
 from flows.implicit_planning.params import Params
 from flows.implicit_planning.spec import DATA, REAL
-from flows.implicit_planning.steer import lines_of
+from flows.implicit_planning.steer import layer_rows, lines_of
 from flows.runtime.stages import StageContext
 
 
@@ -73,18 +73,7 @@ def run(ctx: StageContext[Params]) -> dict:
             )
             if chosen is None:  # the logit metric is deterministic: chosen once per pair
                 chosen = res.layer
-                layers += [
-                    {
-                        "model": "smollm2",
-                        "rf1": rf1,
-                        "rf2": rf2,
-                        "layer": k,
-                        "score": v,
-                        "chosen": int(k == res.layer),
-                        "norm": res.norm,
-                    }
-                    for k, v in res.layer_scores.items()
-                ]
+                layers += layer_rows("smollm2", res, rf1, rf2)
             rows += [{"model": "smollm2", **r} for r in res.rows]
     timing["couplets_s"] = time.time() - t0
     t0 = time.time()

@@ -21,6 +21,24 @@ def lines_of(rows: list[dict], family: str, split: str) -> list[str]:
     return [r["line"] for r in rows if r["family"] == family and r["split"] == split]
 
 
+def layer_rows(model: str, res, rf1: str, rf2: str, **extra) -> list[dict]:
+    """One row per swept layer of a steering run (``run_pair``'s result): its logit-metric score, whether it
+    was chosen, the vector's norm; ``extra`` (the seed) follows the model name."""
+    return [
+        {
+            "model": model,
+            **extra,
+            "rf1": rf1,
+            "rf2": rf2,
+            "layer": k,
+            "score": v,
+            "chosen": int(k == res.layer),
+            "norm": res.norm,
+        }
+        for k, v in res.layer_scores.items()
+    ]
+
+
 def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     c, s = p.control, p.steer
@@ -53,19 +71,7 @@ def run(ctx: StageContext[Params]) -> dict:
                     kl_threshold=s.kl_threshold,
                 )
                 rows += [{"model": f"control-{language}", **r} for r in res.rows]
-                layers += [
-                    {
-                        "model": f"control-{language}",
-                        "seed": seed,
-                        "rf1": rf1,
-                        "rf2": rf2,
-                        "layer": k,
-                        "score": v,
-                        "chosen": int(k == res.layer),
-                        "norm": res.norm,
-                    }
-                    for k, v in res.layer_scores.items()
-                ]
+                layers += layer_rows(f"control-{language}", res, rf1, rf2, seed=seed)
     out = ctx.output_dir(STEER)
     write_jsonl(out / "generations.jsonl", rows)
     write_jsonl(out / "layers.jsonl", layers)
