@@ -219,16 +219,29 @@ def run_cmd(
     no_track: Annotated[bool, typer.Option("--no-track", help="Do not log to MLflow")] = False,
     runner: RunnerOpt = None,
     wait: WaitOpt = False,
+    replace_default: Annotated[
+        bool,
+        typer.Option(
+            "--replace-default",
+            help="With --set: write the report over the default one in reports/<paper>/ (and accept the run) "
+            "instead of reports/<paper>/variants/<overrides>/",
+        ),
+    ] = False,
 ) -> None:
-    """Run a paper's pipeline end to end as one Prefect flow run; report in reports/<paper>/."""
+    """Run a paper's pipeline end to end as one Prefect flow run; report in reports/<paper>/ (a run with --set:
+    in reports/<paper>/variants/<overrides>/)."""
     from flows.cli_views import check_stages, find_paper
+    from flows.runtime.variants import report_rel, run_variant
 
     paths = apply_env_defaults(writing=True)
     spec = find_paper(paper)
     check_stages(spec, stage)
     _setup_logging()
     _use_runner(runner)  # a bad --runner fails before anything, even when nothing is to do
-    if not force and _nothing_to_do(paths, spec.slug, profile=profile, overrides=set_ or (), stages=stage):
+    variant = run_variant(spec.slug, set_ or (), replace_default=replace_default)
+    if not force and _nothing_to_do(
+        paths, spec.slug, profile=profile, overrides=set_ or (), stages=stage, variant=variant
+    ):
         return
     typer.echo(f"{spec.slug}: stages to run; checking inputs and params ...", err=True)
     from flows.doctor import preflight
@@ -249,22 +262,24 @@ def run_cmd(
             force=force,
             track=not no_track,
             wait=wait,
+            variant=variant,
         )
     _write_index(paths)
     for name, summary in results.items():
         state = "skipped (up to date)" if summary.get("skipped") else f"done in {summary.get('seconds', 0):.1f} s"
         typer.echo(f"{name}: {state}")
     _record_in_dvc_lock(paths, results, profile=profile, overrides=set_ or ())
-    _print_claims(paths, spec.slug, results)
-    typer.echo(f"report: {paths.report(spec.slug)}/report.html")
+    _print_claims(paths, spec.slug, results, variant)
+    typer.echo(f"report: {paths.root / report_rel(spec.slug, variant)}/report.html")
 
 
-def _nothing_to_do(paths, slug: str, *, profile: str | None, overrides, stages) -> bool:
+def _nothing_to_do(paths, slug: str, *, profile: str | None, overrides, stages, variant: str | None = None) -> bool:
     """Every planned stage up to date: say so, print the last claims and return True, having imported neither
     Prefect, MLflow nor torch (``flows.runtime.noop``); False when there is work."""
     from flows.runtime import dvc_lock, noop, pipeline
+    from flows.runtime.variants import report_rel
 
-    order = noop.up_to_date(slug, paths, profile=profile, overrides=overrides, stages=stages)
+    order = noop.up_to_date(slug, paths, profile=profile, overrides=overrides, stages=stages, variant=variant)
     if order is None:
         return False
     typer.echo(f"{slug}: nothing to do, every stage is up to date (--force reruns them)", err=True)
@@ -274,8 +289,8 @@ def _nothing_to_do(paths, slug: str, *, profile: str | None, overrides, stages) 
     why = dvc_lock.why_not(paths, profile=profile, file_profile=pipeline.file_profile(paths), overrides=overrides)
     if why is None and noop.lock_needs_record(paths, order):
         _record_in_dvc_lock(paths, results, profile=profile, overrides=overrides)
-    _print_claims(paths, slug, results)
-    typer.echo(f"report: {paths.report(slug)}/report.html")
+    _print_claims(paths, slug, results, variant)
+    typer.echo(f"report: {paths.root / report_rel(slug, variant)}/report.html")
     return True
 
 
@@ -308,15 +323,16 @@ def _starting(server, *, track: bool) -> None:
     typer.echo(f"{prefect}" + (" and opening the MLflow store" if track else "") + " ...", err=True)
 
 
-def _print_claims(paths, slug: str, results: dict) -> None:
-    """The claims the run's report stage wrote (read from reports/<slug>/claims.json)."""
+def _print_claims(paths, slug: str, results: dict, variant: str | None = None) -> None:
+    """The claims the run's report stage wrote (read from reports/<slug>/claims.json, or its variant's)."""
     if f"{slug}:report" not in results:
         return
     from flows.cli_views import claims_table, last_claims
+    from flows.runtime.variants import report_rel
 
-    doc = last_claims(paths, slug)
+    doc = last_claims(paths, slug, variant)
     if doc and doc.get("claims"):
-        typer.echo(f"claims ({doc.get('profile')} profile, {paths.report(slug)}/claims.json):")
+        typer.echo(f"claims ({doc.get('profile')} profile, {paths.root / report_rel(slug, variant)}/claims.json):")
         typer.echo(claims_table(doc))
 
 

@@ -42,13 +42,21 @@ def paperline_run(
     """
     from flows.runtime import pipeline, runners
     from flows.runtime.settings import apply_env_defaults
+    from flows.runtime.variants import run_variant
 
     paths = apply_env_defaults(Path(root) if root else None)
     if runner:
         runners.parse(runner)
         os.environ[runners.ENV] = runner
     return pipeline.run(
-        paper, paths, profile=profile, overrides=overrides or (), stages=stages or None, wait=wait, verdicts=verdicts
+        paper,
+        paths,
+        profile=profile,
+        overrides=overrides or (),
+        stages=stages or None,
+        wait=wait,
+        verdicts=verdicts,
+        variant=run_variant(paper, overrides or (), replace_default=False),
     )
 
 

@@ -64,18 +64,29 @@ def accept_verdicts(client, paper: str, verdicts: dict[str, str], run_id: str) -
     client.set_registered_model_tag(paper, "accepted.run_id", run_id)
 
 
-def settle(tracker, slug: str, results: dict[str, Any], profile: str, claims_json: Path | None, mode: str) -> None:
+def settle(
+    tracker,
+    slug: str,
+    results: dict[str, Any],
+    profile: str,
+    claims_json: Path | None,
+    mode: str,
+    *,
+    variant: str | None = None,
+) -> None:
     """After every stage passed: compare the verdicts with the accepted ones, then accept the run (champions and
-    verdicts), unless it is a smoke run, or ``mode`` is ``compare`` and a verdict changed (VerdictChanged)."""
+    verdicts), unless it is a smoke run or a variant (a run with overrides, ``flows.runtime.variants``), or
+    ``mode`` is ``compare`` and a verdict changed (VerdictChanged)."""
     from flows.runtime.tracking import register_champion
 
     if tracker is None:
         return
     candidates = {key.split(":")[0]: s["champion"] for key, s in results.items() if isinstance(s.get("champion"), dict)}
-    if profile == "smoke":  # the candidate stays on record (artifact champion/<model>.json) for whoever promotes it
+    why_not = "smoke profile" if profile == "smoke" else f"variant {variant}" if variant else None
+    if why_not:  # the candidate stays on record (artifact champion/<model>.json) for whoever promotes it
         for model, champion in candidates.items():
-            log.info("%s: @champion not moved (smoke profile)", model)
-            tracker.set_tag(f"champion.{model}", "not moved: smoke profile")
+            log.info("%s: @champion not moved (%s)", model, why_not)
+            tracker.set_tag(f"champion.{model}", f"not moved: {why_not}")
             tracker.log_json(champion, f"champion/{model}.json")
         return
     verdicts = verdicts_of(claims_json) if claims_json is not None and claims_json.is_file() else None

@@ -24,11 +24,18 @@ from flows.runtime.settings import Paths
 
 
 def up_to_date(
-    slug: str, paths: Paths, *, profile: str | None, overrides: Sequence[str], stages: Sequence[str] | None
+    slug: str,
+    paths: Paths,
+    *,
+    profile: str | None,
+    overrides: Sequence[str],
+    stages: Sequence[str] | None,
+    variant: str | None = None,
 ) -> list[tuple[str, str]] | None:
     """The planned (owner, stage) pairs when every one of them is up to date, else None (there is work).
 
-    Params are resolved and validated as the run would (a bad value raises its ``ParamsError`` here).
+    Params are resolved and validated as the run would (a bad value raises its ``ParamsError`` here); ``variant``
+    is the run's variant folder (``flows.runtime.variants``), whose outputs are the ones checked.
     """
     from flows.runtime import params as P
     from flows.runtime.lock import PaperLocked, hold
@@ -46,7 +53,8 @@ def up_to_date(
         with hold(paths, resolved, wait=False):
             for owner, name in order:
                 paper = get_paper(owner)
-                ctx = StageContext(paper, paper.stage(name), resolved[owner], profile, paths)
+                own = variant if owner == main else None
+                ctx = StageContext(paper, paper.stage(name), resolved[owner], profile, paths, variant=own)
                 if not all(_published(ctx, dep) for dep in ctx.stage.deps) or not is_fresh(ctx, fingerprint(ctx)):
                     return None
     except PaperLocked:

@@ -72,12 +72,15 @@ def run(
     track: bool = True,
     wait: bool = False,
     verdicts: str = "accept",
+    variant: str | None = None,
 ) -> dict[str, Any]:
     """Validate everything, take the paper lock(s), then run the planned stages in one Prefect flow run.
 
     Another writer of the same paper in this checkout makes this fail at once (or, with ``wait``, wait for it).
     ``verdicts``: ``accept`` (a run by hand) or ``compare`` (a scheduled rerun: a verdict that differs from the
-    accepted one fails the run and accepts nothing; ``flows.runtime.accepted``).
+    accepted one fails the run and accepts nothing; ``flows.runtime.accepted``). ``variant``: the report goes to
+    ``reports/<paper>/variants/<variant>/`` and the run accepts nothing (``flows.runtime.variants``; the CLI
+    names one for a run with ``--set``).
     """
     from flows.runtime.accepted import MODES
 
@@ -100,7 +103,15 @@ def run(
         prepare_temporary()
     with hold(paths, owners, wait=wait):
         return _run_flow(
-            get_paper(slug).slug, order, resolved, paths, profile, force=force, track=track, verdicts=verdicts
+            get_paper(slug).slug,
+            order,
+            resolved,
+            paths,
+            profile,
+            force=force,
+            track=track,
+            verdicts=verdicts,
+            variant=variant,
         )
 
 
@@ -119,7 +130,9 @@ def _quiet_prefect_user_errors() -> None:
             logger.addFilter(_QuietUserErrors())
 
 
-def _run_flow(slug, order, resolved, paths, profile, *, force, track, verdicts="accept") -> dict[str, Any]:
+def _run_flow(
+    slug, order, resolved, paths, profile, *, force, track, verdicts="accept", variant=None
+) -> dict[str, Any]:
     from concurrent.futures import ThreadPoolExecutor
 
     flow_name = slug if len(order) > 1 else dvc_stage_name(*order[0])
@@ -129,10 +142,18 @@ def _run_flow(slug, order, resolved, paths, profile, *, force, track, verdicts="
 
     # MLflow's import and store set-up take ~3 s; they overlap Prefect's start-up and the stage's work.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="mlflow-init") as pool:
-        tracker = pool.submit(_tracker, slug, flow_name, paths, profile, order, resolved) if track else None
+        tracker = pool.submit(_tracker, slug, flow_name, paths, profile, order, resolved, variant) if track else None
         try:
             return _prefect_flow(
-                flow_name, order, resolved, paths, profile, force=force, tracker=tracker, settle=(slug, verdicts)
+                flow_name,
+                order,
+                resolved,
+                paths,
+                profile,
+                force=force,
+                tracker=tracker,
+                settle=(slug, verdicts),
+                variant=variant,
             )
         except BaseException as exc:
             _fail_unfinished(tracker, exc)
@@ -162,7 +183,9 @@ def _fail(tracker, exc: BaseException) -> None:
         log.warning("could not mark MLflow run %s FAILED", tracker.run_id, exc_info=True)
 
 
-def _prefect_flow(flow_name, order, resolved, paths, profile, *, force, tracker, settle=None) -> dict[str, Any]:
+def _prefect_flow(
+    flow_name, order, resolved, paths, profile, *, force, tracker, settle=None, variant=None
+) -> dict[str, Any]:
     from prefect import flow
 
     from flows.runtime.stages import StageContext
@@ -181,7 +204,8 @@ def _prefect_flow(flow_name, order, resolved, paths, profile, *, force, tracker,
         try:
             for owner, name in order:
                 paper = get_paper(owner)
-                ctx = StageContext(paper, paper.stage(name), resolved[owner], profile, paths, tracker)
+                own = variant if settle is None or owner == settle[0] else None  # shared stages have no variant
+                ctx = StageContext(paper, paper.stage(name), resolved[owner], profile, paths, tracker, variant=own)
                 t0 = time.perf_counter()
                 if len(order) == 1:  # one stage (what DVC runs): no nested subflow, one flow run per process
                     summary = _stage_body(ctx, force)
@@ -191,7 +215,7 @@ def _prefect_flow(flow_name, order, resolved, paths, profile, *, force, tracker,
                 results[f"{owner}:{name}"] = summary
                 _log_stage(ctx.tracker, owner, name, summary, single=len(order) == 1)
                 _log_report(ctx)
-            _settle(holder[0], results, profile, order, paths, settle)
+            _settle(holder[0], results, profile, order, paths, settle, variant)
         except BaseException as exc:
             _fail(tracker, exc)
             raise
@@ -218,21 +242,22 @@ def _log_report(ctx) -> None:
     outputs = (*ctx.stage.outs, *ctx.stage.metrics)
     if ctx.tracker is None or not any(rel.endswith("/claims.json") for rel in outputs):
         return
-    ctx.tracker.log_report([ctx.paths.root / rel for rel in outputs])
+    ctx.tracker.log_report([ctx.paths.root / ctx.target(rel) for rel in outputs])
 
 
-def _settle(tracker, results: dict[str, Any], profile: str, order, paths, settle) -> None:
+def _settle(tracker, results: dict[str, Any], profile: str, order, paths, settle, variant=None) -> None:
     """Every stage passed (checks included): accept the run (champions, verdicts) as ``flows.runtime.accepted`` says.
 
     The verdicts count only when this run covered every stage of the paper (a `--stage report` rerun on
-    someone else's outputs is not a reproduction to accept).
+    someone else's outputs is not a reproduction to accept); a variant run accepts nothing.
     """
     from flows.runtime.accepted import settle as accept
 
     slug, mode = settle or (order[-1][0], "accept")
     ran = {name for owner, name in order if owner == slug}
     whole = ran == {st.name for st in get_paper(slug).stages}
-    accept(tracker, slug, results, profile, paths.report(slug) / "claims.json" if whole else None, mode)
+    claims = paths.report(slug) / "claims.json" if whole else None
+    accept(tracker, slug, results, profile, claims, mode, variant=variant)
 
 
 def _stage_body(ctx, force):
@@ -251,7 +276,7 @@ def _numbers(summary: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _tracker(slug, run_name, paths, profile, order, resolved):
+def _tracker(slug, run_name, paths, profile, order, resolved, variant=None):
     from flows.runtime.gitinfo import git_state
     from flows.runtime.tracking import Tracker
 
@@ -259,6 +284,8 @@ def _tracker(slug, run_name, paths, profile, order, resolved):
     if os.environ.get("DVC_STAGE"):
         tags["dvc_stage"] = os.environ["DVC_STAGE"]
     tags["stages"] = ",".join(dvc_stage_name(o, s) for o, s in order)
+    if variant:
+        tags["variant"] = variant
     experiment = slug if slug != SHARED else "shared"
     tracker = Tracker(experiment, run_name, tags)
     tracker.log_config(_config(slug, resolved))

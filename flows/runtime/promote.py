@@ -5,7 +5,8 @@ A smoke run only keeps its candidates on record: the tag ``champion.<model> = no
 artifact ``champion/<model>.json``. Promoting registers those candidates through the same call a passing run makes
 (``flows.runtime.tracking.register_champion``: a new model version, ``@champion``, the accepted metric values) and
 accepts the run's verdicts (``flows.runtime.accepted.accept_verdicts``), so the recurring evaluation has a
-champion to re-evaluate.
+champion to re-evaluate. A variant run (one with overrides, ``flows.runtime.variants``) keeps its candidates the
+same way (``not moved: variant <name>``); it is promoted only when named (``--run-id``), never as the latest run.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from components.errors import PaperlineError
 
 NOT_MOVED = "not moved: smoke profile"
+NOT_MOVED_ANY = "not moved: "  # a smoke run's or a variant's
 
 
 class _OnRun:
@@ -34,7 +36,7 @@ def candidate_run(client, paper: str, run_id: str | None = None):
     """The latest finished parent run of ``paper`` with champion candidates on record (or run ``run_id``)."""
     if run_id:
         run = client.get_run(run_id)
-        if not _candidates(run):
+        if not _candidates(run, named=True):
             raise PaperlineError(f"run {run_id}: no champion candidate on record (tag champion.<model>: {NOT_MOVED})")
         return run
     exp = client.get_experiment_by_name(paper)
@@ -52,8 +54,13 @@ def candidate_run(client, paper: str, run_id: str | None = None):
     )
 
 
-def _candidates(run) -> list[str]:
-    return sorted(k.split(".", 1)[1] for k, v in run.data.tags.items() if k.startswith("champion.") and v == NOT_MOVED)
+def _candidates(run, *, named: bool = False) -> list[str]:
+    """The models of ``run`` whose candidate is on record: a smoke run's; a variant's too when the run is ``named``."""
+    return sorted(
+        k.split(".", 1)[1]
+        for k, v in run.data.tags.items()
+        if k.startswith("champion.") and (v == NOT_MOVED or (named and v.startswith(NOT_MOVED_ANY)))
+    )
 
 
 def promote(paper: str, run_id: str | None = None) -> dict[str, str]:
@@ -69,7 +76,7 @@ def promote(paper: str, run_id: str | None = None) -> dict[str, str]:
     rid = run.info.run_id
     versions = {}
     with tempfile.TemporaryDirectory(prefix="paperline-promote-") as tmp:
-        for model in _candidates(run):
+        for model in _candidates(run, named=bool(run_id)):
             local = client.download_artifacts(rid, f"champion/{model}.json", tmp)
             candidate = json.loads(Path(local).read_text())
             versions[model] = register_champion(_OnRun(client, rid), model, candidate)

@@ -27,6 +27,7 @@ from components.reporting import Section, write_paper_report
 from flows.runtime import publish as pub
 from flows.runtime.gitinfo import git_state
 from flows.runtime.stages import StageContext
+from flows.runtime.variants import NOT_RESULTS, report_rel
 
 
 def params_hash(params: Any) -> str:
@@ -53,8 +54,6 @@ def provenance(ctx: StageContext) -> dict[str, Any]:
     }
 
 
-# Params that change how a run executes, never what it computes: left out of a variant's list.
-NOT_RESULTS = ("resources.", "progress")
 MAX_VARIANT_KEYS = 20
 
 
@@ -157,11 +156,16 @@ def finish_report(
         claims_doc=doc,
         metrics={**metrics, "claims": verdicts, CLAIM_NUMBERS: claim_numbers(doc["claims"])},
         sections=sections,
-        readme_link=f"../../flows/{ctx.paper.module_name}/README.md",
+        readme_link=_up(ctx) + f"flows/{ctx.paper.module_name}/README.md",
     )
     for name, (rows, columns) in plots.items():
         write_plot_csv(ctx, declared_plots[name], rows, columns)
     return {"claims": verdicts}
+
+
+def _up(ctx: StageContext) -> str:
+    """``../`` from the report's folder (``reports/<paper>/`` or a variant's) back to the checkout."""
+    return "../" * len(Path(report_rel(ctx.slug, ctx.variant)).parts)
 
 
 def power_section(

@@ -34,6 +34,7 @@ from flows.runtime import publish as pub
 from flows.runtime.paths import allowed_roots, inside
 from flows.runtime.settings import Paths
 from flows.runtime.tracking import Tensor
+from flows.runtime.variants import route
 
 log = logging.getLogger("paperline")
 
@@ -56,6 +57,7 @@ class StageContext(Generic[P]):
     paths: Paths
     tracker_handle: Any = None  # a Tracker, a Future of one (set up in the background), or None (no tracking)
     staged: dict[str, Path] = field(default_factory=dict)
+    variant: str | None = None  # a run with overrides: its reports/<paper>/ outputs go to variants/<variant>/
 
     @property
     def tracker(self) -> Any:
@@ -101,15 +103,21 @@ class StageContext(Generic[P]):
         pub.check_published(self.paths, rel, exclude=(self.paper.slug, self.stage.name))
         return path
 
+    def target(self, rel: str) -> str:
+        """Where the declared output ``rel`` is published: ``rel``, or its variant folder's path
+        (``flows.runtime.variants``)."""
+        return route(self.paper.slug, self.variant, rel)
+
     def output(self, rel: str) -> Path:
         """The staging path to write the declared output ``rel`` to (renamed into place on success)."""
         if rel not in declared_outputs(self.stage):
             raise PaperlineError(f"{self.paper.slug}:{self.stage.name} writes {rel!r}, which is not a declared output")
-        if rel not in self.staged:
-            target = inside(self.paths.root / rel, allowed_roots(self.paths.root), rel)
+        real = self.target(rel)
+        if real not in self.staged:
+            target = inside(self.paths.root / real, allowed_roots(self.paths.root), real)
             target.parent.mkdir(parents=True, exist_ok=True)
-            self.staged[rel] = pub.unique_name(target)
-        return self.staged[rel]
+            self.staged[real] = pub.unique_name(target)
+        return self.staged[real]
 
     def output_dir(self, rel: str) -> Path:
         """The staging folder of the declared folder output ``rel``, created (renamed into place on success)."""
@@ -130,13 +138,14 @@ def publish(
 ) -> None:
     """Publish every staged output as one set and write the stage's marker (see ``flows.runtime.publish``)."""
     record = {"fingerprint": fp, "run_seconds": run_seconds, "cpu_seconds": cpu_seconds}
-    pub.publish_set(ctx.paths, ctx.paper.slug, ctx.stage.name, ctx.staged, record, declared_outputs(ctx.stage))
+    outs = [ctx.target(rel) for rel in declared_outputs(ctx.stage)]
+    pub.publish_set(ctx.paths, ctx.paper.slug, ctx.stage.name, ctx.staged, record, outs)
     ctx.staged.clear()
 
 
-def clean_stale_staging(paths: Paths, stage: StageSpec) -> None:
+def clean_stale_staging(ctx: StageContext) -> None:
     """Remove staging leftovers of killed earlier runs of this stage (never a live process's)."""
-    pub.clean_stale_staging(paths, declared_outputs(stage))
+    pub.clean_stale_staging(ctx.paths, [ctx.target(rel) for rel in declared_outputs(ctx.stage)])
 
 
 def stage_params(stage: StageSpec, owner: str, profile: str, params: BaseModel) -> dict[str, Any]:
@@ -160,6 +169,8 @@ def fingerprint(ctx: StageContext) -> str:
         h.update(f"{dep}:{path_md5(path) if path.exists() else 'missing'}\n".encode())
     values = stage_params(ctx.stage, ctx.paper.slug, ctx.profile, ctx.params)
     h.update(json.dumps(values, sort_keys=True).encode())
+    if any(ctx.target(rel) != rel for rel in declared_outputs(ctx.stage)):  # its outputs go elsewhere: not the same run
+        h.update(f"variant:{ctx.variant}\n".encode())
     return h.hexdigest()
 
 
@@ -205,7 +216,7 @@ def execute(ctx: StageContext, *, force: bool = False) -> dict[str, Any]:
     if not force and is_fresh(ctx, fp):
         log.info("%s:%s is up to date (skipped)", ctx.paper.slug, ctx.stage.name)
         return {"skipped": True}
-    clean_stale_staging(ctx.paths, ctx.stage)
+    clean_stale_staging(ctx)
     log.info("%s:%s running", ctx.paper.slug, ctx.stage.name)
     point = f"{ctx.paper.slug}:{ctx.stage.name}"
     t0, c0 = time.perf_counter(), cpu_time()  # the stage's own imports count as its work, not as orchestration
