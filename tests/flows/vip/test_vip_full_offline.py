@@ -62,6 +62,7 @@ def test_full_profile_runs_offline_on_a_local_causal_lm_and_dapo_rows(project, t
         "--profile",
         "full",
         *_sets(f"data.local_file={rows}", f"model.hf_model={model}", *SMALL),
+        "--replace-default",  # the full profile's own report, not a variant's (flows/runtime/variants.py)
         cwd=project,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
