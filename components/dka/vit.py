@@ -179,7 +179,7 @@ def pretrain(
     yt = torch.as_tensor(y, dtype=torch.long)
     model.train()
     losses = []
-    for _ in tqdm(range(steps), desc="dka pretrain", disable=not progress):
+    for _ in tqdm(range(steps), desc="dka pretrain", disable=None if progress else True):
         idx = rng.integers(0, len(x), batch)
         loss = F.cross_entropy(model(upsample(x[idx], model.config.img_size)), yt[idx])
         opt.zero_grad(set_to_none=True)

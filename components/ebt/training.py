@@ -141,7 +141,7 @@ def train_ebt(
     t0 = time.perf_counter()
     model.train()
     try:
-        for s in tqdm(range(steps), desc="ebt", unit="step", disable=not progress, leave=False):
+        for s in tqdm(range(steps), desc="ebt", unit="step", disable=None if progress else True, leave=False):
             lr = wsd_lr(s, peak_lr=peak_lr, warmup_steps=warmup, decay_start=steps - cooldown, decay_steps=cooldown)
             for g in opt.param_groups:
                 g["lr"] = lr * g["mult"]

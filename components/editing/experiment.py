@@ -112,7 +112,7 @@ def run_grid(
     rows = [{"m": max(ms), "method": "unedited", **evaluate(model, encode, decode, requests[: max(ms)], cfg)}]
     plan = [(m, meth) for m in ms for meth in methods]
     n_small = max(1, min(small_batches, len(requests) // min(ms)))
-    for m, meth in tqdm(plan, disable=not progress, desc="edit runs", unit="run"):
+    for m, meth in tqdm(plan, disable=None if progress else True, desc="edit runs", unit="run"):
         edit = apply_edit(model, site, meth, **_subset(targets, m), stats=stats, **method_kw)
         try:
             row = {"m": m, "method": meth, **evaluate(model, encode, decode, requests[:m], cfg), "info": edit.info}

@@ -186,7 +186,9 @@ def compute_targets(
     model.eval()
     keys, res, nll = [], [], []
     try:
-        for i in tqdm(range(0, len(requests), chunk), disable=not progress, desc="target values", unit="chunk"):
+        for i in tqdm(
+            range(0, len(requests), chunk), disable=None if progress else True, desc="target values", unit="chunk"
+        ):
             k, d, n = _optimise_chunk(
                 model,
                 site,

@@ -52,7 +52,7 @@ def train_fact_lm(
     n_fact = max(1, round(batch_size * fact_frac))
     warm = max(1, int(warmup_frac * steps)) if steps > 1 else 0
     t0, losses = time.perf_counter(), []
-    for step in tqdm(range(steps), disable=not progress, desc="train LM", unit="step"):
+    for step in tqdm(range(steps), disable=None if progress else True, desc="train LM", unit="step"):
         x, y = sample_batch(fact_tokens, step=step, seed=seed, batch_size=n_fact, seq_len=seq_len)
         if n_fact < batch_size:
             xf, yf = sample_batch(

@@ -105,7 +105,7 @@ def collect(
     """``n_episodes`` episodes, episode i from ``make_policy(i)`` and reset seed ``seed + i``."""
     eps = [
         rollout(env, make_policy(i), seed + i)
-        for i in tqdm(range(n_episodes), disable=not progress, desc="episodes", leave=False)
+        for i in tqdm(range(n_episodes), disable=None if progress else True, desc="episodes", leave=False)
     ]
     return from_episodes(eps)
 

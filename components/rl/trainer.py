@@ -114,7 +114,7 @@ def train_agent(
     history: list[dict] = []
     schedulers = agent.schedulers(steps)
     agent.train()
-    for step in tqdm(range(1, steps + 1), disable=not progress, desc=type(agent).__name__, leave=False):
+    for step in tqdm(range(1, steps + 1), disable=None if progress else True, desc=type(agent).__name__, leave=False):
         idx = torch.randint(0, data.n, (batch_size,), generator=gen)
         out = agent.update(data.batch(idx))
         for sched in schedulers:

@@ -136,7 +136,7 @@ def minimize_batch(
     keep = np.isfinite(f_out) & ~converged
     rows, x, f, g = np.flatnonzero(keep), x_out[keep], f_out[keep], g[keep]
     mem = _Memory.empty(rows.size, memory, p)
-    bar = tqdm(total=max_iter, disable=not progress, desc="batched L-BFGS", leave=False)
+    bar = tqdm(total=max_iter, disable=None if progress else True, desc="batched L-BFGS", leave=False)
     for it in range(max_iter):
         if rows.size == 0:
             break

@@ -44,7 +44,7 @@ def fit_chinchilla_reference(
     starts = check_grid(grid)
     args = (np.log(n), np.log(d), np.log(loss), huber_delta)
     best_x, best_f = None, np.inf
-    for x0 in tqdm(starts, disable=not progress, desc="reference L-BFGS-B", leave=False):
+    for x0 in tqdm(starts, disable=None if progress else True, desc="reference L-BFGS-B", leave=False):
         res = minimize(huber_objective, x0, args=args, method="L-BFGS-B")
         if res.success and res.fun < best_f:
             best_x, best_f = res.x, float(res.fun)

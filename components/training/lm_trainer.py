@@ -284,7 +284,7 @@ def _run(
     history, points = _History(log_every, tokens_per_step), []
     total = branches[-1].fork_step + sum(br.steps - br.fork_step for br in branches)
     desc = progress if isinstance(progress, str) else "train"  # a label names the model (one of a grid's)
-    bar = tqdm(total=total, disable=not progress, desc=desc, unit="step")
+    bar = tqdm(total=total, disable=None if progress else True, desc=desc, unit="step")
 
     def step_on(m, o, s, lr):
         loss = train_step(m, o, *sample_batch(train_tokens, step=s, **batch_kw), lr=lr, grad_clip=grad_clip)

@@ -116,7 +116,7 @@ def train_lm(
     stream = batch_stream(items, batch_size, pad=0, seed=seed)
     model.train()
     losses = []
-    for s in tqdm(range(steps), desc="train-lm", disable=not progress):
+    for s in tqdm(range(steps), desc="train-lm", disable=None if progress else True):
         x, y = next(stream)
         lr_s = cosine_lr(s, peak_lr=lr, warmup_steps=min(warmup, steps // 5), total_steps=steps)
         losses.append(train_step(model, opt, x, y, lr=lr_s, grad_clip=1.0))

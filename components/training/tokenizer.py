@@ -102,7 +102,7 @@ def encode_docs(
     dtype = token_dtype(tokenizer.get_vocab_size())
     end = [eos_id(tokenizer)] if eos else []
     parts: list[np.ndarray] = []
-    for chunk in tqdm(_chunks(texts, chunk_size), disable=not progress, desc="encode", unit="chunk"):
+    for chunk in tqdm(_chunks(texts, chunk_size), disable=None if progress else True, desc="encode", unit="chunk"):
         for enc in tokenizer.encode_batch(chunk, add_special_tokens=False):
             parts.append(np.asarray(enc.ids + end, dtype=dtype))
     return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)

@@ -28,7 +28,7 @@ def run_steps(
     check_cycle(budget.total, cost, name)
     timer, history, stopped = Timer(), [], False
     model.train()
-    with tqdm(total=budget.total, desc=name, unit="eval", disable=not progress) as bar:
+    with tqdm(total=budget.total, desc=name, unit="eval", disable=None if progress else True) as bar:
         while budget.remaining >= cost:
             forget, retain = next(batches)
             row = step(forget, retain)

@@ -131,7 +131,10 @@ def unlearn(
     opt_in = None if cfg.inner_on_copy else make_optimizer(trainable(model), cfg.optimizer, cfg.lr_inner)
     rho, k = cfg.rho0, 0
     model.train()
-    with second_order_attention(), tqdm(total=budget, desc="ofmu", unit="eval", disable=not progress) as bar:
+    with (
+        second_order_attention(),
+        tqdm(total=budget, desc="ofmu", unit="eval", disable=None if progress else True) as bar,
+    ):
         while b.remaining >= cost:
             target = copy.deepcopy(model) if cfg.inner_on_copy else model
             opt = make_optimizer(trainable(target), cfg.optimizer, cfg.lr_inner) if cfg.inner_on_copy else opt_in

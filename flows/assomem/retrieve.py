@@ -208,7 +208,7 @@ def run(ctx: StageContext[Params]) -> dict:
     for unit in load_units(mem_dir):
         groups.setdefault(fit_group(unit), []).append(unit)
     rows, infos = [], {}
-    for name, units in tqdm(groups.items(), desc="assomem retrieve", disable=not p.progress):
+    for name, units in tqdm(groups.items(), desc="assomem retrieve", disable=None if p.progress else True):
         ranked, unit_infos, group_info = rank_group(p, units, load)
         infos.update(unit_infos)
         _track(ctx, name, units[0], group_info)

@@ -237,7 +237,7 @@ def run_grid(
     cached = 0
     point = f"grid-job:{ctx.paper.slug}:{ctx.stage.name}"
     states = runners.fan_out(task, calls, _runner(workers))
-    for n, (call, state) in enumerate(tqdm(states, total=len(calls), desc=desc, disable=not progress), 1):
+    for n, (call, state) in enumerate(tqdm(states, total=len(calls), desc=desc, disable=None if progress else True), 1):
         if state.name == "Cached" and call["job_dir"] and not (Path(call["job_dir"]) / DONE).is_file():
             state = task.with_options(refresh_cache=True)(**call, return_state=True)  # its folder is gone
         cached += state.name == "Cached"

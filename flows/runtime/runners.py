@@ -258,12 +258,12 @@ def map_items(
     spec = configured("local" if workers <= 1 else f"process:{workers}")
     items = list(items)
     if spec.kind == "local":
-        return [fn(x) for x in tqdm(items, desc=desc, disable=not progress)]
+        return [fn(x) for x in tqdm(items, desc=desc, disable=None if progress else True)]
     from prefect import task
 
     t = task(_apply, name=f"map-{desc}", cache_policy=None, persist_result=False, retries=0)
     calls = [{"fn": fn, "items": items[i : i + chunk]} for i in range(0, len(items), max(1, chunk))]
     out: list = []
-    for _call, state in tqdm(fan_out(t, calls, spec), total=len(calls), desc=desc, disable=not progress):
+    for _call, state in tqdm(fan_out(t, calls, spec), total=len(calls), desc=desc, disable=None if progress else True):
         out.extend(state.result())  # raises the task's exception
     return out

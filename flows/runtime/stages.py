@@ -30,6 +30,7 @@ from components.errors import PaperlineError
 from components.faults import crash_point
 from components.io import path_md5
 from flows.registry import PaperSpec, StageSpec
+from flows.runtime import progress
 from flows.runtime import publish as pub
 from flows.runtime.paths import allowed_roots, inside
 from flows.runtime.settings import Paths
@@ -217,16 +218,18 @@ def execute(ctx: StageContext, *, force: bool = False) -> dict[str, Any]:
         log.info("%s:%s is up to date (skipped)", ctx.paper.slug, ctx.stage.name)
         return {"skipped": True}
     clean_stale_staging(ctx)
-    log.info("%s:%s running", ctx.paper.slug, ctx.stage.name)
     point = f"{ctx.paper.slug}:{ctx.stage.name}"
+    expected = progress.expected_seconds(ctx.paths, ctx.paper.slug, ctx.stage.name, ctx.profile)
+    log.info("%s running%s", point, progress.usual(expected))
     t0, c0 = time.perf_counter(), cpu_time()  # the stage's own imports count as its work, not as orchestration
     module = importlib.import_module(ctx.stage.module)
     from components.evaluation.planted import planning  # loads numpy and scipy: only when a stage runs
 
     try:
         crash_point(f"stage-start:{point}")
-        with planning(_power_plan(ctx)):  # every claim decided in the stage gets its power check
-            summary = module.run(ctx) or {}
+        shown = bool(getattr(ctx.params, "progress", True))
+        with progress.StageClock(point, expected, enabled=shown), planning(_power_plan(ctx)):
+            summary = module.run(ctx) or {}  # every claim decided in the stage gets its power check (planning)
         run_seconds, cpu_seconds = round(time.perf_counter() - t0, 3), round(cpu_time() - c0, 3)
         crash_point(f"stage-end:{point}")
         pause_point(f"stage-end:{point}")
@@ -236,5 +239,6 @@ def execute(ctx: StageContext, *, force: bool = False) -> dict[str, Any]:
         ctx.staged.clear()
         raise
     publish(ctx, fp, run_seconds, cpu_seconds)
+    progress.record(ctx.paths, ctx.paper.slug, ctx.stage.name, ctx.profile, run_seconds)
     crash_point(f"between:{point}")
     return {"skipped": False, "fingerprint": fp, "run_seconds": run_seconds, **summary}

@@ -133,14 +133,14 @@ def build_pool(
     paths = {name: Path(p) for name, p in source_files.items()}
     scans = {
         name: _scan(name, path, holdout.get(name, 0.0))
-        for name, path in tqdm(paths.items(), desc="pool: scan", disable=not progress)
+        for name, path in tqdm(paths.items(), desc="pool: scan", disable=None if progress else True)
     }
     available = {name: sum(s[0][i] for i in s[1]) for name, s in scans.items()}
     w = dict(weights) if weights is not None else dict(available)
     alloc = allocate(budget_bytes, available, {n: w.get(n, 0.0) for n in paths})
     train: list[dict] = []
     heldout: dict[str, list[dict]] = {name: [] for name in holdout}
-    for name, path in tqdm(paths.items(), desc="pool: read", disable=not progress):
+    for name, path in tqdm(paths.items(), desc="pool: read", disable=None if progress else True):
         sizes, candidates, held = scans[name]
         chosen = _select(name, sizes, candidates, alloc[name], seed)
         held_set = set(held)

@@ -218,7 +218,7 @@ def extract_to_jsonl(
     extracted once.
     """
     docs = extract(name, sources_dir=sources_dir)
-    bar = tqdm(docs, desc=f"extract {name}", unit="doc", disable=not progress)
+    bar = tqdm(docs, desc=f"extract {name}", unit="doc", disable=None if progress else True)
     n = write_jsonl(out_path, bar)
     log.info("extracted %d documents from %s", n, name)  # out_path is often a staging file renamed later
     return n

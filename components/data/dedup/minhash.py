@@ -161,7 +161,7 @@ def _datasketch_pairs(texts: Sequence[str], params: dict, progress: bool) -> tup
     sketches: dict[int, MinHash] = {}
     pairs: list[tuple[int, int]] = []
     n_candidates = 0
-    for i, text in enumerate(tqdm(texts, desc="minhash (datasketch)", unit="doc", disable=not progress)):
+    for i, text in enumerate(tqdm(texts, desc="minhash (datasketch)", unit="doc", disable=None if progress else True)):
         shingles = shingle_strings(tokens(normalize_text(text), unit), k, unit)
         if not shingles:
             continue

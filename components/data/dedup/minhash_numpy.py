@@ -62,7 +62,7 @@ def signatures(
     a, b = permutations(num_perm, seed)
     sig = np.full((len(texts), num_perm), MAX_HASH, dtype=np.uint32)
     buf = np.empty((num_perm, BATCH_SHINGLES), dtype=np.uint32)
-    with tqdm(total=len(texts), desc="minhash", unit="doc", disable=not progress) as bar:
+    with tqdm(total=len(texts), desc="minhash", unit="doc", disable=None if progress else True) as bar:
         for lo, hi in _batches(texts):
             hashes, counts = shingle_hashes(texts[lo:hi], shingle_size, shingle_unit)
             _apply(sig[lo:hi], hashes, counts, a, b, buf)

@@ -86,7 +86,7 @@ def apply_filters(
     kept: list[dict] = []
     dropped: list[dict] = []
     counts: Counter[str] = Counter()
-    for i, doc in enumerate(tqdm(docs, desc="filters", unit="doc", disable=not progress)):
+    for i, doc in enumerate(tqdm(docs, desc="filters", unit="doc", disable=None if progress else True)):
         text = original = doc_text(doc, text_field, i)
         reason = None
         for rule in rules:

@@ -152,7 +152,7 @@ def _llm_rewrites(
         len(missing),
     )
     batch = max(1, int(getattr(rewriter, "batch_size", 1)))
-    with tqdm(total=len(missing), desc=f"rewrite {style}", unit="doc", disable=not progress) as bar:
+    with tqdm(total=len(missing), desc=f"rewrite {style}", unit="doc", disable=None if progress else True) as bar:
         for start in range(0, len(missing), batch):
             chunk = missing[start : start + batch]
             texts = rewriter.rewrite([str(docs[i]["text"]) for i in chunk], style)
