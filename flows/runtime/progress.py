@@ -1,7 +1,7 @@
 """A progress line with an ETA for every running stage, from the stage's own earlier run times.
 
 A stage's work is the paper's code (training loops, grids, samplers), so the runner cannot count its steps; it
-can time it. Every completed stage adds its wall time to ``.paperline/state/timings/<paper>-<stage>-<profile>.json``
+can time it. Every completed stage adds its wall time to ``.paperline/timings/<paper>-<stage>-<profile>.json``
 (the last ``KEEP`` runs); while the stage runs again, a tqdm line on a terminal shows the time elapsed and, once
 there is history, the expected total (median of the recorded runs) and the time left. Grids inside a stage
 (``flows.runtime.grid``) add their own job bar below it. The line is off when stderr is not a terminal (logs,
@@ -86,10 +86,13 @@ class StageClock:
         if not self.enabled:
             return self
         from tqdm import tqdm
+        from tqdm.contrib.logging import logging_redirect_tqdm
 
         total = round(self.expected, 1) if self.expected else None
         fmt = "{desc}: {elapsed}" + (f" of ~{tqdm.format_interval(total)}{{postfix}}" if total else " elapsed")
         self._bar = tqdm(total=total, desc=self.name, file=self.stream, bar_format=fmt, leave=False, position=0)
+        self._logs = logging_redirect_tqdm()  # log lines print above the line instead of after it
+        self._logs.__enter__()
         self._draw(0.0)
         self._thread = threading.Thread(target=self._run, name=f"clock-{self.name}", daemon=True)
         self._thread.start()
@@ -113,6 +116,7 @@ class StageClock:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
+        self._logs.__exit__(None, None, None)
         self._bar.close()
 
 
