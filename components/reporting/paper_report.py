@@ -62,11 +62,17 @@ def banners(doc: Mapping[str, Any]) -> list[str]:
     """Warnings shown above the claims: the smoke banner, a variant's params (those that differ from the profile's
     preset), then the document's flags (e.g. degenerate fits)."""
     out = [SMOKE_BANNER] if doc.get("profile") == "smoke" else []
-    if changed := (doc.get("provenance") or {}).get("variant"):
+    provenance = doc.get("provenance") or {}
+    if changed := provenance.get("variant"):
         items = "; ".join(
             f"{k} = {_short(v.get('value'))} (preset {_short(v.get('preset'))})" for k, v in changed.items()
         )
         out.append(f"Variant: params that differ from the {doc.get('profile')} profile's preset: {items}")
+    if folder := provenance.get("variant_folder"):
+        out.append(
+            f"Variant run: written to {folder}/ beside the default report, which it left unchanged "
+            "(`paperline run --replace-default` writes over the default instead)"
+        )
     return out + [f"Flag: {f}" for f in doc.get("flags") or []]
 
 

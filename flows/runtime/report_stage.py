@@ -49,6 +49,7 @@ def provenance(ctx: StageContext) -> dict[str, Any]:
         "profile": ctx.profile,
         "params_hash": params_hash(ctx.params),
         "variant": variant(ctx),
+        "variant_folder": report_rel(ctx.slug, ctx.variant) if ctx.variant else None,
         "mlflow_run_id": getattr(tracker, "run_id", None),
         "stages": stages,
     }

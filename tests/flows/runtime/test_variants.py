@@ -52,7 +52,11 @@ def test_a_set_run_keeps_the_default_report_unless_asked_to_replace_it(smoke_run
     assert proc.stdout.strip().splitlines()[-1] == f"report: {folder}/report.html"
     assert {name: (default / name).read_bytes() for name in before} == before
     html = (folder / "report.html").read_text()
-    assert "claims.n_resamples" in html and "1000" in html
+    assert (
+        "claims.n_resamples" in html
+        and "1000" in html
+        and "Variant run: written to reports/qualitypajama/variants/" in html
+    )
     assert (
         json.loads((folder / "claims.json").read_text())["provenance"]["variant"]["claims.n_resamples"]["value"] == 1000
     )
