@@ -287,7 +287,7 @@ def _tracker(slug, run_name, paths, profile, order, resolved, variant=None):
     if variant:
         tags["variant"] = variant
     experiment = slug if slug != SHARED else "shared"
-    tracker = Tracker(experiment, run_name, tags)
+    tracker = Tracker(experiment, f"{run_name} [{variant}]" if variant else run_name, tags)
     tracker.log_config(_config(slug, resolved))
     return tracker
 
