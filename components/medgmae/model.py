@@ -17,14 +17,17 @@ target). Both objectives: MSE on the masked voxels only (:func:`masked_mse`).
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from components.errors import ParamsError
 from components.medgmae import render as R
+from components.models import checkpoint
 from components.models.vit_blocks import Block
 
 OBJECTIVES = ("medgmae", "voxel-mae")
@@ -44,6 +47,7 @@ class ModelConfig:
     dec_heads: int = 4
     n_gaussians: int = 64
     gain: float = 0.1
+    objective: str = "medgmae"  # the pretraining decoder a saved MaskedAutoencoder3D carries
 
     def __post_init__(self) -> None:
         if self.size % self.patch:
@@ -224,12 +228,13 @@ class VoxelDecoder(nn.Module):
 class MaskedAutoencoder3D(nn.Module):
     """One encoder and the decoder of ``objective`` ('medgmae': Gaussians, 'voxel-mae': voxels)."""
 
-    def __init__(self, cfg: ModelConfig, objective: str, seed: int = 0):
+    def __init__(self, cfg: ModelConfig, objective: str | None = None, seed: int = 0):
         super().__init__()
+        objective = cfg.objective if objective is None else objective
         if objective not in OBJECTIVES:
             raise ParamsError(f"objective {objective!r}: use one of {list(OBJECTIVES)}")
         torch.manual_seed(seed)
-        self.config, self.objective = cfg, objective
+        self.config, self.objective = replace(cfg, objective=objective), objective
         self.encoder = Encoder3D(cfg)
         self.decoder = GaussianDecoder(cfg) if objective == "medgmae" else VoxelDecoder(cfg)
 
@@ -247,6 +252,27 @@ class MaskedAutoencoder3D(nn.Module):
         vm = voxel_mask(mask, c.grid, c.patch)
         pred = self.reconstruct(x, keep)
         return masked_mse(pred, x, 1 - vm if visible_loss else vm)
+
+    @torch.no_grad()
+    def pyfunc_predict(self, model_input) -> np.ndarray:
+        """The reconstruction of float32 volumes (B, 1, S, S, S) from all their tokens: what the MLflow model serves."""
+        self.eval()
+        x = torch.as_tensor(np.asarray(model_input, np.float32))
+        keep = torch.arange(self.config.n_tokens).expand(len(x), -1)
+        return self.reconstruct(x, keep).numpy()
+
+
+MODEL_TYPE = "paperline-medgmae-mae3d"
+
+
+def save_model(model: MaskedAutoencoder3D, directory) -> Path:
+    """``config.json`` (with the objective) + ``model.safetensors``, atomically."""
+    return checkpoint.save(model, directory, MODEL_TYPE)
+
+
+def load_model(directory) -> MaskedAutoencoder3D:
+    """Rebuild a :class:`MaskedAutoencoder3D` written by :func:`save_model` (eval mode); a wrong folder: DataError."""
+    return checkpoint.load(directory, MaskedAutoencoder3D, ModelConfig, MODEL_TYPE)
 
 
 def pretrain(

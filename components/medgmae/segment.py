@@ -9,6 +9,9 @@ projections of the middle and first blocks' tokens and a ``UnetrBasicBlock`` on 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
+
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -16,17 +19,26 @@ from torch import nn
 
 from components.errors import ParamsError
 from components.medgmae.model import Encoder3D, ModelConfig
+from components.models import checkpoint
+
+
+@dataclass
+class SegConfig:
+    model: dict  # the encoder's ModelConfig as a dict
+    n_classes: int = 3
+    feature_size: int = 8
 
 
 class SegUNETR(nn.Module):
     def __init__(self, cfg: ModelConfig, n_classes: int, feature_size: int = 8, encoder: Encoder3D | None = None):
         super().__init__()
+        self.config, self.model_config = SegConfig(cfg.to_dict(), n_classes, feature_size), cfg
         from monai.networks.blocks import UnetOutBlock, UnetrBasicBlock, UnetrPrUpBlock, UnetrUpBlock
 
         if cfg.patch != 8:
             raise ParamsError(f"SegUNETR: patch {cfg.patch}: the light decoder has three 2x levels (patch 8)")
         f, d, norm = feature_size, cfg.dim, "instance"
-        self.config, self.n_classes = cfg, n_classes
+        self.n_classes = n_classes
         self.encoder = encoder if encoder is not None else Encoder3D(cfg)
         self.enc1 = UnetrBasicBlock(3, 1, f, kernel_size=3, stride=1, norm_name=norm, res_block=True)
         self.enc2 = UnetrPrUpBlock(3, d, 2 * f, 1, 3, 1, 2, norm_name=norm, conv_block=True, res_block=True)
@@ -37,7 +49,7 @@ class SegUNETR(nn.Module):
         self.out = UnetOutBlock(3, f, n_classes)
 
     def _grid(self, t: torch.Tensor) -> torch.Tensor:
-        g = self.config.grid
+        g = self.model_config.grid
         return t.transpose(1, 2).reshape(len(t), -1, g, g, g)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -53,6 +65,23 @@ class SegUNETR(nn.Module):
         """Class probabilities (B, C, S, S, S) for float32 volumes (B, 1, S, S, S): what the MLflow model serves."""
         self.eval()
         return F.softmax(self(torch.as_tensor(np.asarray(model_input, np.float32))), 1).numpy()
+
+
+SEG_TYPE = "paperline-medgmae-unetr"
+
+
+def save_segmenter(model: SegUNETR, directory) -> Path:
+    """``config.json`` (encoder shape, classes, decoder width) + ``model.safetensors``, atomically."""
+    return checkpoint.save(model, directory, SEG_TYPE)
+
+
+def _from_seg_config(c: SegConfig) -> SegUNETR:
+    return SegUNETR(ModelConfig(**c.model), c.n_classes, c.feature_size)
+
+
+def load_segmenter(directory) -> SegUNETR:
+    """Rebuild a :class:`SegUNETR` written by :func:`save_segmenter` (eval mode); a wrong folder: DataError."""
+    return checkpoint.load(directory, _from_seg_config, SegConfig, SEG_TYPE)
 
 
 def dice_per_volume(pred: torch.Tensor, label: torch.Tensor, n_classes: int) -> np.ndarray:
