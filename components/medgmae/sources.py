@@ -12,6 +12,13 @@ import numpy as np
 from components.errors import DataError, OfflineError
 
 
+def _read(nib, path: Path) -> np.ndarray:
+    try:
+        return np.asarray(nib.load(path).get_fdata())
+    except Exception as exc:  # nibabel raises several types for a file that is not NIfTI
+        raise DataError(f"{path}: not a NIfTI volume ({type(exc).__name__})") from None
+
+
 def load_nifti_folder(root: str | os.PathLike, max_cases: int | None = None) -> list[dict[str, np.ndarray]]:
     """Per case: ``image`` float32 (X, Y, Z) scaled to [0, 1] (0.5-99.5 percentiles) and ``label`` int64."""
     import nibabel as nib

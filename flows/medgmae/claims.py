@@ -196,6 +196,7 @@ def claim3(p, fits: list[dict]) -> CL.ClaimResult:
         ci_low=lo,
         ci_high=hi,
         null=1.0,
+        threshold=1.0,
         delta=c.delta_ratio,
         n_units=len(r),
         n_seeds=0,
