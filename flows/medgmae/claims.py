@@ -165,13 +165,21 @@ def claim2(p, runs: list[dict], pre: list[dict]) -> CL.ClaimResult:
     )
 
 
+def _median_ci(r: np.ndarray, n_resamples: int, level: float, seed: int) -> tuple[float | None, float | None]:
+    """Percentile bootstrap CI of the median of ``r`` (units resampled with replacement)."""
+    if len(r) < 2:
+        return None, None
+    rng = np.random.default_rng(seed)
+    return percentile_ci(np.median(r[rng.integers(0, len(r), (n_resamples, len(r)))], 1), level)
+
+
 def claim3(p, fits: list[dict]) -> CL.ClaimResult:
     """Median over volumes of iters(pretrained) / iters(random); censored fits sit at the cap (a bound only when
     the random start alone is censored, where the cap understates the pretrained start's advantage)."""
     c, cap = p.claims, p.recon.iters
     by = {(f["volume"], f["start"]): f for f in fits}
     vols = sorted({f["volume"] for f in fits})
-    ratios, cens, bound = [], 0, 0
+    ratios, cens, bound, clean = [], 0, 0, []
     for v in vols:
         a, b = by[(v, "pretrained")], by[(v, "random")]
         ia = a["iters"] if a["iters"] is not None else cap
@@ -181,10 +189,12 @@ def claim3(p, fits: list[dict]) -> CL.ClaimResult:
             cens += 1
         elif b["censored"]:
             bound += 1
+        clean.append(not (a["censored"] or b["censored"]))
     r = np.asarray(ratios, float)
-    rng = np.random.default_rng(3)
-    boots = np.median(r[rng.integers(0, len(r), (c.n_resamples, len(r)))], 1) if len(r) else np.array([])
-    lo, hi = percentile_ci(boots, c.level) if len(r) else (None, None)
+    lo, hi = _median_ci(r, c.n_resamples, c.level, 3)
+    keep = r[np.asarray(clean, bool)] if len(r) else r
+    ulo, uhi = _median_ci(keep, c.n_resamples, c.level, 4)
+    uncensored = {"ci_low": ulo, "ci_high": uhi, "n_units": int(len(keep)), "n_seeds": 0} if len(keep) > 1 else None
     below = [f["start_psnr"] < p.recon.target_psnr for f in fits if f["start"] == "random"]
     check = Check(
         "random start below target",
@@ -203,6 +213,7 @@ def claim3(p, fits: list[dict]) -> CL.ClaimResult:
         ci_level=c.level,
         n_censored=cens,
         n_censored_bound=bound,
+        uncensored=uncensored if cens or bound else None,
         testability=[check],
         details={
             "target_psnr": p.recon.target_psnr,

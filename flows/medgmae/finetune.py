@@ -12,6 +12,7 @@ Writes ``data/medgmae/finetune/runs.jsonl`` (per-crop Dice), ``sweep.jsonl`` and
 
 from __future__ import annotations
 
+import shutil
 import time
 from dataclasses import dataclass
 from functools import lru_cache
@@ -26,6 +27,7 @@ from components.medgmae import segment as S
 from components.medgmae.model import Encoder3D, ModelConfig, load_model
 from components.medgmae.volumes import fraction_count
 from components.training.threads import set_threads
+from flows.medgmae import champion
 from flows.medgmae.common import log, model_config, volumes, voxels_out
 from flows.medgmae.params import Params
 from flows.medgmae.pretrain import run_name
@@ -175,14 +177,14 @@ def run(ctx: StageContext[Params]) -> dict:
     runs = run_grid(ctx, run_job, jobs, desc="medgmae fine-tune", workers=p.resources.workers, files=True,
                     progress=p.progress)  # fmt: skip
     out = ctx.output_dir(FINETUNE)
+    summary: dict = {}
     for r in runs:
         if r.get("model_dir"):
-            import shutil
-
             shutil.copytree(r["model_dir"], out / "champion", dirs_exist_ok=True)
-            r["model_dir"] = str(Path(FINETUNE) / "champion")
-            ctx.log_model(
-                f"finetune-{r['init']}-f{r['fraction']:g}-s{r['seed']}",
+            r["model_dir"] = "champion"
+            name = f"finetune-{r['init']}-f{r['fraction']:g}-s{r['seed']}"
+            run_id = ctx.log_model(
+                name,
                 {"model": base["model"], "finetune": f.model_dump(), "lr": r["lr"]},
                 out / "champion",
                 loader=LOADER,
@@ -191,9 +193,11 @@ def run(ctx: StageContext[Params]) -> dict:
                 metrics={"mean_dice": r["mean_dice"]},
                 curves={"train_loss": list(enumerate(r["losses"]))},
             )
+            summary["champion"] = champion.candidate(run_id, name, out / "champion", f"{DATA}/pool.npz",
+                                                     ctx.paths.root)  # fmt: skip
     write_jsonl(out / "sweep.jsonl", swept)
     write_jsonl(out / "runs.jsonl", runs)
     means = {}
     for r in runs:
         means.setdefault(f"{r['init']}_f{r['fraction']:g}", []).append(r["mean_dice"])
-    return {k: round(float(np.mean(v)), 4) for k, v in means.items()} | {"best_lr": best}
+    return summary | {k: round(float(np.mean(v)), 4) for k, v in means.items()} | {"best_lr": best}
