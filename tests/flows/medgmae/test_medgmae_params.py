@@ -29,6 +29,8 @@ def _params(**changes) -> Params:
         ("pretrain.mask_ratio", 1.0, "mask_ratio"),
         ("model.dec_heads", 5, "does not split"),
         ("finetune.lrs", [2.0], "learning rates"),
+        ("finetune.seeds", [], "at least 1 item"),
+        ("data.test_share", 0.9, "test_share"),
     ],
 )
 def test_bad_values_name_their_field(key, value, needle):
