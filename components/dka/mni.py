@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import ndimage
 
+from components.data.mni152 import load_templates  # noqa: F401  (shared with MedGMAE; flows call mni.load_templates)
 from components.errors import DataError
 
 LABELS = ("none", "left-gm", "right-gm", "wm")
@@ -34,21 +35,6 @@ class TaskConfig:
     scale_range: float = 0.08
     elastic_alpha: float = 1.5  # px of displacement
     noise_sd: float = 0.04
-
-
-def load_templates() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """T1, GM and WM volumes (x, y, z) and the affine, from nilearn's bundled MNI152 files (offline)."""
-    from nilearn import datasets
-
-    imgs = [
-        datasets.load_mni152_template(resolution=1),
-        datasets.load_mni152_gm_template(resolution=1),
-        datasets.load_mni152_wm_template(resolution=1),
-    ]
-    vols = [np.asarray(i.get_fdata(), np.float32) for i in imgs]
-    if len({v.shape for v in vols}) != 1 or vols[0].ndim != 3:
-        raise DataError(f"nilearn MNI152 templates: shapes {[v.shape for v in vols]} differ or are not 3-D")
-    return vols[0], vols[1], vols[2], np.asarray(imgs[0].affine)
 
 
 def slice_split(z_lo: int, z_hi: int) -> dict[str, list[int]]:

@@ -25,6 +25,7 @@ from torch import nn
 
 from components.errors import ParamsError
 from components.models import checkpoint
+from components.models.vit_blocks import Attention, Block, Mlp  # noqa: F401  (shared with MedGMAE's 3-D ViT)
 
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
@@ -54,49 +55,6 @@ class ViTConfig:
     @property
     def grid(self) -> int:
         return self.img_size // self.patch
-
-
-class Attention(nn.Module):
-    def __init__(self, dim: int, heads: int):
-        super().__init__()
-        self.heads = heads
-        self.qkv = nn.Linear(dim, 3 * dim)
-        self.proj = nn.Linear(dim, dim)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        b, n, d = x.shape
-        q, k, v = self.qkv(x).view(b, n, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
-        y = F.scaled_dot_product_attention(q, k, v)
-        return self.proj(y.transpose(1, 2).reshape(b, n, d))
-
-
-class Mlp(nn.Module):
-    def __init__(self, dim: int, hidden: int):
-        super().__init__()
-        self.fc1, self.act, self.fc2 = nn.Linear(dim, hidden), nn.GELU(), nn.Linear(hidden, dim)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.fc2(self.act(self.fc1(x)))
-
-
-class Block(nn.Module):
-    """Pre-norm transformer block with optional adapter slots (see the module doc)."""
-
-    def __init__(self, dim: int, heads: int, mlp_ratio: float):
-        super().__init__()
-        self.norm1, self.attn = nn.LayerNorm(dim), Attention(dim, heads)
-        self.norm2, self.mlp = nn.LayerNorm(dim), Mlp(dim, int(dim * mlp_ratio))
-        self.post: nn.Module | None = None
-        self.side_attn: nn.Module | None = None
-        self.side_mlp: nn.Module | None = None
-        self.side_scale = 1.0
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h = self.norm1(x)
-        x = x + self.attn(h) + (self.side_scale * self.side_attn(h) if self.side_attn is not None else 0.0)
-        h = self.norm2(x)
-        x = x + self.mlp(h) + (self.side_scale * self.side_mlp(h) if self.side_mlp is not None else 0.0)
-        return self.post(x) if self.post is not None else x
 
 
 class TinyViT(nn.Module):

@@ -15,7 +15,7 @@ _C = "components/dka"
 STAGES = (
     L.stage(
         "data",
-        code=(f"{_C}/mni.py", f"{_C}/sources.py", "components/data/validate.py"),
+        code=(f"{_C}/mni.py", f"{_C}/sources.py", "components/data/mni152.py", "components/data/validate.py"),
         params=("data",),
         writes=(DATA,),
         summary="MNI152 axial slices with a synthetic lesion (4 labels), train/dev/test pools "
@@ -23,14 +23,14 @@ STAGES = (
     ),
     L.stage(
         "pretrain",
-        code=(f"{_C}/vit.py", f"{_C}/sources.py"),
+        code=(f"{_C}/vit.py", f"{_C}/sources.py", "components/models/vit_blocks.py"),
         params=("data.fashion_dir", "pretrain"),
         writes=(PRETRAIN,),
         summary="tiny ViT pretrained on Fashion-MNIST once (safetensors + MLflow model)",
     ),
     L.stage(
         "adapt",
-        code=(_C, "components/training/curves.py"),
+        code=(_C, "components/models/vit_blocks.py", "components/training/curves.py"),
         reads=(DATA, PRETRAIN),
         params=("adapt", "resources", "claims.low_fraction"),
         writes=(ADAPT,),

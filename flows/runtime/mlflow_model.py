@@ -43,6 +43,8 @@ ALLOWED_LOADERS = frozenset(
         "components.sparse_retrieval.model:load_encoder",  # a milco encoder alone (config.json + model.safetensors)
         "components.anthrobench.judges:load_j3",  # anthrobench's J3 judge (config.json + j3.npz, no pickle)
         "components.selfaug_decoding.model:load_model",  # selfaug-decoding's tiny VLM (config.json + model.safetensors)
+        "components.medgmae.model:load_model",  # medgmae's pretrained 3-D MAE (config.json + model.safetensors)
+        "components.medgmae.segment:load_segmenter",  # medgmae's fine-tuned UNETR (config.json + model.safetensors)
     }
 )
 CODE_FILE = Path(__file__).with_name("folder_pyfunc.py")

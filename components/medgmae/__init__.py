@@ -1,0 +1,1 @@
+"""medgmae's method and baselines (framework-free: no Prefect, MLflow, DVC or flows imports)."""
