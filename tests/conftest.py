@@ -26,6 +26,7 @@ SMOKE_RUN_FILES = frozenset(
     {
         "tests/flows/qualitypajama/test_qualitypajama_smoke.py",
         "tests/flows/runtime/test_mlflow_complete.py",
+        "tests/flows/runtime/test_variants.py",
         "tests/integration/test_hardening_paths_lock.py",
     }
 )

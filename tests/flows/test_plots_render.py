@@ -90,6 +90,10 @@ ROWS: dict[str, list[dict]] = {
     "implicit-planning/rates.csv": [
         {"condition": f"{m}/{c}", "rf2_rate": 0.2} for m in ("positive", "smollm2") for c in ("steered", "random")
     ],
+    "medgmae/dice.csv": [
+        {"fraction": f, "init": i, "dice": 0.5} for f in (0.01, 0.1, 1.0) for i in ("medgmae", "voxel-mae", "scratch")
+    ],
+    "medgmae/recon.csv": [{"volume": v, "start": s, "iters": 40} for v in (0, 1) for s in ("pretrained", "random")],
     "selfaug-decoding/pope.csv": [
         {"method": m, "split": s, "f1": 0.7} for m in ("greedy", "vcd", "self-aug") for s in ("random", "adversarial")
     ],
