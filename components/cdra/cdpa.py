@@ -171,7 +171,7 @@ def rl_train(
     return model, hist
 
 
-METRICS = ("valid", "explicit", "implicit", "pf", "da")
+METRICS = ("valid", "explicit", "implicit", "pf", "da", "implicit_step", "risk_step")
 
 
 def summary(rows: Sequence[dict]) -> dict:

@@ -218,19 +218,21 @@ def noisy_chain(p: Pair, rng: np.random.Generator, noise: float) -> list[int]:
 
 def corrupt(ids: list[int], rng: np.random.Generator) -> list[int]:
     """A damaged response, so the PRMs also learn what a malformed step scores (RL drifts there): one token
-    dropped, replaced by a random task word, or two tokens swapped."""
+    dropped, replaced by a random task word, two tokens swapped, or the response cut short (eos)."""
     ids = list(ids)
     if len(ids) < 2:
         return ids
-    kind = rng.integers(3)
+    kind = rng.integers(4)
     j = int(rng.integers(len(ids) - 1))
     if kind == 0:
         del ids[j]
     elif kind == 1:
         pool = ATTRS + ITEMS + ("avoid", "Step", "Answer:", "none")
         ids[j] = ID[pool[rng.integers(len(pool))]]
-    else:
+    elif kind == 2:
         ids[j], ids[j + 1] = ids[j + 1], ids[j]
+    else:
+        ids = ids[: j + 1] + [EOS]
     return ids
 
 
@@ -245,8 +247,12 @@ def gold_chain(p: Pair, item_index: int = 0) -> list[int]:
 def split_steps(ids: list[int], max_steps: int = N_STEPS) -> list[tuple[int, int]]:
     """Token spans [start, end) of the first consecutive "Step 1:", "Step 2:", ... segments of a completion.
 
-    The last segment ends at the end of the completion (eos included). No marker: the whole completion is one
-    segment, scored as step 1 (the official fallback). A "Step 1:" seen again before the run started restarts it.
+    As the official trainer: the first run of consecutive markers 1, 2, ... (a "Step 1:" seen again before the
+    run started restarts it; no run: the first markers), each step up to the next one's marker. We differ at
+    the ends: the first step starts at the completion's first token and the last one runs to its end (eos
+    included), so no token is left unscored; with unscored tokens the policy learned to stop before a step that
+    would score -1 (measured: the score-only arm collapsed to answerless responses). No marker at all: the whole
+    completion is one segment, scored as step 1 (the official fallback).
     """
     marks = [
         (t, STEP_NUM.index(ids[t + 1]) + 1) for t in range(len(ids) - 1) if ids[t] == STEP and ids[t + 1] in STEP_NUM
@@ -265,17 +271,9 @@ def split_steps(ids: list[int], max_steps: int = N_STEPS) -> list[tuple[int, int
             run, expected = [pos], 2
     if not run:
         run = [pos for pos, _ in marks[:max_steps]]
-    spans = []
-    for j, start in enumerate(run):
-        if j + 1 < len(run):
-            end = run[j + 1]
-        else:
-            end = len(ids)
-            later = [pos for pos, _ in marks if pos > start and pos not in run]
-            if later:
-                end = later[0]
-        spans.append((start, end))
-    return spans
+    starts = [0, *run[1:]]
+    ends = [*run[1:], len(ids)]
+    return list(zip(starts, ends))
 
 
 def _said(seg: list[str], step: int) -> str | None:
@@ -304,7 +302,8 @@ def answer_of(ids: list[int]) -> str | None:
 def judge(p: Pair, ids: list[int]) -> dict:
     """The mini protocol's exact judge of a whole completion: explicit met, implicit met (the implicit and, for
     risk rules, the risk constraint both avoided by the answer), valid item, Acc_PF = all three, and the Acc_DA
-    stand-in = implicit met with a correct implicit step (the rationale)."""
+    stand-in = implicit met with a correct implicit step (the rationale); also whether the implicit and the risk
+    steps name the right constraints (the inference itself)."""
     item = answer_of(ids)
     valid = item is not None
     attrs = set(item_attrs(ITEMS.index(item))) if valid else set()
@@ -314,7 +313,10 @@ def judge(p: Pair, ids: list[int]) -> dict:
     spans = split_steps(ids)
     words = decode(ids)
     step2 = _said(words[spans[1][0] : spans[1][1]], 1) if len(spans) > 1 else None
+    step3 = _said(words[spans[2][0] : spans[2][1]], 2) if len(spans) > 2 else None
     return {
+        "implicit_step": bool(step2 == p.implicit),
+        "risk_step": bool(step3 == (p.risk or "none")),
         "valid": bool(valid),
         "explicit": bool(explicit_ok),
         "implicit": bool(implicit_ok),
