@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
+from components.cdra.task import N_TOPICS
+from components.errors import ParamsError
 from flows.runtime.params import ClaimsBase, Count, PaperParams, Section, Seeds, presets
 
 
@@ -55,14 +57,31 @@ class Params(PaperParams):
     rl: RLParams = Field(default_factory=RLParams)
     claims: ClaimsParams = Field(default_factory=ClaimsParams)
 
+    @model_validator(mode="after")
+    def _sizes_fit(self) -> Params:
+        total = N_TOPICS * self.data.per_topic
+        if self.data.heldout >= total:
+            raise ParamsError(
+                f"cdra.data: heldout {self.data.heldout} must be below the {total} pairs (20 x per_topic)"
+            )
+        train = total - self.data.heldout
+        for key, n in (
+            ("policy.n_sft", self.policy.n_sft),
+            ("prm.n_responses", self.prm.n_responses),
+            ("rl.prompts_per_step", self.rl.prompts_per_step),
+        ):
+            if n > train:
+                raise ParamsError(f"cdra: {key} {n} exceeds the {train} training pairs")
+        return self
+
 
 PRESETS = presets(
     default={"data": {"seeds": [0, 1, 2]}},
     smoke={
-        "data": {"seeds": [0], "per_topic": 20, "heldout": 100},
-        "policy": {"n_sft": 300, "sft_steps": 250},
-        "prm": {"n_responses": 200, "steps": 200},
-        "rl": {"steps": 20, "eval_every": 10},
+        "data": {"seeds": [0], "per_topic": 20, "heldout": 60},
+        "policy": {"n_sft": 300, "sft_steps": 150},
+        "prm": {"n_responses": 120, "steps": 100},
+        "rl": {"steps": 12, "eval_every": 6},
         "claims": {"n_resamples": 1000, "power_sims": 0},
         "progress": False,
     },

@@ -1,4 +1,5 @@
-"""The real `paperline run cdra --profile smoke`: data and GX checks, both estimators, claim C1, report."""
+"""The real `paperline run cdra --profile smoke`: a bad value first exits 2 with one line and writes nothing; then
+the pairs and their GX checks, the SFT policy, both PRMs and the three RL arms, claims C1-C4 and the report."""
 
 from __future__ import annotations
 
@@ -6,20 +7,31 @@ import json
 
 import pytest
 
-from components.io import read_jsonl
+from components.io import read_json, read_jsonl
 from tests.claims_checks import check_smoke_claims, check_smoke_report, run_smoke
-from tests.fanout_checks import assert_fan_out_matches_local
+from tests.conftest import error_line, paperline
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 
 def test_smoke_profile_end_to_end(project):
+    bad = paperline("run", "cdra", "--profile", "smoke", "--set", "rl.group_size=1", cwd=project)
+    assert bad.returncode == 2 and "cdra.rl" in error_line(bad) and "group_size" in error_line(bad)
+    assert not (project / "data/cdra").exists()
     run_smoke(project, "cdra")
     data = project / "data/cdra"
-    assert json.loads((data / "data/_checks/samples.json").read_text())["success"] is True
-    rows = read_jsonl(data / "runs/errors.jsonl")
-    assert {r["seed"] for r in rows} == {0, 1, 2} and all(r["method_error"] >= 0 for r in rows)
-    check_smoke_claims(project / "reports/cdra/claims.json", ["C1"])
-    check_smoke_report(project, "cdra", section="Errors", plots={"errors.csv": "seed,estimator,error"})
-    # the fanned-out stage again on a process pool: the same outputs as the local runner's
-    assert_fan_out_matches_local(project, "cdra", "evaluate", "data/cdra/runs")
+    for name in ("train", "heldout"):
+        assert json.loads((data / f"data/_checks/{name}.json").read_text())["success"] is True
+    ev = read_jsonl(data / "runs/eval.jsonl")
+    assert {r["arm"] for r in ev} == {"sft", "grpo_outcome", "prm_score_only", "cdra"}
+    assert {len([r for r in ev if r["arm"] == a]) for a in ("sft", "cdra")} == {60}
+    steps = read_jsonl(data / "runs/rl_steps.jsonl")
+    assert len(steps) == 3 * 12 and all(0 <= s["zero_process"] <= 1 for s in steps)
+    prm = read_jsonl(data / "runs/prm_steps.jsonl")
+    assert prm and all(r["gold"] in (-1, 0, 1) and r["genprm"] in (-1, 0, 1) for r in prm)
+    for name in ("sft", "genprm", "score_only", "cdra"):
+        assert (data / f"runs/models/0/{name}/model.safetensors").is_file()
+    info = read_json(data / "runs/info.json")
+    assert set(info["seeds"][0]["rl_seconds"]) == {"grpo_outcome", "prm_score_only", "cdra"}
+    check_smoke_claims(project / "reports/cdra/claims.json", ["C1", "C2", "C3", "C4"])
+    check_smoke_report(project, "cdra", section="Held-out accuracy", plots={"curves.csv": "seed,arm,step,pf,da"})
