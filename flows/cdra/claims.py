@@ -6,6 +6,8 @@ within seeds are held-out pairs (C1, C2), held-out PRM steps (C3) and RL steps (
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from components.evaluation import claims as CL
@@ -78,13 +80,15 @@ def _kw(p) -> dict:
 
 
 def with_power(p, result: CL.ClaimResult, spec: ClaimSpec, diffs, clusters, delta: float) -> CL.ClaimResult:
-    """``result`` with its design's power attached unless reproduced (the kit's planted-effect check)."""
+    """``result`` with its design's power attached unless reproduced (the kit's planted-effect check). The
+    simulated runs are decided by the claim's rule without its mechanism precondition (that is checked once, on
+    the run's own data; a planted effect has no mechanism to check)."""
     c = p.claims
     if c.power_sims == 0:
         return result
     return attach_power(
         result,
-        spec,
+        dataclasses.replace(spec, requires=()),
         values=diffs,
         clusters=clusters,
         delta=delta,

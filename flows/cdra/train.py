@@ -21,6 +21,7 @@ from components.io import read_jsonl, write_json, write_jsonl
 from components.models.tiny_lm import save_model
 from components.training.qa_lm import train_lm
 from components.training.threads import set_threads
+from flows.cdra import champion
 from flows.cdra.params import Params
 from flows.cdra.spec import DATA, RUNS
 from flows.runtime.grid import publish, run_grid
@@ -140,7 +141,9 @@ def train_seed(job: SeedJob, job_dir: Path) -> SeedResult:
     return SeedResult(s, eval_rows, prm_rows, step_rows, curve_rows, info)
 
 
-def _log(ctx: StageContext[Params], results: list[SeedResult], out: Path) -> None:
+def _log(ctx: StageContext[Params], results: list[SeedResult], out: Path) -> dict:
+    """One MLflow child run per trained model (policy, PRMs, arms) with its held-out metrics; their run ids."""
+    ids = {}
     for r in results:
         for name in ("sft", *P.KINDS, *RL_ARMS):
             folder = out / "models" / str(r.seed) / name
@@ -152,7 +155,7 @@ def _log(ctx: StageContext[Params], results: list[SeedResult], out: Path) -> Non
                 metrics = {f"heldout_{k}": v for k, v in C.summary(arm_rows).items()}
             elif name in P.KINDS:
                 metrics = {"step_accuracy": float(np.mean([row[name] == row["gold"] for row in r.prm_rows]))}
-            ctx.log_model(
+            ids[(name, r.seed)] = ctx.log_model(
                 f"{name}-seed{r.seed}",
                 {"model": name, "seed": r.seed},
                 folder,
@@ -161,6 +164,7 @@ def _log(ctx: StageContext[Params], results: list[SeedResult], out: Path) -> Non
                 outputs=NEXT_TOKEN,
                 metrics=metrics,
             )
+    return ids
 
 
 def run(ctx: StageContext[Params]) -> dict:
@@ -189,5 +193,11 @@ def run(ctx: StageContext[Params]) -> dict:
     write_jsonl(out / "rl_steps.jsonl", [r for res in results for r in res.step_rows])
     write_jsonl(out / "curves.jsonl", [r for res in results for r in res.curve_rows])
     write_json(out / "info.json", {"seeds": [res.info for res in results]})
-    _log(ctx, results, out)
-    return {"seeds": len(results), "eval_rows": sum(len(r.eval_rows) for r in results)}
+    run_ids = _log(ctx, results, out)
+    arm, seed = champion.choose(p)  # CDRA's policy of the first seed, re-evaluated as the final evaluation does
+    folder = out / "models" / str(seed) / arm
+    return {
+        "seeds": len(results),
+        "eval_rows": sum(len(r.eval_rows) for r in results),
+        "champion": champion.candidate(p, run_ids.get((arm, seed)), folder, ctx.paths.root),
+    }
