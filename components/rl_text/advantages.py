@@ -58,3 +58,34 @@ def token_advantages(adv: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     if adv.shape != mask.shape:
         raise ParamsError(f"advantages {tuple(adv.shape)} do not match the completion mask {tuple(mask.shape)}")
     return adv * mask
+
+
+POSITION_EPS = 1e-8  # the official CDPATrainer's epsilon in (r - mean) / (std + 1e-8)
+
+
+def position_group_advantages(
+    token_rewards: torch.Tensor, groups: torch.Tensor, *, eps: float = POSITION_EPS
+) -> torch.Tensor:
+    """Per-token advantages normalised per token position within each group (CDRA's CDPA).
+
+    ``token_rewards`` (B, T) gives every completion token a reward (a process reward: the score of the step the
+    token belongs to; 0 past a completion's end, as in the official trainer, which pads with 0 and normalises
+    the padded grid). For each group g and position t: A[b, t] = (r[b, t] - mean_g[t]) / (std_g[t] + eps), std
+    with Bessel's correction (``torch.std``'s default). Groups may differ in size; a group of one gets 0.
+    """
+    if token_rewards.dim() != 2 or groups.dim() != 1 or groups.shape[0] != token_rewards.shape[0]:
+        raise ParamsError(
+            f"token rewards {tuple(token_rewards.shape)} must be (B, T) and groups {tuple(groups.shape)} (B,)"
+        )
+    r = token_rewards.to(torch.float64)
+    groups = groups.long()
+    n_groups = int(groups.max()) + 1
+    size = torch.zeros(n_groups, dtype=r.dtype).index_add_(0, groups, torch.ones(r.shape[0], dtype=r.dtype))
+    total = torch.zeros((n_groups, r.shape[1]), dtype=r.dtype).index_add_(0, groups, r)
+    n = size[groups].unsqueeze(1)
+    mean = total[groups] / n
+    dev = r - mean
+    sq = torch.zeros((n_groups, r.shape[1]), dtype=r.dtype).index_add_(0, groups, dev * dev)
+    std = (sq[groups] / (n - 1).clamp(min=1)).sqrt()
+    adv = torch.where(n > 1, dev / (std + eps), torch.zeros_like(dev))
+    return adv.float()

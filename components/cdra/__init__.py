@@ -1,0 +1,1 @@
+"""cdra's method and baselines (framework-free: no Prefect, MLflow, DVC or flows imports)."""
