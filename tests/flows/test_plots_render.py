@@ -90,6 +90,11 @@ ROWS: dict[str, list[dict]] = {
     "implicit-planning/rates.csv": [
         {"condition": f"{m}/{c}", "rf2_rate": 0.2} for m in ("positive", "smollm2") for c in ("steered", "random")
     ],
+    "cdra/curves.csv": [
+        {"seed": 0, "arm": a, "step": t, "pf": 0.5 + 0.01 * t, "da": 0.4}
+        for a in ("grpo-outcome", "cdra")
+        for t in (0, 10, 20)
+    ],
     "medgmae/dice.csv": [
         {"fraction": f, "init": i, "dice": 0.5} for f in (0.01, 0.1, 1.0) for i in ("medgmae", "voxel-mae", "scratch")
     ],
