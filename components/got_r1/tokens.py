@@ -10,6 +10,7 @@ The chain's text form is the card's: ``red square (2,3,7,8); blue circle (9,3,14
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -36,11 +37,11 @@ class Vocab:
         if not 8 <= self.size <= 32:
             raise ParamsError(f"image size must be in [8, 32], got {self.size}")
 
-    @property
+    @cached_property
     def tokens(self) -> list[str]:
         return [*SPECIALS, *_words(), *(f"c{i}" for i in range(self.size)), *(f"p{i}" for i in range(len(COLOURS) + 1))]
 
-    @property
+    @cached_property
     def index(self) -> dict[str, int]:
         return {t: i for i, t in enumerate(self.tokens)}
 

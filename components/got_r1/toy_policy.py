@@ -91,7 +91,21 @@ class ToyChainPolicy(nn.Module):
         return out
 
     def forward(self, x: torch.Tensor, targets=None):
-        return torch.stack([self._at(x[:, : t + 1], t) for t in range(x.shape[1])], 1), None
+        """Logits (B, T, V): the chain positions from the table, every later position at once per row."""
+        b, t = x.shape
+        v, n = self.vocab, self.n_chain
+        first = min(t, PROMPT_LEN - 1 + n)
+        parts = [torch.full((b, PROMPT_LEN - 1, len(v)), -SURE)[:, :t]]
+        parts += [self._at(x[:, : p + 1], p).unsqueeze(1) for p in range(PROMPT_LEN - 1, first)]
+        if t > first:
+            rest = torch.full((b, t - first, len(v)), -SURE)
+            for r in range(b):
+                img = self._image(tuple(x[r, PROMPT_LEN : PROMPT_LEN + n].tolist())).reshape(-1)
+                ids = [v.id("<img>"), *(v.id(f"p{int(c)}") for c in img), v.eos]
+                ids += [v.eos] * max(0, t - first - len(ids))
+                rest[r, torch.arange(t - first), ids[: t - first]] = SURE
+            parts.append(rest)
+        return torch.cat(parts, 1), None
 
     def prefill(self, idx: torch.Tensor, width: int):
         buf = torch.zeros((idx.shape[0], width), dtype=torch.long)
