@@ -85,11 +85,11 @@ def build(vocab_size: int, max_seq_len: int, *, d_model: int, n_layers: int, n_h
     return ChainImageDecoder(cfg, seed=seed)
 
 
-def save(model: ChainImageDecoder, directory: str | os.PathLike) -> Path:
+def save_model(model: ChainImageDecoder, directory: str | os.PathLike) -> Path:
     return checkpoint.save(model, directory, MODEL_TYPE)
 
 
-def load(directory: str | os.PathLike) -> ChainImageDecoder:
+def load_model(directory: str | os.PathLike) -> ChainImageDecoder:
     return checkpoint.load(
         directory,
         ChainImageDecoder,

@@ -39,8 +39,12 @@ def _grid_boxes(n: int, size: int, rel: str | None) -> list[tuple]:
     cells = [(0, 0), (1, 0), (0, 1), (1, 1)]
     if rel in ("left of", "right of", "above", "below"):
         # object 1 must be `rel` object 0
-        first, second = {"left of": ((1, 0), (0, 0)), "right of": ((0, 0), (1, 0)),
-                         "above": ((0, 1), (0, 0)), "below": ((0, 0), (0, 1))}[rel]  # fmt: skip
+        first, second = {
+            "left of": ((1, 0), (0, 0)),
+            "right of": ((0, 0), (1, 0)),
+            "above": ((0, 1), (0, 0)),
+            "below": ((0, 0), (0, 1)),
+        }[rel]
         cells = [first, second] + [c for c in cells if c not in (first, second)]
     half = size // 2
     return [(cx * half, cy * half, cx * half + side - 1, cy * half + side - 1) for cx, cy in cells[:n]]

@@ -104,9 +104,14 @@ def grpo(model, vocab: Vocab, specs: Sequence[dict], st: GRPOSettings, *, seed: 
         stats = trainer.step(prompts, [st.group] * len(batch), make_reward_fn(vocab, batch, kind=st.kind, hps=st.hps))
         r = stats.rewards.view(len(batch), st.group)
         log.append(
-            {"step": t, "reward": float(r.mean()), "zero_var": float((r.std(1) == 0).float().mean()),
-             "kl": stats.kl, "loss": stats.loss}
-        )  # fmt: skip
+            {
+                "step": t,
+                "reward": float(r.mean()),
+                "zero_var": float((r.std(1) == 0).float().mean()),
+                "kl": stats.kl,
+                "loss": stats.loss,
+            }
+        )
     model.eval()
     return log
 
@@ -115,9 +120,16 @@ def generate(model, vocab: Vocab, specs, *, with_chain: bool, temperature: float
     """One decoded completion per spec (greedy by default)."""
     prompts = [vocab.encode_prompt(s["prompt"]) for s in specs]
     ro = sample(
-        model, prompts, [1] * len(prompts), max_new=vocab.completion_len(with_chain), eos=vocab.eos, pad=vocab.pad,
-        temperature=temperature, generator=torch.Generator().manual_seed(seed), chunk=chunk,
-    )  # fmt: skip
+        model,
+        prompts,
+        [1] * len(prompts),
+        max_new=vocab.completion_len(with_chain),
+        eos=vocab.eos,
+        pad=vocab.pad,
+        temperature=temperature,
+        generator=torch.Generator().manual_seed(seed),
+        chunk=chunk,
+    )
     return [vocab.decode(c[: int(m.sum())].tolist(), with_chain) for c, m in zip(ro.completions, ro.mask)]
 
 

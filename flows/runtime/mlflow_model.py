@@ -43,6 +43,7 @@ ALLOWED_LOADERS = frozenset(
         "components.sparse_retrieval.model:load_encoder",  # a milco encoder alone (config.json + model.safetensors)
         "components.anthrobench.judges:load_j3",  # anthrobench's J3 judge (config.json + j3.npz, no pickle)
         "components.selfaug_decoding.model:load_model",  # selfaug-decoding's tiny VLM (config.json + model.safetensors)
+        "components.got_r1.model:load_model",  # got-r1's chain-then-image decoder (config.json + model.safetensors)
     }
 )
 CODE_FILE = Path(__file__).with_name("folder_pyfunc.py")
