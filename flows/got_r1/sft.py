@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from components.errors import DataError
 from components.got_r1 import model as M
 from components.got_r1 import train as T
 from components.got_r1.render import render
@@ -24,6 +25,11 @@ ARMS = {"got-sft": True, "direct": False}  # arm -> writes a chain first
 def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     m = p.model
+    if m.janus_id:
+        raise DataError(
+            f"got-r1.model.janus_id {m.janus_id!r}: the Janus-Pro path is not built at this scale (see the README's "
+            "known gaps); nothing is downloaded"
+        )
     set_threads(p.resources.threads)
     vocab = Vocab(p.data.image_size)
     chains = read_jsonl(ctx.input(f"{DATA}/sft.jsonl"))
