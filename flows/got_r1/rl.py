@@ -11,6 +11,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from components.data import validate as V
 from components.got_r1 import model as M
 from components.got_r1 import train as T
 from components.got_r1.tokens import Vocab, chain_text
@@ -120,5 +121,12 @@ def run(ctx: StageContext[Params]) -> dict:
         )
         log.info("got-r1 %s: test overall %.3f", name, res.summary["overall"])
     write_jsonl(out / "curves.jsonl", curves)
+    V.validate(
+        [{k: r.get(k) for k in ("id", "method", "seed", "correct", "score", "image_valid")} for r in rows],
+        [V.not_null("id"), V.between("correct", 0, 1), V.between("score", 0, 1), V.between("image_valid", 0, 1)],
+        name="runs_eval",
+        result_path=out / "_checks" / "eval.json",
+        id_column=None,
+    )
     write_jsonl(out / "eval.jsonl", rows)
     return {f"grpo-{res.kind}-{res.seed}": res.summary["overall"] for res in results}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from components.errors import DataError
+from components.data import validate as V
 from components.got_r1 import model as M
 from components.got_r1 import train as T
 from components.got_r1.render import render
@@ -89,6 +90,13 @@ def run(ctx: StageContext[Params]) -> dict:
             curves={"sft_loss": [(x["step"], x["loss"]) for x in losses]},
         )
         log.info("got-r1 sft %s: loss %.3f, test overall %.3f", arm, info[arm]["final_loss"], summ["overall"])
+    V.validate(
+        [{k: r.get(k) for k in ("id", "method", "seed", "correct", "score", "image_valid")} for r in rows],
+        [V.not_null("id"), V.between("correct", 0, 1), V.between("score", 0, 1), V.between("image_valid", 0, 1)],
+        name="sft_eval",
+        result_path=out / "_checks" / "eval.json",
+        id_column=None,
+    )
     write_jsonl(out / "eval.jsonl", rows)
     write_json(out / "sft.json", {**info, "held_out": held, "examples": len(chains)})
     return {f"{a}_overall": info[a]["summary"]["overall"] for a in ARMS}

@@ -26,6 +26,7 @@ def test_smoke_profile_end_to_end(project):
     assert {(r["method"], r["seed"]) for r in runs} == {(f"grpo-{k}", s) for k in ("full", "pi", "ri") for s in (0, 1)}
     assert all(0 <= r["iou"] <= 1 and r["correct"] in (0.0, 1.0) for r in runs)
     assert (data / "runs/models/grpo-full-seed0/model.safetensors").is_file()
+    assert json.loads((data / "runs/_checks/eval.json").read_text())["success"] is True
     check_smoke_claims(project / "reports/got-r1/claims.json", ["C1", "C2", "C3", "C4"])
     check_smoke_report(
         project,
