@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from components.errors import DataError
 from components.data import validate as V
+from components.errors import DataError
 from components.got_r1 import model as M
 from components.got_r1 import train as T
 from components.got_r1.render import render
