@@ -16,6 +16,7 @@ import torch
 from components.got_r1 import train as T
 from components.got_r1.tokens import Vocab
 from components.got_r1.toy_policy import ToyChainPolicy, fixture_specs
+from components.training.threads import threads
 
 V = Vocab(8)
 SPECS = fixture_specs()
@@ -27,12 +28,14 @@ def _position_accuracy(model, seed: int) -> float:
 
 
 def _trained(kind: str) -> tuple[float, float]:
-    torch.manual_seed(0)
-    m = ToyChainPolicy(V)
-    m.fit_weak_sft(SPECS, reversed_share=0.5)
-    before = _position_accuracy(m, 1)
-    T.grpo(m, V, SPECS, T.GRPOSettings(kind=kind, steps=5, prompts_per_step=4, group=8, lr=0.5, beta=0.0), seed=0)
-    return before, _position_accuracy(m, 2)
+    with threads(1):  # tiny tensors: extra threads only contend on a shared machine
+        torch.manual_seed(0)
+        m = ToyChainPolicy(V)
+        m.fit_weak_sft(SPECS, reversed_share=0.5)
+        before = _position_accuracy(m, 1)
+        settings = T.GRPOSettings(kind=kind, steps=5, prompts_per_step=4, group=8, lr=0.5, beta=0.0)
+        T.grpo(m, V, SPECS, settings, seed=0)
+        return before, _position_accuracy(m, 2)
 
 
 def test_full_reward_raises_position_accuracy_of_a_policy_weak_on_position():
