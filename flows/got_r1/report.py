@@ -7,7 +7,7 @@ import numpy as np
 
 from components.io import read_json, read_jsonl
 from components.reporting import Section
-from components.reporting.plots import line_plot, new_figure
+from components.reporting.plots import errorbar_plot, line_plot, new_figure
 from flows.got_r1.claims import CLAIMS, claim1, claim2, claim3, claim4
 from flows.got_r1.params import Params
 from flows.got_r1.spec import RUNS, SFT
@@ -49,6 +49,48 @@ def image_grid(rows: list[dict], methods: list[str], n: int = 6):
             ax.set_title(f"{m}\n{r['prompt'][11:]}", fontsize=6)
             ax.set_xlabel((r.get("chain") or "(no chain)")[:60], fontsize=5)
     return fig
+
+
+PAPER = {"paper: Janus-Pro-7B-GoT": 0.64, "paper: GoT-R1-7B": 0.75}  # GenEval overall (card, secondary)
+
+
+def overall_by_seed(rows: list[dict], method: str) -> list[float]:
+    """GenEval-style overall (mean of the per-task accuracies) of each seed of ``method``."""
+    out = []
+    for s in sorted({r["seed"] for r in rows if r["method"] == method}):
+        mine = [r for r in rows if r["method"] == method and r["seed"] == s]
+        tags = sorted({r["tag"] for r in mine})
+        out.append(float(np.mean([np.mean([r["correct"] for r in mine if r["tag"] == t]) for t in tags])))
+    return out
+
+
+def figures(rows: list[dict], methods: list[str], results) -> list:
+    per = {m: overall_by_seed(rows, m) for m in methods}
+    names = [*methods, *PAPER]
+    vals = [float(np.mean(per[m])) for m in methods] + list(PAPER.values())
+    lo = [min(per[m]) for m in methods] + [None] * len(PAPER)
+    hi = [max(per[m]) for m in methods] + [None] * len(PAPER)
+    acc = errorbar_plot(
+        names,
+        vals,
+        lo,
+        hi,
+        xlabel="GenEval-style overall (bars: range over seeds)",
+        title="Overall accuracy, ours beside the paper's (7B, GenEval)",
+        reference=None,
+    )
+    eff = errorbar_plot(
+        [f"{c.id}: {c.method} - {c.baseline}" for c in results],
+        [c.effect for c in results],
+        [c.ci_low for c in results],
+        [c.ci_high for c in results],
+        xlabel="effect (95% CI)",
+        title="Claims: effects with their intervals",
+    )
+    return [
+        ("overall", acc, "overall accuracy per method with the paper's numbers"),
+        ("claims", eff, "each claim's effect and 95% CI"),
+    ]
 
 
 def min_seed(rows, m) -> int:
@@ -97,6 +139,7 @@ def run(ctx: StageContext[Params]) -> dict:
             "Accuracy",
             "GenEval-style per-task accuracy on held-out prompts (greedy decoding), T2I-CompBench-"
             "style bindings and 2D-spatial, chain-image IoU and chain validity; GRPO arms averaged over seeds.",
+            figures=figures(rows, methods, results),
             tables=[table],
         ),
         Section("Training", f"SFT final loss: {sft_losses}.", figures=[("reward", fig, "GRPO reward per step")]),
