@@ -23,14 +23,19 @@ LOADER = "components.got_r1.model:load_model"
 ARMS = {"got-sft": True, "direct": False}  # arm -> writes a chain first
 
 
-def run(ctx: StageContext[Params]) -> dict:
-    p = ctx.params
-    m = p.model
+def check_model_source(m) -> None:
+    """The full profile names Janus-Pro; that path is not built here, so it stops at once naming the id."""
     if m.janus_id:
         raise DataError(
             f"got-r1.model.janus_id {m.janus_id!r}: the Janus-Pro path is not built at this scale (see the README's "
             "known gaps); nothing is downloaded"
         )
+
+
+def run(ctx: StageContext[Params]) -> dict:
+    p = ctx.params
+    m = p.model
+    check_model_source(m)
     set_threads(p.resources.threads)
     vocab = Vocab(p.data.image_size)
     chains = read_jsonl(ctx.input(f"{DATA}/sft.jsonl"))

@@ -55,3 +55,12 @@ def test_geneval_metadata_fixture_loads_and_bad_files_are_named(tmp_path):
     )
     with pytest.raises(DataError, match="class 'dog'"):
         read_geneval(dog)
+
+
+def test_the_full_profile_names_the_janus_id_and_stops_at_once():
+    from flows.got_r1.sft import check_model_source
+
+    p = resolve(Params, PRESETS, slug="got-r1", profile="full")
+    with pytest.raises(DataError, match="deepseek-ai/Janus-Pro-1B"):
+        check_model_source(p.model)
+    check_model_source(resolve(Params, PRESETS, slug="got-r1", profile="default").model)
