@@ -45,6 +45,7 @@ ALLOWED_LOADERS = frozenset(
         "components.selfaug_decoding.model:load_model",  # selfaug-decoding's tiny VLM (config.json + model.safetensors)
         "components.medgmae.model:load_model",  # medgmae's pretrained 3-D MAE (config.json + model.safetensors)
         "components.medgmae.segment:load_segmenter",  # medgmae's fine-tuned UNETR (config.json + model.safetensors)
+        "components.got_r1.model:load_model",  # got-r1's chain-then-image decoder (config.json + model.safetensors)
     }
 )
 CODE_FILE = Path(__file__).with_name("folder_pyfunc.py")

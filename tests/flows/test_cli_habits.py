@@ -110,8 +110,8 @@ def test_list_json_parses():
     assert proc.returncode == 0, proc.stderr
     rows = {row["slug"]: row for row in json.loads(proc.stdout)}
     assert rows["qualitypajama"]["implemented"] and "train" in rows["qualitypajama"]["stages"]
-    assert rows["got-r1"]["implemented"] is False and rows["got-r1"]["stages"] == []
-    assert {"last_profile", "last_date"} <= set(rows["got-r1"]) and rows["got-r1"]["last_date"] is None
+    assert rows["medgmae"]["implemented"] is False and rows["medgmae"]["stages"] == []
+    assert {"last_profile", "last_date"} <= set(rows["medgmae"]) and rows["medgmae"]["last_date"] is None
 
 
 def test_list_says_which_profile_and_date_the_verdicts_come_from(tmp_path):

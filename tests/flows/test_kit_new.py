@@ -31,7 +31,7 @@ REGISTRY_WIDE = [
 
 def test_a_paper_of_your_own_without_a_title_is_one_error_line():
     line = error_line(paperline("new", "no-such-paper", cwd=ROOT))
-    assert "'no-such-paper' is not one of the planned cards" in line and "--title" in line and "got-r1" in line
+    assert "'no-such-paper' is not one of the planned cards" in line and "--title" in line and "medgmae" in line
     assert not (ROOT / "flows/no_such_paper").exists()
 
 

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.integration
     "args, expected",
     [
         (["run", "nopaper"], "unknown paper 'nopaper'"),
-        (["run", "got-r1"], "has no pipeline yet"),
+        (["run", "medgmae"], "has no pipeline yet"),
         (["run", "qualitypajama", "--profile", "tiny"], "unknown profile 'tiny'"),
         (["run", "qualitypajama", "--set", "training.lrr=1"], "qualitypajama.training.lrr: unknown key"),
         (

@@ -31,7 +31,7 @@ def test_show_prints_stages_and_params_per_profile():
     assert out.returncode == 0, out.stderr
     for text in ("corpus", "train", "report", "[smoke]", "[default]", "[full]", "minhash-0.7"):
         assert text in out.stdout
-    unimplemented = paperline("show", "got-r1", cwd=ROOT, timeout=120)
+    unimplemented = paperline("show", "medgmae", cwd=ROOT, timeout=120)
     assert "not implemented yet" in unimplemented.stdout
 
 

@@ -35,7 +35,7 @@ def test_evaluators_are_looked_up_only_among_implemented_papers():
     with pytest.raises(DataError, match="not an implemented paper"):
         evaluator("os")  # a registry tag naming any module must not reach importlib
     with pytest.raises(DataError, match="not an implemented paper"):
-        evaluator("got-r1")  # a card without a pipeline
+        evaluator("medgmae")  # a card without a pipeline
     # the first eval-tag form (QualityPajama's lm-loss) still resolves
     assert eval_spec({"kind": "lm-loss", "seq_len": 8})["evaluator"] == "qualitypajama"
 
