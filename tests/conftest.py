@@ -132,6 +132,23 @@ def project(tmp_path, prefect_api, shared_cache) -> Path:
     return root
 
 
+# Every card of ../shared/papers/ has a pipeline now; the behaviour for a planned card (listed, "has no pipeline
+# yet") is tested on a copy without one of them.
+PLANNED_IN_COPY = "medgmae"
+
+
+@pytest.fixture
+def planned_project(tmp_path) -> tuple[Path, dict[str, str]]:
+    """A copy of the project in which ``PLANNED_IN_COPY`` is a planned card (its pipeline package removed), and the
+    environment that makes ``paperline`` import the copy's code."""
+    import shutil
+
+    root = copy_project(tmp_path / "planned")
+    shutil.rmtree(root / "flows" / PLANNED_IN_COPY.replace("-", "_"))
+    (root / "docs" / "verdicts" / f"{PLANNED_IN_COPY}.json").unlink(missing_ok=True)  # nor a recorded run
+    return root, {"PYTHONPATH": str(root)}
+
+
 @pytest.fixture(scope="session")
 def smoke_run(tmp_path_factory, prefect_api, shared_cache):
     """A copy in which `paperline run qualitypajama --profile smoke` ran once (the real entry point)."""

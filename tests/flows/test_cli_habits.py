@@ -11,7 +11,7 @@ import yaml
 from typer.testing import CliRunner
 
 from flows.cli import app
-from tests.conftest import ROOT, error_line, fake_checkout, paperline
+from tests.conftest import PLANNED_IN_COPY, ROOT, error_line, fake_checkout, paperline
 
 pytestmark = pytest.mark.integration
 
@@ -105,13 +105,14 @@ def test_shell_completion_offers_profiles_stages_and_params_keys(words, want):
     assert proc.stdout.split() == want, proc.stdout + proc.stderr
 
 
-def test_list_json_parses():
-    proc = paperline("list", "--json", cwd=ROOT, timeout=120)
+def test_list_json_parses(planned_project):
+    root, env = planned_project
+    proc = paperline("list", "--json", cwd=root, env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr
     rows = {row["slug"]: row for row in json.loads(proc.stdout)}
     assert rows["qualitypajama"]["implemented"] and "train" in rows["qualitypajama"]["stages"]
-    assert rows["medgmae"]["implemented"] is False and rows["medgmae"]["stages"] == []
-    assert {"last_profile", "last_date"} <= set(rows["medgmae"]) and rows["medgmae"]["last_date"] is None
+    assert rows[PLANNED_IN_COPY]["implemented"] is False and rows[PLANNED_IN_COPY]["stages"] == []
+    assert {"last_profile", "last_date"} <= set(rows[PLANNED_IN_COPY]) and rows[PLANNED_IN_COPY]["last_date"] is None
 
 
 def test_list_says_which_profile_and_date_the_verdicts_come_from(tmp_path):

@@ -8,16 +8,20 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import ROOT, error_line, paperline
+from tests.conftest import PLANNED_IN_COPY, ROOT, error_line, paperline
 
 pytestmark = pytest.mark.integration
+
+
+def test_a_planned_card_has_no_pipeline_to_run(planned_project):
+    root, env = planned_project
+    assert "has no pipeline yet" in error_line(paperline("run", PLANNED_IN_COPY, cwd=root, env=env, timeout=120))
 
 
 @pytest.mark.parametrize(
     "args, expected",
     [
         (["run", "nopaper"], "unknown paper 'nopaper'"),
-        (["run", "medgmae"], "has no pipeline yet"),
         (["run", "qualitypajama", "--profile", "tiny"], "unknown profile 'tiny'"),
         (["run", "qualitypajama", "--set", "training.lrr=1"], "qualitypajama.training.lrr: unknown key"),
         (

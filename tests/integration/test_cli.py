@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.conftest import ROOT, paperline
+from tests.conftest import PLANNED_IN_COPY, ROOT, paperline
 
 pytestmark = pytest.mark.integration
 
@@ -31,7 +31,11 @@ def test_show_prints_stages_and_params_per_profile():
     assert out.returncode == 0, out.stderr
     for text in ("corpus", "train", "report", "[smoke]", "[default]", "[full]", "minhash-0.7"):
         assert text in out.stdout
-    unimplemented = paperline("show", "medgmae", cwd=ROOT, timeout=120)
+
+
+def test_show_says_a_planned_card_is_not_implemented_yet(planned_project):
+    root, env = planned_project
+    unimplemented = paperline("show", PLANNED_IN_COPY, cwd=root, env=env, timeout=120)
     assert "not implemented yet" in unimplemented.stdout
 
 

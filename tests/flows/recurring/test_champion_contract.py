@@ -29,13 +29,19 @@ def test_a_candidate_carries_its_evaluator_settings_and_one_rule_per_metric():
         Rule(True, -0.1)
 
 
-def test_evaluators_are_looked_up_only_among_implemented_papers():
+def test_evaluators_are_looked_up_only_among_implemented_papers(monkeypatch):
+    from flows import registry
+    from flows.specs import Paper
+
+    card = Paper(99, "toy-planned", "A planned card", "99-toy-planned.md")  # every real card has a pipeline now
+    monkeypatch.setattr(registry, "PLANNED", (*registry.PLANNED, card))
+    monkeypatch.setattr(registry, "_PAPERS", None)
     evaluate, libraries = evaluator("daze")
     assert evaluate.__module__ == "flows.daze.champion" and "gymnasium" in libraries
     with pytest.raises(DataError, match="not an implemented paper"):
         evaluator("os")  # a registry tag naming any module must not reach importlib
     with pytest.raises(DataError, match="not an implemented paper"):
-        evaluator("medgmae")  # a card without a pipeline
+        evaluator(card.slug)  # a card without a pipeline
     # the first eval-tag form (QualityPajama's lm-loss) still resolves
     assert eval_spec({"kind": "lm-loss", "seq_len": 8})["evaluator"] == "qualitypajama"
 
