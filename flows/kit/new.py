@@ -154,7 +154,8 @@ def tidy(root: Path, written: list[Path]) -> bool:
     files = [str(p) for p in written if p.suffix == ".py"]
     if not files:
         return False
-    for args in (["check", "--fix", "--quiet", *files], ["format", "--quiet", *files]):
+    # format first: it wraps a long title's literals onto lines of their own, which `check` would call too long
+    for args in (["format", "--quiet", *files], ["check", "--fix", "--quiet", *files], ["format", "--quiet", *files]):
         proc = subprocess.run([sys.executable, "-m", "ruff", *args], cwd=root, capture_output=True, text=True)
         if proc.returncode and "No module named ruff" in proc.stderr:
             return False

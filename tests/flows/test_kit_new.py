@@ -119,3 +119,18 @@ def test_new_renders_a_pipeline_whose_own_tests_pass(tmp_path):
     # smoke, 2 known-answer, its parts in the conformance test, at least: all ran and passed (no skip)
     assert len(own) >= 4 and not any(own.values()), own
     assert any(f"test_every_pipeline_has_its_parts[{NEW}]" in name for name in own), sorted(own)
+
+
+def test_a_long_title_passes_the_style_check_once_rendered(tmp_path):
+    """The rendered files are formatted before they are linted: a 90-character title on one line (as CDRA's and
+    GoT-R1's did) stopped `paperline new` on E501."""
+    import shutil
+
+    from flows.kit.new import render, tidy
+
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")  # the project's line limit
+    title = "CDRA: critique-driven reasoning alignment with a personalised generative PRM, told at length"
+    written = render(tmp_path, "toy-long-title", title)
+    assert tidy(tmp_path, written)  # raises ParamsError naming ruff's complaint if a rendered line is too long
+    spec = (tmp_path / "flows/toy_long_title/spec.py").read_text()
+    assert max(len(line) for line in spec.splitlines()) <= 120 and "told at length" in spec
