@@ -95,6 +95,10 @@ ROWS: dict[str, list[dict]] = {
         for a in ("grpo-outcome", "cdra")
         for t in (0, 10, 20)
     ],
+    "got-r1/accuracy.csv": [
+        {"task": t, "method": m, "accuracy": 0.6} for t in ("position", "counting") for m in ("got-sft", "got-r1")
+    ],
+    "got-r1/reward.csv": [{"step": t, "method": m, "reward": 0.3} for t in (0, 10) for m in ("got-r1", "rpi-only")],
     "medgmae/dice.csv": [
         {"fraction": f, "init": i, "dice": 0.5} for f in (0.01, 0.1, 1.0) for i in ("medgmae", "voxel-mae", "scratch")
     ],
