@@ -245,13 +245,13 @@ class MaskedAutoencoder3D(nn.Module):
             return self.decoder.render(self.decoder(z, keep))
         return self.decoder(z, keep)
 
-    def loss(self, x: torch.Tensor, ratio: float, generator: torch.Generator | None = None, visible_loss=False):
-        """Masked-voxel MSE of one batch (``visible_loss``: the sabotage that scores the visible voxels instead)."""
+    def loss(self, x: torch.Tensor, ratio: float, generator: torch.Generator | None = None):
+        """Masked-voxel MSE of one batch (the visible voxels never count)."""
         c = self.config
         keep, mask = random_mask(len(x), c.n_tokens, ratio, generator)
         vm = voxel_mask(mask, c.grid, c.patch)
         pred = self.reconstruct(x, keep)
-        return masked_mse(pred, x, 1 - vm if visible_loss else vm)
+        return masked_mse(pred, x, vm)
 
     @torch.no_grad()
     def pyfunc_predict(self, model_input) -> np.ndarray:
@@ -284,7 +284,6 @@ def pretrain(
     ratio: float,
     seed: int,
     warmup: int = 0,
-    visible_loss: bool = False,
     progress: bool = False,
 ) -> list[float]:
     """AdamW (weight decay 0.05, betas 0.9/0.95 as MAE) with linear warm-up and cosine decay; ``sample(rng)``
@@ -302,8 +301,8 @@ def pretrain(
     sched = torch.optim.lr_scheduler.LambdaLR(opt, factor)
     model.train()
     losses = []
-    for _ in tqdm(range(steps), desc=f"pretrain {model.objective}", disable=not progress):
-        loss = model.loss(sample(g), ratio, g, visible_loss=visible_loss)
+    for _ in tqdm(range(steps), desc=f"pretrain {model.objective}", disable=None if progress else True):
+        loss = model.loss(sample(g), ratio, g)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()

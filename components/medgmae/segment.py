@@ -126,7 +126,7 @@ def fine_tune(
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, steps)
     model.train()
     losses = []
-    for _ in tqdm(range(steps), desc="fine-tune", disable=not progress):
+    for _ in tqdm(range(steps), desc="fine-tune", disable=None if progress else True):
         idx = torch.randint(len(x), (min(batch, len(x)),), generator=g)
         xb, yb = x[idx], y[idx]
         for ax in (2, 3, 4):
