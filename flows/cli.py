@@ -231,7 +231,7 @@ def run_cmd(
     """Run a paper's pipeline end to end as one Prefect flow run; report in reports/<paper>/ (a run with --set:
     in reports/<paper>/variants/<overrides>/)."""
     from flows.cli_views import check_stages, find_paper
-    from flows.runtime.variants import report_rel, run_variant
+    from flows.runtime.variants import run_variant
 
     paths = apply_env_defaults(writing=True)
     spec = find_paper(paper)
@@ -270,14 +270,13 @@ def run_cmd(
         typer.echo(f"{name}: {state}")
     _record_in_dvc_lock(paths, results, profile=profile, overrides=set_ or ())
     _print_claims(paths, spec.slug, results, variant)
-    typer.echo(f"report: {paths.root / report_rel(spec.slug, variant)}/report.html")
+    typer.echo(f"report: {paths.report(spec.slug, variant)}/report.html")
 
 
 def _nothing_to_do(paths, slug: str, *, profile: str | None, overrides, stages, variant: str | None = None) -> bool:
     """Every planned stage up to date: say so, print the last claims and return True, having imported neither
     Prefect, MLflow nor torch (``flows.runtime.noop``); False when there is work."""
     from flows.runtime import dvc_lock, noop, pipeline
-    from flows.runtime.variants import report_rel
 
     order = noop.up_to_date(slug, paths, profile=profile, overrides=overrides, stages=stages, variant=variant)
     if order is None:
@@ -290,7 +289,7 @@ def _nothing_to_do(paths, slug: str, *, profile: str | None, overrides, stages, 
     if why is None and noop.lock_needs_record(paths, order):
         _record_in_dvc_lock(paths, results, profile=profile, overrides=overrides)
     _print_claims(paths, slug, results, variant)
-    typer.echo(f"report: {paths.root / report_rel(slug, variant)}/report.html")
+    typer.echo(f"report: {paths.report(slug, variant)}/report.html")
     return True
 
 
@@ -328,11 +327,10 @@ def _print_claims(paths, slug: str, results: dict, variant: str | None = None) -
     if f"{slug}:report" not in results:
         return
     from flows.cli_views import claims_table, last_claims
-    from flows.runtime.variants import report_rel
 
     doc = last_claims(paths, slug, variant)
     if doc and doc.get("claims"):
-        typer.echo(f"claims ({doc.get('profile')} profile, {paths.root / report_rel(slug, variant)}/claims.json):")
+        typer.echo(f"claims ({doc.get('profile')} profile, {paths.report(slug, variant)}/claims.json):")
         typer.echo(claims_table(doc))
 
 

@@ -33,11 +33,9 @@ def report_problem(paths: Paths, slug: str) -> str | None:
 def last_claims(paths: Paths, slug: str, variant: str | None = None) -> dict[str, Any] | None:
     """The paper's last claims.json (or its ``variant``'s), or None (missing, unreadable, or from an interrupted
     publish)."""
-    from flows.runtime.variants import report_rel
-
     if report_problem(paths, slug):
         return None
-    path = paths.root / report_rel(slug, variant) / "claims.json"
+    path = paths.report(slug, variant) / "claims.json"
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):

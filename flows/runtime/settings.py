@@ -65,8 +65,11 @@ class Paths:
     def data(self, slug: str) -> Path:
         return self.root / "data" / slug
 
-    def report(self, slug: str) -> Path:
-        return self.reports / slug
+    def report(self, slug: str, variant: str | None = None) -> Path:
+        """A paper's report folder, or its ``variant``'s (``flows.runtime.variants``)."""
+        from flows.runtime.variants import report_rel
+
+        return self.root / report_rel(slug, variant)
 
     @property
     def markers(self) -> Path:

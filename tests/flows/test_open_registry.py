@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -59,11 +58,8 @@ def test_a_planned_card_keeps_its_number_and_title_and_a_new_paper_takes_the_nex
     from flows.kit import new
     from flows.specs import Paper
 
-    flows = Path(__file__).resolve().parents[2] / "flows"
-    card = next((c for c in PLANNED if not (flows / c.package).exists()), None)  # a card with no pipeline yet
-    if card is None:  # every real card has one now: a card of the same form
-        card = Paper(99, "toy-planned", "A planned card", "99-toy-planned.md")
-        monkeypatch.setattr(new, "PLANNED", (*PLANNED, card))
+    card = Paper(99, "toy-planned", "A planned card", "99-toy-planned.md")  # every real card has a pipeline now
+    monkeypatch.setattr(new, "PLANNED", (*PLANNED, card))
     values = _values(card.slug)
     assert values["number"] == str(card.number) and values["title"] == card.title and card.card in values["card_ref"]
     mine = _values("toy-median", "Toy median")
