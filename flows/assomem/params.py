@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator, model_validator
 
-from flows.runtime.params import ClaimsBase, Count, PaperParams, ProjectPath, Section, Seed, Seeds, presets
+from flows.runtime.params import ClaimsBase, Count, PaperParams, ProjectPath, Section, Seed, Seeds, check_known, presets
 
 METHODS = ("dense", "bm25", "recency", "topic", "assomem", "assomem-equal", "assomem-no-I", "assomem-no-T")
 
@@ -162,9 +162,7 @@ class Params(PaperParams):
     @field_validator("methods")
     @classmethod
     def _methods(cls, v: list[str]) -> list[str]:
-        bad = [m for m in v if m not in METHODS]
-        if bad:
-            raise ValueError(f"unknown method(s) {bad}; use {list(METHODS)}")
+        check_known(v, METHODS, "method")
         for need in ("dense", "assomem", "assomem-equal", "assomem-no-I"):
             if need not in v:
                 raise ValueError(f"methods must include {need!r} (claims 1-4)")

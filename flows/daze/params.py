@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator, model_validator
 
-from flows.runtime.params import ClaimsBase, Count, PaperParams, Section, Seed, Seeds, Steps, presets
+from flows.runtime.params import ClaimsBase, Count, PaperParams, Section, Seed, Seeds, Steps, check_known, presets
 
 ENVS = {"CartPole-v1": "discrete:2", "InvertedPendulum-v5": "box:1", "HalfCheetah-v5": "box:6", "Hopper-v5": "box:3"}
 METHODS = ("clean", "daze", "trojdrl")
@@ -32,16 +32,12 @@ class EnvParams(Section):
     @field_validator("id")
     @classmethod
     def _id(cls, v):
-        if v not in ENVS:
-            raise ValueError(f"unknown env {v!r}; use one of {list(ENVS)}")
-        return v
+        return check_known([v], ENVS, "env")[0]
 
     @field_validator("methods")
     @classmethod
     def _methods(cls, v):
-        bad = [m for m in v if m not in METHODS]
-        if bad:
-            raise ValueError(f"unknown method(s) {bad}; use {list(METHODS)}")
+        check_known(v, METHODS, "method")
         if len(set(v)) != len(v) or not {"clean", "daze"} <= set(v):
             raise ValueError(f"methods must be distinct and include clean and daze, got {v}")
         return v

@@ -14,6 +14,7 @@ from flows.runtime.params import (
     Seeds,
     Steps,
     Width,
+    check_known,
     presets,
 )
 
@@ -42,9 +43,7 @@ class DataParams(Section):
     @field_validator("source")
     @classmethod
     def _source(cls, v):
-        if v not in SOURCES:
-            raise ValueError(f"unknown source {v!r}; use one of {list(SOURCES)}")
-        return v
+        return check_known([v], SOURCES, "source")[0]
 
     @model_validator(mode="after")
     def _range(self):
@@ -113,9 +112,7 @@ class AdaptParams(Section):
     @field_validator("methods")
     @classmethod
     def _methods(cls, v):
-        bad = [m for m in v if m not in METHODS]
-        if bad:
-            raise ValueError(f"unknown method(s) {bad}; use {list(METHODS)}")
+        check_known(v, METHODS, "method")
         return v
 
     @field_validator("adapter_lrs", "head_lrs", "linear_lrs")

@@ -14,6 +14,7 @@ from flows.runtime.params import (
     Seeds,
     Steps,
     Width,
+    check_known,
     presets,
 )
 
@@ -43,9 +44,7 @@ class DataParams(Section):
     @field_validator("source")
     @classmethod
     def _source(cls, v):
-        if v not in SOURCES:
-            raise ValueError(f"unknown source {v!r}; use one of {list(SOURCES)}")
-        return v
+        return check_known([v], SOURCES, "source")[0]
 
     @model_validator(mode="after")
     def _path(self):

@@ -280,7 +280,8 @@ def check_known(values: list[str], allowed, what: str) -> list[str]:
     """For field validators: every value must be one of ``allowed`` (the error lists them)."""
     bad = [v for v in values if v not in allowed]
     if bad:
-        raise ValueError(f"unknown {what}(s) {bad}; use {list(allowed)}")
+        named = f"{what} {short(bad[0])}" if len(bad) == 1 else f"{what}s {short(bad)}"
+        raise ValueError(f"unknown {named}; use one of {list(allowed)}")
     return values
 
 

@@ -26,7 +26,7 @@ def test_presets_validate(profile):
         (
             "envs=[{id: CartPole-v1, steps: 1000, methods: [clean, sleepernets], "
             "attack: {target: 0, beta: 0.02, k: 5}}]",
-            "daze.envs.0.methods: Value error, unknown method(s) ['sleepernets']",
+            "daze.envs.0.methods: Value error, unknown method 'sleepernets'",
         ),
         (
             "envs=[{id: CartPole-v1, steps: 1000, methods: [clean, daze], attack: {target: 0, beta: 1.5, k: 5}}]",
