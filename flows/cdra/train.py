@@ -16,6 +16,7 @@ import torch
 from components.cdra import cdpa as C
 from components.cdra import prm as P
 from components.cdra import task as T
+from components.data import validate as V
 from components.errors import DataError
 from components.io import read_jsonl, write_json, write_jsonl
 from components.models.tiny_lm import save_model
@@ -167,6 +168,24 @@ def _log(ctx: StageContext[Params], results: list[SeedResult], out: Path) -> dic
     return ids
 
 
+def output_checks(name: str, p: Params, heldout_ids: list[str]) -> list[V.Expect]:
+    """GX suites of the stage's tables: every (seed, arm) judged on every held-out pair, PRM scores in {-1, 0, 1}
+    on held-out pairs only, finite RL statistics, each arm's steps as configured."""
+    arms = ("sft", *RL_ARMS)
+    seeds = V.in_set("seed", p.data.seeds)
+    if name == "eval":
+        n = len(p.data.seeds) * len(arms) * len(heldout_ids)
+        judged = [V.in_set(k, [True, False]) for k in C.METRICS]
+        return [V.row_count_between(n, n), seeds, V.in_set("arm", arms), V.in_set("id", heldout_ids), *judged]
+    if name == "prm_steps":
+        scores = [V.in_set(k, [-1, 0, 1]) for k in ("gold", *P.KINDS)]
+        return [V.row_count_between(1, None), seeds, V.in_set("pair", heldout_ids), *scores]
+    n = len(p.data.seeds) * len(RL_ARMS) * p.rl.steps
+    stats = [V.finite(k) for k in ("reward", "kl", "zero_process", "zero_outcome")]
+    spread = [V.between(k, 0, 1) for k in ("zero_process", "zero_outcome")]
+    return [V.row_count_between(n, n), seeds, V.in_set("arm", RL_ARMS), *stats, *spread]
+
+
 def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     train = read_jsonl(ctx.input(f"{DATA}/train.jsonl"))
@@ -186,11 +205,18 @@ def run(ctx: StageContext[Params]) -> dict:
         result=SeedResult,
     )
     out = ctx.output_dir(RUNS)
+    tables = {
+        "eval": [r for res in results for r in res.eval_rows],
+        "prm_steps": [r for res in results for r in res.prm_rows],
+        "rl_steps": [r for res in results for r in res.step_rows],
+    }
+    for name, rows in tables.items():  # before anything is published: a failing table leaves no half-written run
+        suite = output_checks(name, p, [h["id"] for h in held])
+        V.validate(rows, suite, name=f"cdra {name}", result_path=out / "_checks" / f"{name}.json")
     for res in results:
         publish(res.info.pop("job_dir"), out / "models" / str(res.seed))
-    write_jsonl(out / "eval.jsonl", [r for res in results for r in res.eval_rows])
-    write_jsonl(out / "prm_steps.jsonl", [r for res in results for r in res.prm_rows])
-    write_jsonl(out / "rl_steps.jsonl", [r for res in results for r in res.step_rows])
+    for name, rows in tables.items():
+        write_jsonl(out / f"{name}.jsonl", rows)
     write_jsonl(out / "curves.jsonl", [r for res in results for r in res.curve_rows])
     write_json(out / "info.json", {"seeds": [res.info for res in results]})
     run_ids = _log(ctx, results, out)

@@ -1,5 +1,5 @@
 """The real `paperline run cdra --profile smoke`: a bad value first exits 2 with one line and writes nothing; then
-the pairs and their GX checks, the SFT policy, both PRMs and the three RL arms, claims C1-C4 and the report; the
+the pairs and their GX checks, the SFT policy, both PRMs and the three RL arms with the GX checks of their tables, claims C1-C4 and the report; the
 champion (CDRA's first-seed policy) re-evaluated through the registry to the train stage's own final numbers."""
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ def test_smoke_profile_end_to_end(project, tmp_path, monkeypatch):
     data = project / "data/cdra"
     for name in ("train", "heldout"):
         assert json.loads((data / f"data/_checks/{name}.json").read_text())["success"] is True
+    for name in ("eval", "prm_steps", "rl_steps"):  # the run's own tables were checked before they were written
+        assert json.loads((data / f"runs/_checks/{name}.json").read_text())["success"] is True
     ev = read_jsonl(data / "runs/eval.jsonl")
     assert {r["arm"] for r in ev} == {"sft", "grpo_outcome", "prm_score_only", "cdra"}
     assert {len([r for r in ev if r["arm"] == a]) for a in ("sft", "cdra")} == {60}
