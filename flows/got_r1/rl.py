@@ -17,6 +17,7 @@ from components.got_r1 import train as T
 from components.got_r1.tokens import Vocab, chain_text
 from components.io import write_jsonl
 from components.training.threads import set_threads
+from flows.got_r1 import champion
 from flows.got_r1.common import load_prompts, log
 from flows.got_r1.params import Params
 from flows.got_r1.sft import LOADER
@@ -103,13 +104,13 @@ def run(ctx: StageContext[Params]) -> dict:
     )
     out = ctx.output_dir(RUNS)
     vocab = Vocab(p.data.image_size)
-    curves, rows = [], []
+    curves, rows, run_ids = [], [], {}
     for res in results:
         curves += [{**c, "method": f"grpo-{res.kind}", "seed": res.seed} for c in res.curve]
         rows += res.rows
         name = f"grpo-{res.kind}-seed{res.seed}"
         shutil.copytree(res.model_dir, out / "models" / name)
-        ctx.log_model(
+        run_ids[name] = ctx.log_model(
             name,
             {"kind": res.kind, "seed": res.seed, **settings},
             out / "models" / name,
@@ -129,4 +130,8 @@ def run(ctx: StageContext[Params]) -> dict:
         id_column=None,
     )
     write_jsonl(out / "eval.jsonl", rows)
-    return {f"grpo-{res.kind}-{res.seed}": res.summary["overall"] for res in results}
+    best = champion.name_of(*champion.choose(p))  # GoT-R1's decoder of the first seed, re-evaluated as above
+    return {
+        **{f"grpo-{res.kind}-{res.seed}": res.summary["overall"] for res in results},
+        "champion": champion.candidate(p, run_ids.get(best), out / "models" / best, ctx.paths.root),
+    }
