@@ -58,7 +58,7 @@ class ModelParams(Section):
     d: int = Field(96, ge=16, le=512, description="width of the visual tokens and the decoder (card: 128)")
     n_layers: int = Field(2, ge=1, le=8, description="decoder layers")
     n_heads: int = Field(4, ge=1, le=16, description="attention heads")
-    steps: Steps = Field(600, ge=1, description="training steps")
+    steps: Steps = Field(1200, ge=1, description="training steps")
     batch: Count = Field(64, ge=1, description="examples per step")
     lr: float = Field(2e-3, gt=0, le=1, description="AdamW peak learning rate")
     encoder_norm: bool = Field(True, description="GroupNorm after each strided conv of the image encoder")
