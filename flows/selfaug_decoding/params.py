@@ -29,7 +29,11 @@ class DataParams(Section):
     partner: str = Field("circle", description="the shape that co-occurs with the trigger")
     cooc: float = Field(0.85, ge=0, le=1, description="P(partner present | trigger present) in every scene set")
     cooc_tolerance: float = Field(0.06, gt=0, le=0.5, description="GX: allowed deviation of the measured cooc")
-    radius: tuple[float, float] = Field((4.0, 8.0), description="object half-size range in pixels")
+    radius: tuple[float, float] = Field(
+        (6.0, 8.0),
+        description="object half-size range in pixels (4-8 left the "
+        "shapes too small for the tiny encoder to tell apart)",
+    )
     texture_contrast: float = Field(0.35, ge=0, le=1, description="texture contrast of the background")
 
     @field_validator("trigger", "partner")
