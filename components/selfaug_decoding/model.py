@@ -33,6 +33,8 @@ class VLMConfig:
     max_text: int = 32
     channels: tuple[int, ...] = (16, 32, 64)
     dropout: float = 0.0
+    encoder_norm: bool = False  # GroupNorm(8) after each strided conv
+    emb_std: float = 1.0  # init std of the word embeddings (torch's default: 1)
 
 
 class TinyVLM(nn.Module):
@@ -42,7 +44,8 @@ class TinyVLM(nn.Module):
         chans = [3, *c.channels]
         convs: list[nn.Module] = []
         for a, b in zip(chans, chans[1:]):
-            convs += [nn.Conv2d(a, b, 3, stride=2, padding=1), nn.GELU()]
+            convs += [nn.Conv2d(a, b, 3, stride=2, padding=1), *([nn.GroupNorm(8, b)] if c.encoder_norm else []),
+                      nn.GELU()]  # fmt: skip
         convs += [nn.Conv2d(chans[-1], c.d, 3, padding=1)]  # the 4th layer: 8 x 8 = 64 tokens of width d
         self.encoder = nn.Sequential(*convs)
         side = c.img // 2 ** len(c.channels)
@@ -57,6 +60,7 @@ class TinyVLM(nn.Module):
         self.head = nn.Linear(c.d, c.vocab)
         nn.init.normal_(self.vis_pos, std=0.02)
         nn.init.normal_(self.pos, std=0.02)
+        nn.init.normal_(self.tok.weight, std=c.emb_std)
 
     def encode(self, images: torch.Tensor) -> torch.Tensor:
         """Normalised images (B, 3, H, W) -> the visual prefix (B, 64, d)."""
@@ -125,11 +129,21 @@ def train(
     lr: float,
     seed: int,
     log_every: int = 25,
+    yesno_share: float = 0.0,
+    loss_per: str = "token",
 ) -> tuple[TinyVLM, list[tuple[int, float]]]:
     """Next-token cross-entropy on the answers; AdamW with warmup and cosine decay. ``examples`` rows carry
-    ``scene`` (the row of ``images_u8``), ``q`` and ``a``. Returns the model (eval mode) and the loss curve."""
+    ``scene`` (the row of ``images_u8``), ``q`` and ``a``. ``yesno_share``: the share of each batch drawn from
+    the yes/no questions (half "yes", half "no"; 0: uniform over all examples); ``loss_per``: "token" (the mean
+    over answer tokens: long captions weigh most) or "example" (each example's mean first: a one-word answer
+    weighs as much as a caption). Returns the model (eval mode) and the loss curve."""
+    if loss_per not in ("token", "example"):
+        raise ValueError(f"loss_per must be 'token' or 'example', got {loss_per!r}")
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
+    yes_idx = np.asarray([i for i, e in enumerate(examples) if list(e["a"]) == ["yes"]], dtype=np.int64)
+    no_idx = np.asarray([i for i, e in enumerate(examples) if list(e["a"]) == ["no"]], dtype=np.int64)
+    n_yn = int(round(yesno_share * batch)) if len(yes_idx) and len(no_idx) else 0
     model = TinyVLM(config)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
     warm = max(1, steps // 20)
@@ -139,12 +153,18 @@ def train(
     curve, run = [], []
     model.train()
     for step in range(steps):
-        idx = rng.integers(0, len(examples), batch)
+        idx = rng.integers(0, len(examples), batch - n_yn)
+        if n_yn:
+            idx = np.concatenate([rng.choice(yes_idx, n_yn // 2), rng.choice(no_idx, n_yn - n_yn // 2), idx])
         rows = [examples[i] for i in idx]
         x, y = batch_examples(rows)
         imgs = to_tensor(images_u8[[r["scene"] for r in rows]])
         logits = model(model.encode(imgs), x)
-        loss = nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1), ignore_index=-100)
+        if loss_per == "token":
+            loss = nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1), ignore_index=-100)
+        else:
+            tok = nn.functional.cross_entropy(logits.transpose(1, 2), y, ignore_index=-100, reduction="none")
+            loss = (tok.sum(1) / (y != -100).sum(1).clamp(min=1)).mean()
         opt.zero_grad(set_to_none=True)
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)

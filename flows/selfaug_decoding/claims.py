@@ -186,9 +186,11 @@ def claim3(p, pope: list[dict], caps: list[dict]) -> CL.ClaimResult:
     betas = [r["mean_beta"] for r in m if r["mean_beta"] is not None]
     cand_m = float(np.mean([r["mean_candidates"] for r in m])) if m else 0.0
     cand_b = float(np.mean([r["mean_candidates"] for r in b])) if b else 0.0
-    checks = [Check("SAT engaged", bool(betas) and abs(float(np.mean(betas)) - p.decoding.beta) > 1e-3
+    fixed = [r["mean_beta"] for r in b if r["mean_beta"] is not None]  # SAS-only's tuned fixed beta
+    fixed_beta = float(np.mean(fixed)) if fixed else float("nan")
+    checks = [Check("SAT engaged", bool(betas) and abs(float(np.mean(betas)) - fixed_beta) > 1e-3
                     and cand_m != cand_b, f"SAT's mean beta {np.mean(betas) if betas else float('nan'):.3f} vs "
-                    f"fixed {p.decoding.beta}; mean candidates {cand_m:.2f} vs {cand_b:.2f}"),
+                    f"fixed {fixed_beta:.3f}; mean candidates {cand_m:.2f} vs {cand_b:.2f}"),
               Check("hallucination occurs", base_chair > 0, f"SAS-only's CHAIR_i {base_chair:.2f} points")]  # fmt: skip
     chair = C3_CHAIR.from_ci(effect=pt, ci_low=lo, ci_high=hi, n_units=len(m), n_seeds=len(set(cl.tolist())),
                              per_seed_signs=[int(np.sign(e)) for e in per_seed],

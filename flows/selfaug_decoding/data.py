@@ -41,6 +41,10 @@ def _cooc_check(rows: list[dict], d, name: str, out) -> dict:
 
 def run(ctx: StageContext[Params]) -> dict:
     d = ctx.params.data
+    if ctx.params.paper_scale.model_id is not None:  # the paper-scale model must be here before any work
+        from components.selfaug_decoding.hf import require
+
+        require(ctx.params.paper_scale.model_id)
     out = ctx.output_dir(DATA)
     rng = np.random.default_rng(d.seed)
     train_imgs, train_rows = _scenes(rng, d.n_train_scenes, d, 0)
@@ -80,6 +84,21 @@ def run(ctx: StageContext[Params]) -> dict:
                name="mme", result_path=out / "_checks" / "mme.json")  # fmt: skip
     captions = [{"image": r["id"], "shapes": r["shapes"]} for r in eval_rows[-d.n_captions :]]
 
+    # the dev split: its own scenes (own generator, ids after the held-out ones) and its POPE questions,
+    # for the blindness check after training and the tuning of alpha / beta / tau (the test split never is)
+    dev_rng = np.random.default_rng([d.seed, 17])
+    dev_imgs, dev_rows = _scenes(dev_rng, d.n_dev_scenes, d, d.n_train_scenes + d.n_eval_scenes)
+    V.validate(dev_rows, scene_suite, name="dev-scenes", result_path=out / "_checks" / "dev_scenes.json")
+    pope_dev = []
+    for split in SPLITS:
+        qs = S.pope_questions(np.random.default_rng([d.seed, 17, SPLITS.index(split)]), dev_rows, split,
+                              d.dev_pope_n, stats)  # fmt: skip
+        pope_dev += [{**q, "question_id": f"dev-{q['question_id']}"} for q in qs]
+    V.validate([{"id": q["question_id"], "yes": int(q["label"] == "yes"), "split": q["split"]} for q in pope_dev],
+               [V.unique("id"), V.mean_between("yes", 0.5 - 1.5 / len(pope_dev), 0.5 + 1.5 / len(pope_dev)),
+                V.in_set("split", SPLITS), V.row_count_between(3 * d.dev_pope_n, 3 * d.dev_pope_n)],
+               name="pope-dev", result_path=out / "_checks" / "pope_dev.json")  # fmt: skip
+
     np.savez_compressed(out / "train_images.npz", images=train_imgs)
     np.savez_compressed(out / "eval_images.npz", images=eval_imgs, offset=np.int64(d.n_train_scenes))
     write_jsonl(out / "scenes.jsonl", train_rows + eval_rows)
@@ -87,6 +106,9 @@ def run(ctx: StageContext[Params]) -> dict:
     write_jsonl(out / "pope.jsonl", pope)
     write_jsonl(out / "mme.jsonl", mme)
     write_jsonl(out / "captions.jsonl", captions)
+    np.savez_compressed(out / "dev_images.npz", images=dev_imgs, offset=np.int64(d.n_train_scenes + d.n_eval_scenes))
+    write_jsonl(out / "pope_dev.jsonl", pope_dev)
     return {"train_scenes": len(train_rows), "train_examples": len(examples), "pope": len(pope), "mme": len(mme),
-            "captions": len(captions), "cooc_train": cooc["train"]["rate"], "cooc_eval": cooc["eval"]["rate"],
+            "captions": len(captions), "pope_dev": len(pope_dev), "cooc_train": cooc["train"]["rate"],
+            "cooc_eval": cooc["eval"]["rate"],
             "adversarial_trap_negatives": int(adv_trap)}  # fmt: skip

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from components.io import read_jsonl, write_jsonl
+from components.io import read_jsonl, write_json, write_jsonl
 from components.selfaug_decoding import decoding as D
 from components.selfaug_decoding import model as M
 from components.selfaug_decoding.metrics import mentions
@@ -43,6 +43,47 @@ class DecodeResult:
     pope: list[dict]
     mme: list[dict]
     captions: list[dict]
+    tuning: dict
+
+
+CARD = {"alpha": 1.0, "beta": 0.1, "tau": 0.5}
+
+
+def grid(method: str, dec: dict) -> list[dict]:
+    """The settings tried on the dev split for one method, the card's first: alpha x beta for a fixed cut-off
+    (VCD, VACoDe, SAS-only), alpha x tau for SAT (Self-Aug, SAT-only): the same number for every contrastive
+    method; greedy has none."""
+    if method == "greedy":
+        return [{}]
+    second = "tau" if D.methods()[method].tau is not None else "beta"
+    out = [{"alpha": a, second: v} for a in dec["alpha_grid"] for v in dec[f"{second}_grid"]]
+    return sorted(out, key=lambda c: sum(abs(c[k] - CARD[k]) / CARD[k] for k in c))  # the card's setting first
+
+
+def pope_f1(rows: list[dict]) -> float:
+    from components.selfaug_decoding.metrics import pope
+
+    return 100 * pope([r["pred_yes"] for r in rows], [r["label"] == "yes" for r in rows])["f1"]
+
+
+def tune(model, job: DecodeJob) -> tuple[dict, list[dict]]:
+    """Each setting of :func:`grid` on the dev POPE questions (three splits pooled); the highest dev F1 wins
+    (a tie keeps the setting nearer the card's). Never reads the test split."""
+    dec = job.decoding
+    dev = np.load(f"{job.data_dir}/dev_images.npz")
+    q = [{**r, "qtype": "existence"} for r in read_jsonl(f"{job.data_dir}/pope_dev.jsonl")]
+    tried, best = [], None
+    for cfg in grid(job.method, dec):
+        meth = D.methods(**{**CARD, **cfg})[job.method]
+        rows = [
+            {"label": r["label"], "pred_yes": bool(toks) and VOCAB[toks[0]] == "yes"}
+            for r, toks, *_ in _run(model, dev["images"], int(dev["offset"]), q, meth, dec, 1, job.seed, 3)
+        ]
+        f1 = pope_f1(rows)
+        tried.append({**cfg, "dev_f1": round(f1, 3)})
+        if best is None or f1 > best[1] + 1e-9:
+            best = (cfg, f1)
+    return {**CARD, **best[0]}, tried
 
 
 def _batches(rows: list[dict], size: int):
@@ -77,11 +118,12 @@ def _run(model, images, offset, rows, method, dec, max_new, seed, set_id):
 def decode_job(job: DecodeJob) -> DecodeResult:
     """One (seed, method): POPE answers, MME-style answers and captions (module level: process runners pickle it)."""
     dec = job.decoding
-    meth = D.methods(alpha=dec["alpha"], beta=dec["beta"], tau=dec["tau"])[job.method]
     model = M.load_model(job.model_dir)
     data = np.load(f"{job.data_dir}/eval_images.npz")
     images, offset = data["images"], int(data["offset"])
     with threads(job.threads):
+        chosen, tried = tune(model, job)
+        meth = D.methods(**chosen)[job.method]
         pope_q = [{**q, "qtype": "existence"} for q in read_jsonl(f"{job.data_dir}/pope.jsonl")]
         pope = []
         for r, toks, aug, betas, sizes in _run(model, images, offset, pope_q, meth, dec, 1, job.seed, 0):
@@ -107,7 +149,9 @@ def decode_job(job: DecodeJob) -> DecodeResult:
                          "n_hallucinated": sum(w not in r["shapes"] for w in m), "aug": aug,
                          "mean_beta": float(np.nanmean(betas)) if betas and not np.isnan(betas).all() else None,
                          "mean_candidates": float(np.mean(sizes)) if sizes else None})  # fmt: skip
-    return DecodeResult(job.seed, job.method, pope, mme, caps)
+    setting = {k: v for k, v in chosen.items() if job.method != "greedy" and (k == "alpha" or (k == "tau") ==
+               (meth.tau is not None))}  # fmt: skip
+    return DecodeResult(job.seed, job.method, pope, mme, caps, {"chosen": setting, "dev_grid": tried})
 
 
 def run(ctx: StageContext[Params]) -> dict:
@@ -120,4 +164,9 @@ def run(ctx: StageContext[Params]) -> dict:
     out = ctx.output_dir(RUNS)
     for part in ("pope", "mme", "captions"):
         write_jsonl(out / f"{part}.jsonl", [row for r in results for row in getattr(r, part)])
-    return {"jobs": len(results), "pope_answers": sum(len(r.pope) for r in results)}
+    tuning = {f"seed_{r.seed}": {} for r in results}
+    for r in results:
+        tuning[f"seed_{r.seed}"][r.method] = r.tuning
+    write_json(out / "tuning.json", tuning)
+    return {"jobs": len(results), "pope_answers": sum(len(r.pope) for r in results),
+            **{f"{r.method}.seed_{r.seed}.{k}": v for r in results for k, v in r.tuning["chosen"].items()}}  # fmt: skip

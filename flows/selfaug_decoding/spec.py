@@ -19,7 +19,7 @@ STAGES = (
     L.stage(
         "data",
         code=(f"{_PKG}/scenes.py", "components/scenes/textures.py", "components/data/validate.py"),
-        params=("data",),
+        params=("data", "paper_scale"),
         writes=(DATA,),
         summary="shape scenes with the designed co-occurrence bias; QA, captions, POPE splits, MME pairs; GX checks",
     ),

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from components.inputs import load_npz
 from components.io import read_jsonl, write_json
 from components.selfaug_decoding import model as M
 from components.selfaug_decoding.scenes import VOCAB
 from components.training.threads import set_threads
 from flows.runtime.stages import StageContext
 from flows.runtime.tracking import Tensor
+from flows.selfaug_decoding import champion
 from flows.selfaug_decoding.params import Params
 from flows.selfaug_decoding.spec import DATA, MODELS
 
@@ -26,31 +28,53 @@ def plateau(curve: list[tuple[int, float]]) -> dict:
     return {"final_loss": last, "last_quarter_drop": (before - last) / max(before, 1e-9)}
 
 
+def dev_check(model, data_dir, seed: int, batch: int) -> dict:
+    """Greedy answers on the dev POPE questions: accuracy and yes-ratio (a blind VLM answers one word always).
+    The learning-rate / step checks read this, never the test split."""
+    from components.selfaug_decoding import decoding as D
+    from components.selfaug_decoding.metrics import pope
+    from flows.selfaug_decoding.decode import _run
+
+    with load_npz(f"{data_dir}/dev_images.npz", keys=("images", "offset")) as z:
+        images, offset = z["images"], int(z["offset"])
+    q = [{**r, "qtype": "existence"} for r in read_jsonl(f"{data_dir}/pope_dev.jsonl")]
+    dec = {"batch": batch, "sas_rules": {}, "crop_ratio": 2.0, "mask_ratio": 2.0, "noise_step": 500}
+    ans = [bool(t) and VOCAB[t[0]] == "yes" for _, t, *_ in _run(model, images, offset, q, D.methods()["greedy"],
+                                                                 dec, 1, seed, 3)]  # fmt: skip
+    v = pope(ans, [r["label"] == "yes" for r in q])
+    return {"dev_accuracy": v["accuracy"], "dev_yes_ratio": v["yes_ratio"], "dev_f1": v["f1"]}
+
+
 def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     set_threads(p.resources.threads)
-    images = np.load(ctx.input(f"{DATA}/train_images.npz"))["images"]
+    with load_npz(ctx.input(f"{DATA}/train_images.npz"), keys=("images",)) as z:
+        images = z["images"]
     examples = read_jsonl(ctx.input(f"{DATA}/train.jsonl"))
     config = M.VLMConfig(d=p.model.d, n_layers=p.model.n_layers, n_heads=p.model.n_heads, d_ff=2 * p.model.d,
-                         img=p.data.size)  # fmt: skip
+                         img=p.data.size, encoder_norm=p.model.encoder_norm, emb_std=p.model.emb_std)  # fmt: skip
     out = ctx.output_dir(MODELS)
-    summary = {}
+    summary, run_ids = {}, {}
     for seed in p.model.seeds:
         model, curve = M.train(images, examples, config, steps=p.model.steps, batch=p.model.batch, lr=p.model.lr,
-                               seed=seed)  # fmt: skip
+                               seed=seed, yesno_share=p.model.yesno_share, loss_per=p.model.loss_per)  # fmt: skip
         model_dir = out / f"seed_{seed}"
         M.save_model(model, model_dir)
-        info = {"seed": seed, **plateau(curve), "curve": curve}
+        info = {"seed": seed, **plateau(curve), **dev_check(model, ctx.input(DATA), seed, 250), "curve": curve}
         write_json(model_dir.with_suffix(".json"), info)
-        ctx.log_model(
+        run_ids[seed] = ctx.log_model(
             f"tiny-vlm-seed{seed}",
             {"model": p.model.model_dump(), "seed": seed},
             model_dir,
             loader=LOADER,
             inputs=Tensor("token_ids", "int64", (-1, -1)),
             outputs=Tensor("logits", "float32", (-1, -1, len(VOCAB))),
-            metrics={"final_loss": info["final_loss"], "last_quarter_drop": info["last_quarter_drop"]},
+            metrics={k: info[k] for k in ("final_loss", "last_quarter_drop", "dev_accuracy", "dev_yes_ratio")},
             curves={"train_loss": curve},
         )
         summary[f"seed_{seed}_final_loss"] = info["final_loss"]
+        summary[f"seed_{seed}_dev_accuracy"] = info["dev_accuracy"]
+    seed = champion.choose(p)  # the first seed's VLM, re-evaluated on the held-out POPE questions
+    summary["champion"] = champion.candidate(p, run_ids.get(seed), f"tiny-vlm-seed{seed}", out / f"seed_{seed}",
+                                             ctx.paths.root, seed)  # fmt: skip
     return summary

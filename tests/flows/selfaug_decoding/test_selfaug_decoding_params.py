@@ -13,7 +13,8 @@ from flows.selfaug_decoding.params import PRESETS, Params
 @pytest.mark.parametrize("profile", list(PRESETS))
 def test_presets_validate(profile):
     p = resolve(Params, PRESETS, slug="selfaug-decoding", profile=profile)
-    assert p.decoding.alpha == 1.0 and p.decoding.beta == 0.1 and p.decoding.tau == 0.5
+    # the card's values are in every tuning grid
+    assert 1.0 in p.decoding.alpha_grid and 0.1 in p.decoding.beta_grid and 0.5 in p.decoding.tau_grid
     assert p.decoding.noise_step == 500 and "greedy" in p.decoding.methods
 
 
@@ -23,7 +24,9 @@ def test_presets_validate(profile):
         ("model.seeds=[]", "selfaug-decoding.model.seeds"),  # an empty set
         ("decoding.methods=[greedy, dola]", "selfaug-decoding.decoding.methods: .*unknown method"),  # unknown name
         ("decoding.methods=[vcd]", "selfaug-decoding.decoding.methods: .*greedy must be"),
-        ("decoding.beta=0", "selfaug-decoding.decoding.beta"),  # out of range: log(0)
+        ("decoding.beta_grid=[0, 0.1]", "selfaug-decoding.decoding.beta_grid: .*out of range"),  # log(0)
+        ("decoding.tau_grid=[0.5, 1.0]", "selfaug-decoding.decoding.tau_grid: .*same length"),  # unequal effort
+        ("decoding.alpha_grid=[]", "selfaug-decoding.decoding.alpha_grid"),  # an empty grid
         ("decoding.noise_step=1000", "selfaug-decoding.decoding.noise_step"),  # outside the 1000-step schedule
         ("decoding.sas_rules={existence: blur, colour: color_inversion, position: horizontal_flip, count: "
          "random_mask, caption: random_mask}", "selfaug-decoding.decoding.sas_rules: .*unknown augmentation"),

@@ -21,7 +21,7 @@ def test_smoke_profile_end_to_end(project):
     run_smoke(project, "selfaug-decoding")
     data = project / "data/selfaug-decoding"
     for check in ("scenes", "cooccurrence_train", "cooccurrence_eval", "train_qa", "pope_random", "pope_popular",
-                  "pope_adversarial", "mme"):  # fmt: skip
+                  "pope_adversarial", "mme", "dev_scenes", "pope_dev"):  # fmt: skip
         assert json.loads((data / f"data/_checks/{check}.json").read_text())["success"] is True, check
     pope = read_jsonl(data / "runs/pope.jsonl")
     assert {r["method"] for r in pope} == METHODS
@@ -31,6 +31,10 @@ def test_smoke_profile_end_to_end(project):
     assert {r["aug"] for r in by_method["vcd"]} == {"noise"} and {r["aug"] for r in by_method["greedy"]} == {None}
     assert {r["aug"] for r in by_method["sas_only"]} == {"random_mask"}  # existence questions -> the rule map
     assert all(0 < r["beta"] <= 0.5 for r in by_method["selfaug"])  # SAT's beta = sigmoid(-tau H) in (0, 0.5]
+    tuning = json.loads((data / "runs/tuning.json").read_text())["seed_0"]  # chosen on dev, per method
+    assert set(tuning) == METHODS and tuning["greedy"]["chosen"] == {}
+    assert {len(tuning[m]["dev_grid"]) for m in METHODS - {"greedy"}} == {2}  # the same effort for each
+    assert set(tuning["selfaug"]["chosen"]) == {"alpha", "tau"} and set(tuning["vcd"]["chosen"]) == {"alpha", "beta"}
     caps = read_jsonl(data / "runs/captions.jsonl")
     assert {r["method"] for r in caps} == METHODS and all(r["n_hallucinated"] <= r["n_mentions"] for r in caps)
     check_smoke_claims(project / "reports/selfaug-decoding/claims.json", ["C1", "C2", "C3", "C4"])
