@@ -16,6 +16,7 @@ from components.anthrobench.behaviours import BEHAVIOURS
 from components.anthrobench.judges import J3_LOADER, CentroidJudge, LexiconJudge, LogRegJudge, save_j3, sentences
 from components.data import validate as V
 from components.io import read_jsonl, write_json, write_jsonl
+from components.training import threads
 from flows.anthrobench.params import Params
 from flows.anthrobench.spec import DATA, DIALOGUES, LABELS
 from flows.runtime.stages import StageContext
@@ -61,6 +62,7 @@ def _log_j3(ctx: StageContext[Params], j3: LogRegJudge, seed: int) -> None:
 
 def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
+    threads.set_threads(p.resources.threads)  # MiniLM: more threads than free cores spin instead of working
     dialogues = read_jsonl(ctx.input(f"{DIALOGUES}/dialogues.jsonl"))
     sents = read_jsonl(ctx.input(f"{DATA}/judge_sentences.jsonl"))
     rows, fitted = [], {}

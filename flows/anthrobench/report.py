@@ -83,7 +83,7 @@ def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     rows = read_jsonl(ctx.input(f"{LABELS}/labels.jsonl"))
     dialogues = read_jsonl(ctx.input(f"{DIALOGUES}/dialogues.jsonl"))
-    targets = (SIMULATOR, *p.targets.models)
+    targets = (SIMULATOR, *p.targets.all_models)
     split = judge_f1_split(rows, JUDGES)
     test = ~split["dev"]
     f1_rows = []
@@ -135,7 +135,7 @@ def run(ctx: StageContext[Params]) -> dict:
                 "between J1-J3 over every (message, behaviour) cell; CIs from two-stage resamples of dialogues.",
                 tables=[f1_rows, kappas]),
         *[Section(f"Flagged examples: {t}", "Up to two messages per behaviour flagged by the majority (or the "
-                  "pronoun regex).", tables=[examples(dialogues, rows, t)]) for t in p.targets.models],
+                  "pronoun regex).", tables=[examples(dialogues, rows, t)]) for t in p.targets.all_models],
     ]  # fmt: skip
     metrics = {
         "judges_f1": {r["judge"]: r["F1 (simulator, test half)"] for r in f1_rows},

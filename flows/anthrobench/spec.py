@@ -23,7 +23,7 @@ STAGES = (
             params=("data.seeds", "judges"), writes=(LABELS,), after=("dialogues",),
             summary="J1 lexicons, J2 MiniLM centroids, J3 logistic regression per seed; votes, majority and "
             "pronoun regex on every target message; GX: J3 never trained on a scored sentence"),
-    L.report_stage(reads=(DIALOGUES, LABELS), params=("data.seeds", "data.n_turns", "targets.models"),
+    L.report_stage(reads=(DIALOGUES, LABELS), params=("data.seeds", "data.n_turns", "targets.models", "targets.gemma"),
                    plots={"turn_profile.csv": {"x": "turn", "y": "prevalence", "template": "linear",
                                                "color": "behaviour"}},
                    after=("judge",), summary="prevalences, late onset, snowball, judge F1 and Fleiss kappa; "

@@ -36,10 +36,18 @@ def _rows(hazards: Hazards, noise: tuple[float, float, float] = (0.0, 0.0, 0.0),
     return rows
 
 
+def _common_late(late=BEHAVIOURS[:8]) -> Hazards:
+    """Late onsets in common behaviours: hazard 0.12 at turn 1, 0.88 from turn 2 (a flat hazard at their
+    prevalence, ~0.8, would put ~20% of first occurrences late); the rest flat and early (0.82 per turn)."""
+    return Hazards.build({"default": 1.5, **{b: -6.0 for b in late}}, {"default": 0.0, **{b: 4.0 for b in late}},
+                         {"default": 0.0, **{b: 2.0 for b in late}})  # fmt: skip
+
+
 def test_planted_late_onsets_reproduce_c1_and_flat_early_hazards_do_not():
     p, ok = _params(), judges_valid(1.0, 0.5)
-    late = tensor(_rows(E.planted_hazards(list(BEHAVIOURS[:8]))), "simulator")
-    assert claim1(p, *late, ok).verdict == "reproduced"
+    late = tensor(_rows(_common_late()), "simulator")
+    c1 = claim1(p, *late, ok)
+    assert c1.verdict == "reproduced" and c1.details["count"] == 8 and c1.details["flat_null_count"] == 0
     flat = tensor(_rows(E.flat_hazards(1.5)), "simulator")
     c1 = claim1(p, *flat, ok)
     assert c1.verdict == "not reproduced" and c1.details["count"] == 0
