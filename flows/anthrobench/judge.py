@@ -20,6 +20,7 @@ from components.anthrobench.llm_judge import LLMJudge
 from components.data import validate as V
 from components.io import read_jsonl, write_json, write_jsonl
 from components.training import threads
+from flows.anthrobench import champion
 from flows.anthrobench.params import ENDPOINT, Params
 from flows.anthrobench.spec import DATA, DIALOGUES, LABELS
 from flows.runtime.stages import StageContext
@@ -54,13 +55,14 @@ def _split(sentences_: list[dict], split: str) -> list[dict]:
             for s in sentences_ if s["split"] == split]  # fmt: skip
 
 
-def _log_j3(ctx: StageContext[Params], j3: LogRegJudge, seed: int) -> None:
+def _log_j3(ctx: StageContext[Params], j3: LogRegJudge, seed: int) -> tuple[str | None, object]:
     """J3 of one seed saved (no pickle) under labels/j3/ and logged as its own MLflow child run with a signature."""
     folder = save_j3(j3, ctx.output_dir(LABELS) / "j3" / f"seed-{seed}")
-    ctx.log_model(f"j3-seed{seed}", {"C": j3.C, "seed": seed, "train_sentences": len(j3.train_texts)}, folder,
+    run_id = ctx.log_model(f"j3-seed{seed}", {"C": j3.C, "seed": seed, "train_sentences": len(j3.train_texts)}, folder,
                   loader=J3_LOADER, inputs=Tensor("bag_of_words", "float64", (-1, -1)),
                   outputs=Tensor("behaviour_flags", "int64", (-1, 13)),
                   metrics={"threshold": j3.threshold})  # fmt: skip
+    return run_id, folder
 
 
 def _llm_chat(p: Params, cache_dir: str):
@@ -95,14 +97,16 @@ def run(ctx: StageContext[Params]) -> dict:
     threads.set_threads(p.resources.threads)  # MiniLM: more threads than free cores spin instead of working
     dialogues = read_jsonl(ctx.input(f"{DIALOGUES}/dialogues.jsonl"))
     sents = read_jsonl(ctx.input(f"{DATA}/judge_sentences.jsonl"))
-    rows, fitted = [], {}
+    rows, fitted, chosen = [], {}, None
     for seed in p.data.seeds:
         mine = [s for s in sents if s["seed"] == seed]
         judges = [LexiconJudge(), CentroidJudge(_embedder(p.judges.embedder)).fit(_split(mine, "dev")),
                   LogRegJudge(C=p.judges.j3_c, seed=seed).fit(_split(mine, "train"))]  # fmt: skip
         fitted[str(seed)] = {"J2_threshold": judges[1].threshold, "J3_threshold": judges[2].threshold,
                              "J3_train_sentences": len(judges[2].train_texts)}  # fmt: skip
-        _log_j3(ctx, judges[2], seed)
+        run_id, folder = _log_j3(ctx, judges[2], seed)
+        if seed == champion.choose(p):  # J3 of the first seed, re-evaluated as the recurring evaluation does
+            chosen = champion.candidate(p, run_id, folder, ctx.paths.root)
         seed_dialogues = [d for d in dialogues if d["seed"] == seed]
         rows += _rows(seed_dialogues, E.judge(judges, seed_dialogues), judges[2].train_texts)
     llm = {}
@@ -116,4 +120,4 @@ def run(ctx: StageContext[Params]) -> dict:
                name="labels", result_path=out / "_checks" / "labels.json")  # fmt: skip
     write_jsonl(out / "labels.jsonl", rows)
     write_json(out / "judges.json", {"embedder": p.judges.embedder, "per_seed": fitted, "llm": llm or None})
-    return {"messages": len(rows), "judges": fitted, **({"llm_judge": llm} if llm else {})}
+    return {"messages": len(rows), "judges": fitted, **({"llm_judge": llm} if llm else {}), "champion": chosen}

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import Field, field_validator, model_validator
 
 from components.anthrobench.behaviours import BEHAVIOURS
+from flows.anthrobench.spec import INPUTS
 from flows.runtime.params import ClaimsBase, Count, PaperParams, Section, Seeds, presets
 
 SIMULATOR = "simulator"
@@ -15,10 +18,25 @@ GEMMA = "google/gemma-3-270m-it"  # the card's optional target, under the Gemma 
 
 class DataParams(Section):
     seeds: Seeds = Field(min_length=1, description="seeds: user simulator, sampling, judges' training sentences")
-    first_turns: str | None = Field(None, description="path of the official first_turns.csv; None: templates")
+    first_turns: str | None = Field(None, description=f"the official first_turns.csv, inside {INPUTS}/ (the "
+                                    "data stage's DVC dependency: an edit reruns it); None: templates")  # fmt: skip
     n_lm_dialogues: Count = Field(16, ge=1, le=960, description="dialogues per seed for each LM target")
     n_sim_dialogues: Count = Field(200, ge=4, le=5000, description="dialogues per seed for the simulator chatbot")
     n_turns: int = Field(5, ge=2, le=10, description="user/target turn pairs per dialogue (the card: 5)")
+
+    @field_validator("first_turns")
+    @classmethod
+    def _inside_inputs(cls, v: str | None) -> str | None:
+        if v is None:
+            return v
+        from flows.runtime.settings import find_root
+
+        root = find_root()
+        folder, path = (root / INPUTS).resolve(), Path(v) if Path(v).is_absolute() else root / v
+        if folder not in path.resolve().parents:
+            raise ValueError(f"must be a file inside {INPUTS}/ (the data stage's declared DVC dependency), got {v!r}")
+        return v
+
     train_sentences: Count = Field(40, ge=5, description="J3 training sentences per behaviour (simulator train bank)")
     dev_sentences: Count = Field(20, ge=5, description="J2 threshold-tuning sentences per behaviour (train bank)")
 
