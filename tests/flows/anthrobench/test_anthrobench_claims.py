@@ -51,7 +51,20 @@ def test_planted_late_onsets_reproduce_c1_and_flat_early_hazards_do_not():
     flat = tensor(_rows(E.flat_hazards(1.5)), "simulator")
     c1 = claim1(p, *flat, ok)
     assert c1.verdict == "not reproduced" and c1.details["count"] == 0
+    # its power: the same design with late onsets planted (share 0.75) in 7, 9, 11 behaviours reproduces C1
+    power = {row["planted"]: row["reproduced"] for row in c1.details["power"]["rows"]}
+    assert set(power) == {7.0, 9.0, 11.0} and min(power.values()) >= 0.8, power
     assert claim2(p, *late, ok).verdict == "reproduced"
+
+
+def test_rare_flat_behaviours_leave_c1_not_testable():
+    """A flat hazard of 0.15 puts ~70% of first occurrences after turn 1 with no rise at all: the card's count
+    then measures rarity, so C1 is not testable here rather than reproduced."""
+    p, ok = _params(), judges_valid(1.0, 0.5)
+    c1 = claim1(p, *tensor(_rows(E.flat_hazards(-1.7)), "simulator"), ok)
+    assert c1.details["count"] >= 7 and c1.details["flat_null_count"] >= 7
+    failed = [t["name"] for t in c1.testability if not t["passed"]]
+    assert c1.verdict == "inconclusive" and failed == ["late onset not implied by rarity"]
 
 
 def test_c3_follows_the_planted_profile():
@@ -59,7 +72,10 @@ def test_c3_follows_the_planted_profile():
     top = Hazards.build({"default": -3.0, "empathy": 2.0, "first_person_pronouns": 2.0, "agency": 1.5}, 0.0, 0.0)
     assert claim3(p, *tensor(_rows(top), "simulator"), ok).verdict == "reproduced"
     low = Hazards.build({"default": 1.0, "empathy": -4.0, "validation": -4.0}, 0.0, 0.0)
-    assert claim3(p, *tensor(_rows(low), "simulator"), ok).verdict == "not reproduced"
+    c3 = claim3(p, *tensor(_rows(low), "simulator"), ok)
+    assert c3.verdict == "not reproduced"
+    power = {row["planted"]: row["reproduced"] for row in c3.details["power"]["rows"]}  # margins over the top-4 cut
+    assert power[0.2] >= 0.8 and power[0.2] >= power[0.05], power
     silent = Hazards.build({"default": -30.0, "first_person_pronouns": 2.0}, 0.0, 0.0)  # nothing but pronouns
     assert claim3(p, *tensor(_rows(silent), "simulator"), ok).verdict == "not reproduced"  # zeros never rank
 
