@@ -17,6 +17,7 @@ from components.anthrobench.behaviours import BEHAVIOURS
 from components.anthrobench.judges import f1_parts
 from components.evaluation import claims as CL
 from components.evaluation.claim_spec import ClaimSpec
+from components.evaluation.power import attach_shifted_power
 from components.evaluation.seed_ci import t_interval
 from components.evaluation.stats import percentile_ci
 from components.evaluation.testability import Check
@@ -226,24 +227,41 @@ def _f1(parts: np.ndarray) -> float:
     return 0.0 if t + pr == 0 else 2 * tp / (t + pr)
 
 
+def _c4_ci(maj: np.ndarray, one: np.ndarray, seeds: np.ndarray, n_resamples: int, level: float, seed: int):
+    """(effect, low, high, per-seed effects): the F1 difference with the hull of a two-stage bootstrap and a
+    t-interval on the per-seed effects."""
+    effect = _f1(maj) - _f1(one)
+    boot = [_f1(maj[i]) - _f1(one[i]) for i in A.two_stage_indices(seeds, n_resamples, seed=seed)]
+    lo, hi = percentile_ci(boot, level)
+    per_seed = [_f1(maj[seeds == s]) - _f1(one[seeds == s]) for s in sorted(set(seeds))]
+    small = t_interval(per_seed, level) if len(per_seed) > 1 else None
+    if small is not None:
+        lo, hi = min(lo, small[0]), max(hi, small[1])
+    return effect, float(lo), float(hi), per_seed
+
+
 def claim4(p, split: dict, judges: tuple[str, ...], disagreement: float) -> CL.ClaimResult:
     c = p.claims
     dev, test = split["dev"], ~split["dev"]
     best = max(judges, key=lambda j: _f1(split[j][dev]))
     maj, one, seeds = split["majority"][test], split[best][test], split["seeds"][test]
-    effect = _f1(maj) - _f1(one)
-    boot = [_f1(maj[i]) - _f1(one[i]) for i in A.two_stage_indices(seeds, c.n_resamples, seed=4)]
-    lo, hi = percentile_ci(boot, c.level)
-    per_seed = [_f1(maj[seeds == s]) - _f1(one[seeds == s]) for s in sorted(set(seeds))]
-    small = t_interval(per_seed, c.level) if len(per_seed) > 1 else None
-    if small is not None:
-        lo, hi = min(lo, small[0]), max(hi, small[1])
+    effect, lo, hi, per_seed = _c4_ci(maj, one, seeds, c.n_resamples, c.level, seed=4)
     check = Check(JUDGES_DISAGREE, bool(disagreement > 0), f"share of (message, behaviour) cells where the judges "
                   f"disagree = {disagreement:.3f}")  # fmt: skip
-    return C4.from_ci(effect=effect, ci_low=float(lo), ci_high=float(hi), delta=c.delta_f1, n_units=int(test.sum()),
-                      n_seeds=len(per_seed), per_seed_signs=[int(np.sign(x)) for x in per_seed],
-                      seed_effects=per_seed, testability=[check], baseline=f"best single judge ({best})",
-                      power_reason="F1 is a ratio of sums; the planted-effect power simulation of the kit assumes "
-                      "a mean of paired differences", details={"best_single": best, "f1_majority": _f1(maj),
-                      "f1_best_single": _f1(one), "f1_dev": {j: _f1(split[j][dev]) for j in (*judges, "majority")},
-                      "ci": "hull of a two-stage bootstrap and a t-interval on the per-seed effects"})  # fmt: skip
+    result = C4.from_ci(effect=effect, ci_low=lo, ci_high=hi, delta=c.delta_f1, n_units=int(test.sum()),
+                        n_seeds=len(per_seed), per_seed_signs=[int(np.sign(x)) for x in per_seed],
+                        seed_effects=per_seed, testability=[check], baseline=f"best single judge ({best})",
+                        details={"best_single": best, "f1_majority": _f1(maj), "f1_best_single": _f1(one),
+                                 "f1_dev": {j: _f1(split[j][dev]) for j in (*judges, "majority")},
+                                 "ci": "hull of a two-stage bootstrap and a per-seed t-interval"})  # fmt: skip
+    if not all(t["passed"] for t in result.testability):
+        return result
+
+    def simulate(rng: np.random.Generator) -> tuple[float, float, float]:
+        """One run of this design: the test dialogues drawn two-stage (seeds, then dialogues), its CI as the run's."""
+        i = A.two_stage_indices(seeds, 1, seed=int(rng.integers(1 << 31)))[0]
+        e, low, high, _ = _c4_ci(maj[i], one[i], seeds[i], c.power_resamples, c.level, int(rng.integers(1 << 31)))
+        return e, low, high
+
+    return attach_shifted_power(result, simulate=simulate, delta=c.delta_f1, deltas=c.power_deltas,
+                                n_sim=c.power_sims, n_resamples=c.power_resamples, seed=14)  # fmt: skip

@@ -86,3 +86,16 @@ def test_c4_majority_against_the_best_single_judge(noise, verdict):
     split = judge_f1_split(rows, JUDGES)
     disagreement = float(np.mean(np.ptp(np.stack([np.array([r[j] for r in rows]) for j in JUDGES]), axis=0)))
     assert claim4(_params(), split, JUDGES, disagreement).verdict == verdict
+
+
+def test_c4_not_reproduced_carries_its_power():
+    """A perfect J1 beside two noisy judges: the majority loses to J1 (not reproduced), and the record says how
+    often this design would have reproduced C4 had the majority won by 0..10 times the band."""
+    rows = _rows(Hazards.build(-1.0, 0.0, 0.0), (0.0, 0.3, 0.3))
+    split = judge_f1_split(rows, JUDGES)
+    disagreement = float(np.mean(np.ptp(np.stack([np.array([r[j] for r in rows]) for j in JUDGES]), axis=0)))
+    c4 = claim4(_params(), split, JUDGES, disagreement)
+    assert c4.verdict == "not reproduced" and c4.effect < 0
+    rows_ = c4.details["power"]["rows"]
+    assert [r["planted"] for r in rows_] == pytest.approx([k * 0.01 for k in c4.details["power"]["planted_in_deltas"]])
+    assert rows_[0]["reproduced"] <= 0.2 and rows_[-1]["reproduced"] >= rows_[0]["reproduced"] + 0.3, rows_
