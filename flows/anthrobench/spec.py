@@ -10,12 +10,14 @@ PAPER = Paper(
 
 L = Layout("anthrobench")
 DATA, DIALOGUES, LABELS = L.out("data"), L.out("dialogues"), L.out("labels")
-INPUTS = L.out("inputs")  # where a user vendors the official first_turns.csv (git keeps its README, so it exists)
+# where a user puts the official first_turns.csv: the data stage's declared dependency, kept in git by its README
+# (outside data/, whose folders are all outputs of stages)
+INPUTS = "flows/anthrobench/inputs"
 
 _C = "components/anthrobench"
 STAGES = (
     L.stage("data", code=(_C, "components/data/validate.py", "components/models/causal_lm.py"), reads=(INPUTS,),
-            params=("data",), writes=(DATA,), summary="first turns (official CSV in data/anthrobench/inputs/ or "
+            params=("data",), writes=(DATA,), summary="first turns (official CSV in flows/anthrobench/inputs/ or "
             "templates) per seed; simulator-labelled judge training and dev sentences; GX checks"),
     L.stage("dialogues", code=(_C, "components/models/causal_lm.py"), reads=(DATA,),
             params=("data", "targets", "hazards", "resources"), writes=(DIALOGUES,), after=("data",),

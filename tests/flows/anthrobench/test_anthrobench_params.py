@@ -26,7 +26,7 @@ def test_presets_validate(profile):
         ("targets.models=[endpoint:my-model]", "anthrobench.targets: .*endpoint_url"),  # a mismatched pair
         ("claims.target=gpt-4o", "anthrobench: .*claims.target"),  # not a target of this run
         ("claims.late_count=15", "anthrobench.claims.late_count"),  # more than 14 behaviours
-        ("data.first_turns=data/first_turns.csv", "anthrobench.data.first_turns: .*data/anthrobench/inputs"),
+        ("data.first_turns=data/first_turns.csv", "anthrobench.data.first_turns: .*flows/anthrobench/inputs"),
         ("judges.llm=endpoint:judge", "anthrobench.judges: .*llm_endpoint_url"),  # an endpoint judge needs its URL
     ],
 )
