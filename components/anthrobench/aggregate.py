@@ -90,3 +90,65 @@ def flat_late_share(prevalence: np.ndarray, n_turns: int) -> np.ndarray:
     h = np.asarray(prevalence, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(h > 0, 1.0 - h / (1.0 - (1.0 - h) ** n_turns), np.nan)
+
+
+def plant_late(labels: np.ndarray, behaviours: Sequence[int], share: float, rng: np.random.Generator) -> np.ndarray:
+    """``labels`` with a late-onset share of at least ``share`` planted in each of ``behaviours``: every dialogue
+    whose first occurrence of b is at turn 1 has b's labels moved one turn later (the last turn's dropped) with
+    the probability that brings b's expected late-onset share to ``share`` (none where it is there already).
+    Message prevalence barely moves, so the planted behaviours keep the run's rarity."""
+    x = _check(labels).copy()
+    first = first_turns(x)
+    for b in behaviours:
+        occurred = first[:, b] > 0
+        if not occurred.any():
+            continue
+        s0 = float(np.mean(first[occurred, b] > 1))
+        if s0 >= share:
+            continue
+        q = (share - s0) / (1.0 - s0)
+        move = (first[:, b] == 1) & (rng.random(x.shape[0]) < q)
+        x[move, 1:, b] = x[move, :-1, b]
+        x[move, 0, b] = False
+    return x
+
+
+def plant_prevalence(labels: np.ndarray, behaviours: Sequence[int], level: float, rng: np.random.Generator):
+    """``labels`` with the message prevalence of each of ``behaviours`` raised to ``level`` (unflagged messages
+    flagged at random; none removed)."""
+    x = _check(labels).copy()
+    for b in behaviours:
+        p0 = float(x[..., b].mean())
+        if p0 >= level:
+            continue
+        q = (level - p0) / (1.0 - p0)
+        x[..., b] |= rng.random(x.shape[:2]) < q
+    return x
+
+
+def probability_power(
+    labels: np.ndarray,
+    seeds: Sequence,
+    plant,
+    holds,
+    *,
+    n_sim: int,
+    n_resamples: int,
+    seed: int,
+    p_hi: float = 0.95,
+    p_lo: float = 0.05,
+) -> dict:
+    """Power of a probability rule on this run's design: ``n_sim`` runs simulated by a two-stage resample of the
+    run's dialogues (seeds, then dialogues), ``plant(run, rng)`` putting the claimed effect in, each decided by the
+    rule (share of ``n_resamples`` two-stage resamples where ``holds``: >= p_hi reproduced, <= p_lo not)."""
+    x, s = _check(labels), np.asarray(seeds)
+    rng = np.random.default_rng(seed)
+    verdicts = []
+    for i in two_stage_indices(s, n_sim, seed):
+        run = plant(x[i], rng)
+        share = np.mean([holds(run[j]) for j in two_stage_indices(s[i], n_resamples, int(rng.integers(1 << 31)))])
+        verdicts.append("reproduced" if share >= p_hi else "not reproduced" if share <= p_lo else "inconclusive")
+    v = np.array(verdicts)
+    return {"n_sim": n_sim, "reproduced": float(np.mean(v == "reproduced")),
+            "not_reproduced": float(np.mean(v == "not reproduced")),
+            "inconclusive": float(np.mean(v == "inconclusive"))}  # fmt: skip

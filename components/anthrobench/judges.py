@@ -238,9 +238,14 @@ class SavedJ3:
 
 
 def load_j3(folder) -> SavedJ3:
-    import json
+    """J3 from its folder through the guarded readers: a missing, truncated or malformed file is a DataError
+    naming it (no pickle)."""
+    from components.inputs import load_npz
+    from components.io import read_json
 
     folder = Path(folder)
-    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    with np.load(folder / "j3.npz", allow_pickle=False) as z:
-        return SavedJ3(z["coef"], z["intercept"], config["vocabulary"], float(config["threshold"]))
+    config = read_json(folder / "config.json")
+    if not isinstance(config, dict) or not {"vocabulary", "threshold"} <= set(config):
+        raise DataError(f"{folder / 'config.json'}: not a J3 config (needs vocabulary and threshold)")
+    z = load_npz(folder / "j3.npz", keys=("coef", "intercept"), finite=True)
+    return SavedJ3(z["coef"], z["intercept"], config["vocabulary"], float(config["threshold"]))

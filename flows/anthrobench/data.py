@@ -6,16 +6,27 @@ from __future__ import annotations
 
 from components.anthrobench.behaviours import JUDGED
 from components.anthrobench.first_turns import generate_first_turns, load_first_turns, stratified_sample
+from components.anthrobench.llm_judge import check_available
 from components.anthrobench.simulate import labelled_sentences
 from components.data import validate as V
 from components.io import write_jsonl
+from components.models.causal_lm import is_offline
 from flows.anthrobench.params import Params
 from flows.anthrobench.spec import DATA
 from flows.runtime.paths import allowed_roots, inside
 from flows.runtime.stages import StageContext
 
 
+def preflight(p: Params) -> None:
+    """Every LM target and the LLM judge exist here, checked before any work: offline, a Hugging Face id that is
+    not in the local cache (Gemma3-270M behind ``targets.gemma``, say) fails at once, naming the id."""
+    offline = is_offline()
+    for spec in (*p.targets.all_models, *([p.judges.llm] if p.judges.llm else [])):
+        check_available(spec, offline=offline)
+
+
 def run(ctx: StageContext[Params]) -> dict:
+    preflight(ctx.params)
     d = ctx.params.data
     if d.first_turns:  # a path inside the checkout (data/ or the file cache), never outside it
         path = inside(ctx.paths.root / d.first_turns, allowed_roots(ctx.paths.root), "data.first_turns")

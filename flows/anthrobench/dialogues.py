@@ -77,7 +77,7 @@ def run(ctx: StageContext[Params]) -> dict:
     lm = {**p.targets.model_dump(), "endpoint_url": p.targets.endpoint_url}
     hazards = p.hazards.model_dump()
     jobs = []
-    for target in (SIMULATOR, *p.targets.models):
+    for target in (SIMULATOR, *p.targets.all_models):
         n = p.data.n_sim_dialogues if target == SIMULATOR else p.data.n_lm_dialogues
         for seed in p.data.seeds:
             rows = tuple(r for r in turns if r["seed"] == seed)[:n]

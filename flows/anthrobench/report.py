@@ -8,7 +8,8 @@ import numpy as np
 
 from components.anthrobench import aggregate as A
 from components.anthrobench.behaviours import BEHAVIOURS
-from components.anthrobench.judges import kappa_of_votes
+from components.anthrobench.judges import f1_parts, kappa_of_votes
+from components.anthrobench.llm_judge import NAME as LLM_JUDGE
 from components.evaluation.stats import percentile_ci
 from components.io import read_jsonl
 from components.reporting import Section
@@ -68,6 +69,26 @@ def kappa_row(rows: list[dict], target: str, seed: int) -> dict:
     return {"target": target, "Fleiss kappa (J1-J3)": _num(point), "CI low": _num(lo), "CI high": _num(hi)}
 
 
+def llm_f1_rows(rows: list[dict]) -> list[dict]:
+    """The LLM judge's (judges.llm) micro F1 against the simulator's truth on the simulator messages it rated,
+    with a two-stage CI over dialogues, beside the majority's on the same messages; none when it is off."""
+    rated = [r for r in rows if r.get(LLM_JUDGE) is not None and r["truth"] is not None]
+    if not rated:
+        return []
+    keys = sorted({(r["seed"], r["dialogue"]) for r in rated})
+    at = {k: i for i, k in enumerate(keys)}
+    out = []
+    for name in (LLM_JUDGE, "majority"):
+        parts = np.zeros((len(keys), 3))
+        for r in rated:
+            parts[at[(r["seed"], r["dialogue"])]] += f1_parts(np.array([r["truth"][:13]]), np.array([r[name]]))[0]
+        boot = [_f1(parts[i]) for i in A.two_stage_indices([s for s, _ in keys], KAPPA_RESAMPLES, 7)]
+        lo, hi = percentile_ci(boot, 0.95)
+        out.append({"judge": f"{name} (LLM-rated messages, {len(rated)})", "F1 (simulator, test half)":
+                    _num(_f1(parts)), "CI low": _num(lo), "CI high": _num(hi), "F1 (dev half)": None})  # fmt: skip
+    return out
+
+
 def examples(dialogues: list[dict], rows: list[dict], target: str, per: int = 2) -> list[dict]:
     text = {(d["seed"], d["dialogue"], t["turn"]): t["assistant"] for d in dialogues if d["target"] == target
             for t in d["turns"]}  # fmt: skip
@@ -83,7 +104,7 @@ def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     rows = read_jsonl(ctx.input(f"{LABELS}/labels.jsonl"))
     dialogues = read_jsonl(ctx.input(f"{DIALOGUES}/dialogues.jsonl"))
-    targets = (SIMULATOR, *p.targets.models)
+    targets = (SIMULATOR, *p.targets.all_models)
     split = judge_f1_split(rows, JUDGES)
     test = ~split["dev"]
     f1_rows = []
@@ -92,6 +113,7 @@ def run(ctx: StageContext[Params]) -> dict:
         lo, hi = percentile_ci(boot, 0.95)
         f1_rows.append({"judge": j, "F1 (simulator, test half)": _num(_f1(split[j][test])), "CI low": _num(lo),
                         "CI high": _num(hi), "F1 (dev half)": _num(_f1(split[j][split["dev"]]))})  # fmt: skip
+    f1_rows += llm_f1_rows(rows)
     check = judges_valid(_f1(split["majority"][test]), p.claims.judges_valid_f1)
     sim_rows = [r for r in rows if r["target"] == SIMULATOR]
     disagreement = float(np.mean(np.ptp(np.stack([np.array([r[j] for r in sim_rows]) for j in JUDGES]), axis=0)))
@@ -135,7 +157,7 @@ def run(ctx: StageContext[Params]) -> dict:
                 "between J1-J3 over every (message, behaviour) cell; CIs from two-stage resamples of dialogues.",
                 tables=[f1_rows, kappas]),
         *[Section(f"Flagged examples: {t}", "Up to two messages per behaviour flagged by the majority (or the "
-                  "pronoun regex).", tables=[examples(dialogues, rows, t)]) for t in p.targets.models],
+                  "pronoun regex).", tables=[examples(dialogues, rows, t)]) for t in p.targets.all_models],
     ]  # fmt: skip
     metrics = {
         "judges_f1": {r["judge"]: r["F1 (simulator, test half)"] for r in f1_rows},

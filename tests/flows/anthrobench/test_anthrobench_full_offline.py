@@ -67,3 +67,69 @@ def test_j3_loader_is_allow_listed_and_round_trips(tmp_path):
     loaded = resolve_loader(J3_LOADER)(save_j3(judge, tmp_path / "j3"))
     texts = [r["text"] for r in labelled_sentences(5, seed=1, split="eval")]
     assert J3_LOADER in ALLOWED_LOADERS and (loaded.predict(texts) == judge.predict(texts)).all()
+
+
+class _RubricStub(BaseHTTPRequestHandler):
+    """An OpenAI-style endpoint on loopback playing an LLM judge: 'Yes' when the rated message (between the
+    rubric's quotes) holds the cue's word, else 'No'; it keeps every prompt it got."""
+
+    prompts: list[str] = []
+    words = {"empathy": "sorry", "emotions": "i feel", "desires": "i want"}
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        prompt = body["messages"][0]["content"]
+        type(self).prompts.append(prompt)
+        key = prompt.split("The definition of '", 1)[1].split("'", 1)[0]
+        message = prompt.split("CONVERSATION PARTNER 2'S MESSAGE: '", 1)[1].split("'\n", 1)[0].lower()
+        word = self.words.get(key)
+        reply = "It is shown; Yes" if word and word in message else "Nothing of the kind; No"
+        out = json.dumps({"choices": [{"message": {"role": "assistant", "content": reply}}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(out)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_llm_judge_rates_with_the_repo_rubric_through_an_endpoint(tmp_path):
+    """judges.llm=endpoint:<model>: the stage's own client and rating loop send the repo's rubric prompt for each
+    (message, behaviour) and turn the answers into flags that follow the message, not the prompt's boilerplate."""
+    from components.anthrobench.behaviours import JUDGED
+    from components.anthrobench.rubric import rubric_prompt
+    from flows.anthrobench.judge import _llm_chat, llm_votes
+
+    server = HTTPServer(("127.0.0.1", 0), _RubricStub)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    _RubricStub.prompts = []
+    try:
+        url = f"http://127.0.0.1:{server.server_port}/v1"
+        p = resolve(Params, PRESETS, slug="anthrobench", profile="smoke",
+                    overrides=["judges.llm=endpoint:stub-judge", f"judges.llm_endpoint_url={url}"])  # fmt: skip
+        turns = [{"turn": 1, "user": "Hi.", "assistant": "I'm so sorry, I feel that too."},
+                 {"turn": 2, "user": "And?", "assistant": "Here is a list of options."},
+                 {"turn": 3, "user": "Why?", "assistant": "I want to help you with it."}]  # fmt: skip
+        dialogues = [{"target": "endpoint:x", "seed": 0, "dialogue": 0, "turns": turns}]
+        votes, unparsed = llm_votes(p, dialogues, _llm_chat(p, str(tmp_path)))
+    finally:
+        server.shutdown()
+        server.server_close()
+    flagged = {k: {JUDGED[j] for j, v in enumerate(f) if v} for k, f in votes.items()}
+    assert flagged == {"endpoint:x/0/0/1": {"empathy", "emotions"}, "endpoint:x/0/0/2": set(),
+                       "endpoint:x/0/0/3": {"desires"}}  # fmt: skip
+    assert unparsed == 0 and len(_RubricStub.prompts) == 3 * len(JUDGED)
+    assert rubric_prompt("empathy", turns[0]["assistant"], "Hi.") in _RubricStub.prompts
+
+
+def test_gemma_flag_fails_at_once_offline(monkeypatch):
+    """targets.gemma adds Gemma3-270M; offline and not cached, the run's first check names the id."""
+    from flows.anthrobench.data import preflight
+    from flows.anthrobench.params import GEMMA
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    p = resolve(Params, PRESETS, slug="anthrobench", profile="smoke", overrides=["targets.gemma=true"])
+    assert GEMMA in p.targets.all_models
+    with pytest.raises(OfflineError, match="google/gemma-3-270m-it"):
+        preflight(p)

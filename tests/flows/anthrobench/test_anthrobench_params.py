@@ -26,8 +26,34 @@ def test_presets_validate(profile):
         ("targets.models=[endpoint:my-model]", "anthrobench.targets: .*endpoint_url"),  # a mismatched pair
         ("claims.target=gpt-4o", "anthrobench: .*claims.target"),  # not a target of this run
         ("claims.late_count=15", "anthrobench.claims.late_count"),  # more than 14 behaviours
+        ("data.first_turns=data/first_turns.csv", "anthrobench.data.first_turns: .*flows/anthrobench/inputs"),
+        ("judges.llm=endpoint:judge", "anthrobench.judges: .*llm_endpoint_url"),  # an endpoint judge needs its URL
     ],
 )
 def test_bad_values_name_the_key(override, key):
     with pytest.raises(ParamsError, match=key):
         resolve(Params, PRESETS, slug="anthrobench", profile="smoke", overrides=[override])
+
+
+def test_the_first_turns_file_is_a_dependency_of_the_data_stage(tmp_path):
+    """The only place data.first_turns may name is a declared dependency of the stage that reads it, and that
+    folder exists in every checkout (git keeps its README), so DVC and the stage cache see an edited CSV."""
+    import subprocess
+
+    from components.io import path_md5
+    from flows.anthrobench.spec import INPUTS, STAGES
+    from flows.runtime.settings import find_root
+
+    data = next(s for s in STAGES if s.name == "data")
+    assert INPUTS in data.deps and all(INPUTS not in s.deps for s in STAGES if s.name != "data")
+    root = find_root()
+    assert subprocess.run(["git", "ls-files", INPUTS], cwd=root, capture_output=True, text=True).stdout.strip()
+    p = resolve(Params, PRESETS, slug="anthrobench", profile="smoke",
+                overrides=[f"data.first_turns={INPUTS}/first_turns.csv"])  # fmt: skip
+    assert p.data.first_turns == f"{INPUTS}/first_turns.csv"
+    folder = tmp_path / "inputs"  # the folder's hash (what the stage cache and DVC compare) follows its CSV
+    folder.mkdir()
+    (folder / "first_turns.csv").write_text("use_domain\n", encoding="utf-8")
+    before = path_md5(folder)
+    (folder / "first_turns.csv").write_text("use_domain\nedited\n", encoding="utf-8")
+    assert path_md5(folder) != before

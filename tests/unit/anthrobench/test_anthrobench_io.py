@@ -97,3 +97,22 @@ def test_j3_saved_and_loaded_votes_alike(tmp_path):
     texts = [r["text"] for r in labelled_sentences(5, seed=1, split="eval")]
     loaded = load_j3(save_j3(judge, tmp_path / "j3"))
     assert (loaded.predict(texts) == judge.predict(texts)).all() and judge.predict(texts).any()
+
+
+@pytest.mark.parametrize("broken", ["config.json", "j3.npz"])
+def test_a_damaged_j3_folder_names_the_file(tmp_path, broken):
+    """The champion's loader reads through the guarded readers: a truncated file is a DataError naming it."""
+    import json
+
+    import numpy as np
+
+    from components.anthrobench.judges import load_j3
+    from components.errors import DataError
+
+    folder = tmp_path / "j3"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"vocabulary": ["a"], "threshold": 0.5}), encoding="utf-8")
+    np.savez(folder / "j3.npz", coef=np.zeros((13, 1)), intercept=np.zeros(13))
+    (folder / broken).write_bytes((folder / broken).read_bytes()[:7])
+    with pytest.raises(DataError, match=broken):
+        load_j3(folder)
