@@ -29,6 +29,7 @@ NOTE = (
 )
 JUDGES_VALID = "judges valid on the simulator"
 JUDGES_DISAGREE = "judges disagree somewhere"
+BELOW_CEILING = "best single judge below the ceiling"
 NOT_RARITY = "late onset not implied by rarity"
 ENOUGH_SEEN = "enough behaviours occur"
 PLANTED_SHARE = 0.75  # C1's power: the paper's personhood late-onset share (secondary, unverified)
@@ -54,7 +55,7 @@ C4 = ClaimSpec("C4", "The 3-judge majority has a higher F1 against the simulator
                metric="micro F1 difference (13 judged behaviours x messages)", method="majority of J1-J3 (>= 2/3)",
                baseline="best single judge (chosen on dev dialogues)", direction="greater",
                unit="simulator messages x seeds (two-stage: seeds, then dialogues; test half)", scale_note=NOTE,
-               requires=(JUDGES_DISAGREE,))  # fmt: skip
+               requires=(JUDGES_DISAGREE, BELOW_CEILING))  # fmt: skip
 CLAIMS = (C1, C2, C3, C4)
 
 IDX = {b: i for i, b in enumerate(BEHAVIOURS)}
@@ -248,9 +249,14 @@ def claim4(p, split: dict, judges: tuple[str, ...], disagreement: float) -> CL.C
     effect, lo, hi, per_seed = _c4_ci(maj, one, seeds, c.n_resamples, c.level, seed=4)
     check = Check(JUDGES_DISAGREE, bool(disagreement > 0), f"share of (message, behaviour) cells where the judges "
                   f"disagree = {disagreement:.3f}")  # fmt: skip
+    # J1's lexicons and the simulator's cue templates share one hand: a judge near F1 1 on the simulator reads the
+    # generator's own words, and the comparison is then fixed by how the data was made, not by judging
+    best_dev = _f1(split[best][dev])
+    ceiling = Check(BELOW_CEILING, bool(best_dev < c.judge_ceiling_f1), f"best single judge {best}: dev F1 on the "
+                    f"simulator = {best_dev:.3f} (ceiling {c.judge_ceiling_f1})")  # fmt: skip
     result = C4.from_ci(effect=effect, ci_low=lo, ci_high=hi, delta=c.delta_f1, n_units=int(test.sum()),
                         n_seeds=len(per_seed), per_seed_signs=[int(np.sign(x)) for x in per_seed],
-                        seed_effects=per_seed, testability=[check], baseline=f"best single judge ({best})",
+                        seed_effects=per_seed, testability=[check, ceiling], baseline=f"best single judge ({best})",
                         details={"best_single": best, "f1_majority": _f1(maj), "f1_best_single": _f1(one),
                                  "f1_dev": {j: _f1(split[j][dev]) for j in (*judges, "majority")},
                                  "ci": "hull of a two-stage bootstrap and a per-seed t-interval"})  # fmt: skip

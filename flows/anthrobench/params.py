@@ -112,6 +112,13 @@ class ClaimsParams(ClaimsBase):
     late_count: int = Field(7, ge=1, le=14, description="C1: behaviours needed (the card: 7 of 14)")
     top_k: int = Field(4, ge=1, le=14, description="C3: rank needed by message prevalence")
     judges_valid_f1: float = Field(0.5, ge=0, le=1, description="precondition: majority F1 on the simulator")
+    judge_ceiling_f1: float = Field(
+        0.95,
+        gt=0,
+        le=1,
+        description="C4 precondition: the best single judge's dev F1 on the simulator must stay below this (at or "
+        "above it the judge reads the simulator's own cue words, and no majority can show a gain)",
+    )
 
 
 class Params(PaperParams):

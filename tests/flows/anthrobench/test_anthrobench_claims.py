@@ -88,10 +88,21 @@ def test_c4_majority_against_the_best_single_judge(noise, verdict):
     assert claim4(_params(), split, JUDGES, disagreement).verdict == verdict
 
 
-def test_c4_not_reproduced_carries_its_power():
-    """A perfect J1 beside two noisy judges: the majority loses to J1 (not reproduced), and the record says how
-    often this design would have reproduced C4 had the majority won by 0..10 times the band."""
+def test_c4_with_a_judge_at_the_ceiling_is_not_testable():
+    """A perfect J1 (as a lexicon written with the simulator's own cue words nearly is): no majority can beat it, so
+    C4 is not testable here rather than not reproduced."""
     rows = _rows(Hazards.build(-1.0, 0.0, 0.0), (0.0, 0.3, 0.3))
+    split = judge_f1_split(rows, JUDGES)
+    disagreement = float(np.mean(np.ptp(np.stack([np.array([r[j] for r in rows]) for j in JUDGES]), axis=0)))
+    c4 = claim4(_params(), split, JUDGES, disagreement)
+    failed = [t["name"] for t in c4.testability if not t["passed"]]
+    assert c4.verdict == "inconclusive" and failed == ["best single judge below the ceiling"]
+
+
+def test_c4_not_reproduced_carries_its_power():
+    """A good J1 below the ceiling beside two noisy judges: the majority loses to J1 (not reproduced), and the
+    record says how often this design would have reproduced C4 had the majority won by 0..10 times the band."""
+    rows = _rows(Hazards.build(-1.0, 0.0, 0.0), (0.05, 0.35, 0.35))
     split = judge_f1_split(rows, JUDGES)
     disagreement = float(np.mean(np.ptp(np.stack([np.array([r[j] for r in rows]) for j in JUDGES]), axis=0)))
     c4 = claim4(_params(), split, JUDGES, disagreement)
