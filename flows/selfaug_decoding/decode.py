@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from components.inputs import load_npz
 from components.io import read_jsonl, write_json, write_jsonl
 from components.selfaug_decoding import decoding as D
 from components.selfaug_decoding import model as M
@@ -70,7 +71,7 @@ def tune(model, job: DecodeJob) -> tuple[dict, list[dict]]:
     """Each setting of :func:`grid` on the dev POPE questions (three splits pooled); the highest dev F1 wins
     (a tie keeps the setting nearer the card's). Never reads the test split."""
     dec = job.decoding
-    dev = np.load(f"{job.data_dir}/dev_images.npz")
+    dev = load_npz(f"{job.data_dir}/dev_images.npz", keys=("images", "offset"), finite=True)
     q = [{**r, "qtype": "existence"} for r in read_jsonl(f"{job.data_dir}/pope_dev.jsonl")]
     tried, best = [], None
     for cfg in grid(job.method, dec):
@@ -119,7 +120,7 @@ def decode_job(job: DecodeJob) -> DecodeResult:
     """One (seed, method): POPE answers, MME-style answers and captions (module level: process runners pickle it)."""
     dec = job.decoding
     model = M.load_model(job.model_dir)
-    data = np.load(f"{job.data_dir}/eval_images.npz")
+    data = load_npz(f"{job.data_dir}/eval_images.npz", keys=("images", "offset"), finite=True)
     images, offset = data["images"], int(data["offset"])
     with threads(job.threads):
         chosen, tried = tune(model, job)

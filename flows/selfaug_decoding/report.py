@@ -8,6 +8,7 @@ import io
 
 import numpy as np
 
+from components.inputs import load_npz
 from components.io import read_json, read_jsonl
 from components.reporting import Section
 from components.reporting.plots import bar_plot, errorbar_plot, line_plot
@@ -114,7 +115,7 @@ def run(ctx: StageContext[Params]) -> dict:
         sub = [r["aug"] for r in pope if r["method"] == m]
         if sub:
             aug_use[m] = {a: sub.count(a) for a in sorted(set(sub))}
-    data = np.load(ctx.input(f"{DATA}/eval_images.npz"))
+    data = load_npz(ctx.input(f"{DATA}/eval_images.npz"), keys=("images", "offset"))
     ids, ex_rows = examples(pope, caps, methods, p.model.seeds[0])
     figs = [("examples", _examples_figure(data["images"], int(data["offset"]), ids), "example scenes")] if ids else []
     per_type = results[1].details.get("mme_accuracy_gain_by_type", {})
