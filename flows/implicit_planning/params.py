@@ -60,7 +60,12 @@ class ControlParams(Section):
 
 
 class SteerParams(Section):
-    multiplier: float = Field(1.5, gt=0, le=100, description="m of the steering vector")
+    multiplier: float = Field(1.5, gt=0, le=100, description="m of the steering vector (the card's value)")
+    multipliers: list[float] = Field(
+        [1.5, 4.0, 10.0],
+        min_length=1,
+        description="m swept with the layer on training prompts (logit metric); the card's 1.5 must be among them",
+    )
     position: Literal["newline", "last"] = Field(
         "newline", description="where s is added: newline or line 1's last token"
     )
@@ -77,6 +82,14 @@ class SteerParams(Section):
     real_layers: list[int] = Field(list(range(2, 30, 3)), min_length=1, description="layers swept (0 = embeddings)")
     qa_samples: Count = Field(3, ge=1, description="answers sampled per QA test question and condition")
 
+    @model_validator(mode="after")
+    def _multipliers(self) -> SteerParams:
+        if any(m <= 0 or m > 100 for m in self.multipliers):
+            raise ValueError(f"multipliers: every m must lie in (0, 100], got {self.multipliers}")
+        if self.multiplier not in self.multipliers:
+            raise ValueError(f"multipliers: must include steer.multiplier ({self.multiplier}), got {self.multipliers}")
+        return self
+
     @field_validator("real_layers")
     @classmethod
     def _layers(cls, v: list[int]) -> list[int]:
@@ -86,6 +99,11 @@ class SteerParams(Section):
 
 
 class ClaimsParams(ClaimsBase):
+    engaged_kl: float = Field(
+        0.05,
+        gt=0,
+        description="mechanism engaged: mean largest KL(steered || unsteered) before the rhyme word, in nats",
+    )
     delta: float = Field(0.01, ge=0, description="no-effect band for rate differences (1 point)")
     article_margin: float = Field(
         0.1, gt=0, le=1, description="C1 negative control: steering may raise the RF2-article share by at most this"

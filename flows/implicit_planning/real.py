@@ -50,7 +50,7 @@ def run(ctx: StageContext[Params]) -> dict:
     t0 = time.time()
     for rf1, rf2 in s.real_pairs:
         train1 = lines_of(lines, rf1, "train")
-        chosen = None
+        chosen, chosen_m = None, s.multiplier
         for seed in d.seeds:
             res = run_pair(
                 lm,
@@ -62,7 +62,8 @@ def run(ctx: StageContext[Params]) -> dict:
                 select_lines=train1[: d.lines_select],
                 test_lines=lines_of(lines, rf1, "test"),
                 layers=s.real_layers,
-                multiplier=s.multiplier,
+                multiplier=chosen_m,
+                multipliers=s.multipliers,
                 samples=s.samples,
                 max_new_tokens=s.max_new_tokens,
                 temperature=s.temperature,
@@ -71,8 +72,8 @@ def run(ctx: StageContext[Params]) -> dict:
                 kl_threshold=s.kl_threshold,
                 layer=chosen,
             )
-            if chosen is None:  # the logit metric is deterministic: chosen once per pair
-                chosen = res.layer
+            if chosen is None:  # the logit metric is deterministic: (m, layer) chosen once per pair
+                chosen, chosen_m = res.layer, res.multiplier
                 layers += layer_rows("smollm2", res, rf1, rf2)
             rows += [{"model": "smollm2", **r} for r in res.rows]
     timing["couplets_s"] = time.time() - t0
@@ -84,6 +85,7 @@ def run(ctx: StageContext[Params]) -> dict:
         nouns,
         layers=s.real_layers,
         multiplier=s.multiplier,
+        multipliers=s.multipliers,
         samples=s.qa_samples,
         temperature=s.temperature,
         seeds=d.seeds,
@@ -91,9 +93,19 @@ def run(ctx: StageContext[Params]) -> dict:
         prompt=Q.PROMPT,
     )
     timing["qa_s"] = time.time() - t0
+    qa_m = max(qa_scores, key=qa_scores.get)[0]
     layers += [
-        {"model": "smollm2-qa", "rf1": "", "rf2": "", "layer": k, "score": v, "chosen": int(k == qa_layer), "norm": 0.0}
-        for k, v in qa_scores.items()
+        {
+            "model": "smollm2-qa",
+            "rf1": "",
+            "rf2": "",
+            "multiplier": m,
+            "layer": k,
+            "score": v,
+            "chosen": int(k == qa_layer and m == qa_m),
+            "norm": 0.0,
+        }
+        for (m, k), v in qa_scores.items()
     ]
     write_jsonl(out / "generations.jsonl", rows)
     write_jsonl(out / "layers.jsonl", layers)

@@ -42,6 +42,7 @@ def rate_table(rows: list[dict], article_of=None) -> list[dict]:
                 "regen_rf2": _mean(r["regen_rf2"] for r in rs),
                 "kl_share": _mean(r["kl_share"] for r in rs),
                 "first_div": _mean(r["first_div"] for r in rs),
+                "kl_pos": _mean(r.get("kl_pos", float("nan")) for r in rs),
             }
             if article_of is not None and model.startswith("control"):
                 row["rf2_article"] = _mean(

@@ -11,10 +11,9 @@ from __future__ import annotations
 import random
 
 import numpy as np
-import pytest
 import torch
 
-from components.implicit_planning.couplets import CoupletLanguage, train_control
+from components.implicit_planning.couplets import CoupletLanguage
 from components.implicit_planning.steering import run_pair
 from components.implicit_planning.tasks import control_task
 from components.interp.lm import SteerableLM
@@ -43,19 +42,6 @@ def _run(model):
         return float(np.mean([key(r) for r in rows]))
 
     return res, rate
-
-
-@pytest.fixture(scope="module")
-def positive():
-    torch.set_num_threads(1)
-    return train_control(LANG, "positive", seed=0, steps=600, batch_size=32, n_sequences=4000, lr=5e-3)[0]
-
-
-@pytest.fixture(scope="module")
-def negative():
-    torch.set_num_threads(1)
-    return train_control(LANG, "negative", seed=0, steps=500, batch_size=32, n_sequences=3000, lr=1e-2, d_model=64,
-                         n_layers=2)[0]  # fmt: skip
 
 
 def test_positive_control_steering_moves_the_rhyme_and_flips_the_article(positive):
