@@ -125,7 +125,12 @@ class Params(PaperParams):
 
 
 PRESETS = presets(
-    default={"data": {"seeds": [0, 1, 2]}},
+    # default: cut to the card's ~600 CPU-s (README "Default profile"): one real pair, 5 swept layers x 3 m, 8 test
+    # lines x 3 samples, 10 QA pairs x 2 samples; the control models keep the card's shape and steps
+    default={
+        "data": {"seeds": [0, 1, 2], "lines_test": 8, "qa_pairs": 10},
+        "steer": {"samples": 3, "real_pairs": [("ight", "ee")], "real_layers": [3, 9, 15, 21, 27], "qa_samples": 2},
+    },
     smoke={
         "data": {"seeds": [0, 1], "real": False, "lines_train": 16, "lines_test": 4, "lines_select": 8},
         "control": {
@@ -142,6 +147,11 @@ PRESETS = presets(
     },
     full={
         "data": {"seeds": list(range(5)), "lines_train": 85, "lines_test": 20},
-        "steer": {"samples": 50, "real_layers": list(range(0, 31))},
+        "steer": {
+            "samples": 50,
+            "real_pairs": [("ight", "ee"), ("ing", "air")],
+            "real_layers": list(range(0, 31)),
+            "qa_samples": 3,
+        },
     },
 )
