@@ -268,6 +268,7 @@ def claim3(p, rows: list[dict], real_rows: list[dict]) -> CL.ClaimResult:
 def claim4(p, qa_rows: list[dict]) -> CL.ClaimResult:
     if not qa_rows:
         return _not_run(C4, "data.real is off (smoke): SmolLM2 was not run")
+    qa_rows = [r for r in qa_rows if r.get("model", "smollm2") == "smollm2"]  # Gemma3's rows (behind a flag): no claim
     rows = [{**r, "model": "qa", "rf1": r["src"], "rf2": r["tgt"], "prompt": 0} for r in qa_rows]
     x, y, seeds, dropped = _paired(rows, "qa", "steered", "random", lambda r: r["flip"])
     changed = float(np.mean([a != b for a, b in zip(x, y, strict=True)])) if len(x) else 0.0

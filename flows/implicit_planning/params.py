@@ -24,6 +24,11 @@ class DataParams(Section):
     lines_test: Count = Field(10, ge=1, description="test first lines per family; card: 20")
     lines_select: Count = Field(20, ge=1, description="training prompts of RF1 for the layer choice (logit metric)")
     qa_file: str | None = Field(None, description="QA nouns JSON in the paper's form (None: the built-in 20 pairs)")
+    rhyme_file: str | None = Field(
+        None,
+        description="first lines per family, JSON {family: [line, ...]} (the paper's rhyme-family file; "
+        "None: lines from the offline corpus)",
+    )
     qa_pairs: Count = Field(20, ge=1, le=20, description="QA noun pairs used (each in both directions)")
 
     @field_validator("families")
@@ -78,6 +83,9 @@ class SteerParams(Section):
     kl_threshold: float = Field(1.0, gt=0, description="KL(steered || unsteered) threshold in nats")
     batch_size: Count = Field(50, ge=1)
     real_model: str = Field("smollm2-135m-instruct", min_length=1, description="causal LM spec (causal_lm loader)")
+    gemma3: bool = Field(
+        False, description="also run Gemma3-270M (google/gemma-3-270m, Gemma terms; hub id: online only)"
+    )
     real_pairs: list[Pair] = Field([("ight", "ee"), ("ing", "air")], min_length=1, description="RF1 -> RF2 pairs")
     real_layers: list[int] = Field(list(range(2, 30, 3)), min_length=1, description="layers swept (0 = embeddings)")
     qa_samples: Count = Field(3, ge=1, description="answers sampled per QA test question and condition")

@@ -56,6 +56,9 @@ def test_positive_control_steering_moves_the_rhyme_and_flips_the_article(positiv
     kl = [r["kl_share"] for r in res.rows if r["condition"] == "steered"]
     kl_rnd = [r["kl_share"] for r in res.rows if r["condition"] == "random"]
     assert np.nanmean(kl) > np.nanmean(kl_rnd) + 0.2  # backward planning: pre-rhyme tokens change
+    moved = [r["kl_pos"] for r in res.rows if r["condition"] == "steered"]
+    assert np.nanmean(moved) >= 1.0  # the mechanism engaged (the run's precondition needs 0.05 nats)
+    assert all(np.isnan(r["kl_pos"]) for r in res.rows if r["condition"] == "unsteered")
 
 
 def test_negative_control_steering_moves_the_rhyme_but_not_the_article(negative):
