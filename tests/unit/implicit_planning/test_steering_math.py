@@ -131,6 +131,9 @@ def test_multiplier_and_layer_are_chosen_together_on_training_prompts(small, mon
     unit = S.steering_vectors(lm, task, train_from, train_to, [res.layer], 1.0)[res.layer]
     assert res.norm == pytest.approx(res.multiplier * float(unit.norm()), rel=1e-5)
     assert {r["multiplier"] for r in res.rows} == {res.multiplier}
+    units = S.steering_vectors(lm, task, train_from, train_to, [0, 1], 1.0)
+    for (m, k), score in res.grid.items():  # each grid cell is the logit metric of m times the plain difference
+        assert score == pytest.approx(real(lm, task, train_from[:3], {k: m * units[k]}, "ight", "ing")[k], abs=1e-6)
     with pytest.raises(ParamsError, match="multipliers"):
         S.choose_layer_and_multiplier(lm, task, train_from[:2], {0: unit}, "ight", "ing", [1.5, 0.0])
 
