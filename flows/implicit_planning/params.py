@@ -150,7 +150,7 @@ PRESETS = presets(
             "pairs": [("ight", "ee")],
         },
         "steer": {"samples": 3, "max_new_tokens": 8},
-        "claims": {"n_resamples": 1000},
+        "claims": {"n_resamples": 1000, "power_sims": 10, "power_resamples": 200},
         "progress": False,
     },
     full={
