@@ -9,10 +9,10 @@ clue, and the article *flips* when the answer starts with B's article instead of
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from components.errors import DataError
+from components.io import read_json
 
 TWO_SHOT = (
     "Q: What do you call a young cat?\nA: A kitten\n\nQ: What vehicle with wings flies passengers?\nA: An airplane\n\n"
@@ -364,10 +364,7 @@ def pairs(nouns=NOUNS) -> list[tuple[dict, dict]]:
 
 def load_pairs(path: str | Path) -> list[tuple[dict, dict]]:
     """Pairs from a JSON file ``[{"noun", "article", "questions": [...]}, ...]`` (consecutive entries pair up)."""
-    try:
-        rows = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise DataError(f"{path}: not a readable JSON list of nouns ({exc})") from exc
+    rows = read_json(path)  # components.io: a missing or malformed file is one DataError naming it
     if not isinstance(rows, list) or len(rows) < 2 or len(rows) % 2:
         raise DataError(f"{path}: expected an even-length JSON list of nouns")
     for r in rows:

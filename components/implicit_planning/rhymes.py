@@ -115,3 +115,31 @@ def first_lines_by_family(
         if all(len(v) >= per_family for v in out.values()):
             break
     return out
+
+
+def load_rhyme_file(path, families: Iterable[str]) -> dict[str, list[dict]]:
+    """First lines per family from a JSON file ``{family: [line, ...]}`` (the paper's rhyme-family prompt file as
+    we read its released form; keys ``"ight"`` or ``"-ight"``), in the corpus extraction's row form. The file is
+    read through ``components.io`` (one error naming it); a family of ``families`` missing from it, an unknown
+    family, or a line that is not a non-empty string is a DataError naming the file and the family. Whether each
+    line ends in its family is left to the data stage's GX check (it re-judges every line with the CMU dictionary).
+    """
+    from components.errors import DataError
+    from components.io import read_json
+
+    doc = read_json(path)
+    if not isinstance(doc, dict):
+        raise DataError(f"{path}: expected a JSON object {{family: [line, ...]}}")
+    by = {str(k).lstrip("-"): v for k, v in doc.items()}
+    unknown = sorted(set(by) - set(FAMILIES))
+    if unknown:
+        raise DataError(f"{path}: unknown rhyme families {unknown}; known: {list(FAMILIES)}")
+    out: dict[str, list[dict]] = {}
+    for fam in families:
+        lines = by.get(fam)
+        if not isinstance(lines, list) or not lines:
+            raise DataError(f"{path}: family {fam!r}: needs a non-empty list of first lines")
+        if not all(isinstance(x, str) and x.strip() for x in lines):
+            raise DataError(f"{path}: family {fam!r}: every first line must be a non-empty string")
+        out[fam] = [{"line": x.strip(), "family": fam, "source": "file", "doc": None} for x in lines]
+    return out

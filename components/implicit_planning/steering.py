@@ -15,7 +15,14 @@ Metrics per generated line 2 (one row per prompt x sample x condition):
   distributions taken on the same (steered) prefix;
 - ``first_div``: index of the first pre-rhyme position whose top-1 token differs between steered and unsteered,
   divided by the number of pre-rhyme positions (1.0 when none differs);
-- ``article``: the article before the final word when there is one (control language / QA).
+- ``article``: the article before the final word when there is one (control language / QA);
+- ``kl_pos``: the largest KL(steered || unsteered) from the steered position up to the last pre-rhyme position:
+  whether the intervention moved the model's next-token distributions at all (the testability precondition
+  "mechanism engaged": a vector that moves nothing cannot test planning). ``kl_at_pos`` is the KL at the steered
+  position itself (the hook engages there or nowhere).
+
+The multiplier ``m`` and the layer are chosen together on training prompts by the logit metric
+(:func:`choose_layer_and_multiplier`), never on test lines.
 """
 
 from __future__ import annotations
@@ -94,9 +101,11 @@ class CoupletTask:
 @dataclass
 class PairResult:
     rows: list[dict] = field(default_factory=list)
-    layer_scores: dict[int, float] = field(default_factory=dict)
+    layer_scores: dict[int, float] = field(default_factory=dict)  # at the chosen multiplier
     layer: int = -1
     norm: float = 0.0
+    multiplier: float = 1.0
+    grid: dict[tuple[float, int], float] = field(default_factory=dict)  # (m, layer) -> logit metric
 
 
 def steering_vectors(
@@ -122,7 +131,7 @@ def family_logmass(lp: torch.Tensor, tokens: Sequence[int]) -> torch.Tensor:
 def layer_scores(
     lm: SteerableLM, task: CoupletTask, lines: Sequence[str], vectors: dict[int, torch.Tensor], rf1: str, rf2: str
 ) -> dict[int, float]:
-    """The card's logit metric per layer, on training prompts of RF1.
+    """The card's logit metric per layer (or per ``(m, layer)`` key), on training prompts of RF1.
 
     Line 2 is the unsteered greedy continuation with its final word dropped; at the final word's position the score
     is ``log mass(RF2 tokens) - log mass(RF1 tokens)``, steered minus unsteered, averaged over prompts. The tokens
@@ -146,7 +155,29 @@ def layer_scores(
 
     base = score(None)
     pos = [task.steer_position(p) for p in prompts]
-    return {layer: float((score(Steer(layer, v, pos)) - base).mean()) for layer, v in vectors.items()}
+
+    def layer_of(key) -> int:
+        return int(key[1]) if isinstance(key, tuple) else int(key)
+
+    return {key: float((score(Steer(layer_of(key), v, pos)) - base).mean()) for key, v in vectors.items()}
+
+
+def choose_layer_and_multiplier(
+    lm: SteerableLM,
+    task: CoupletTask,
+    lines: Sequence[str],
+    unit: dict[int, torch.Tensor],
+    rf1: str,
+    rf2: str,
+    multipliers: Sequence[float],
+) -> dict[tuple[float, int], float]:
+    """The logit metric (:func:`layer_scores`) for every (m, layer) of the sweep, on training prompts: ``unit`` holds
+    the plain mean differences (m = 1); the caller takes the argmax. A dev choice, made before any test line is
+    generated."""
+    if not multipliers or any(m <= 0 for m in multipliers):
+        raise ParamsError(f"multipliers: need at least one positive value, got {list(multipliers)}")
+    vectors = {(float(m), int(k)): float(m) * v for m in multipliers for k, v in unit.items()}
+    return layer_scores(lm, task, lines, vectors, rf1, rf2)  # keys (m, layer): one greedy pass serves the grid
 
 
 def generate_rows(
@@ -195,11 +226,13 @@ def backward_metrics(
     *,
     kl_threshold: float,
     batch_size: int,
-) -> list[tuple[float, float, int]]:
+) -> list[tuple[float, float, int, float, float]]:
     """Per generation: (share of pre-rhyme positions with KL(steered||unsteered) > threshold, first top-1 divergence,
-    number of pre-rhyme positions); NaNs when the condition is unsteered or line 2 has no pre-rhyme token."""
+    number of pre-rhyme positions, KL at the steered position, largest KL from the steered position to the last
+    pre-rhyme position); NaNs when the condition is unsteered (the first two also when line 2 has no pre-rhyme
+    token)."""
     if steer_vec is None:
-        return [(math.nan, math.nan, g[3].final_start) for g in gens]
+        return [(math.nan, math.nan, g[3].final_start, math.nan, math.nan) for g in gens]
     out = []
     for start in range(0, len(gens), batch_size):
         chunk = gens[start : start + batch_size]
@@ -207,10 +240,12 @@ def backward_metrics(
         pos = [task.steer_position(p) for _, _, p, _ in chunk]
         steered = lm.logprobs(seqs, Steer(layer, steer_vec, pos))
         plain = lm.logprobs(seqs)
-        for (_, _, p, line), a, b in zip(chunk, steered, plain, strict=True):
+        for (_, _, p, line), a, b, q in zip(chunk, steered, plain, pos, strict=True):
             k = line.final_start
+            moved = kl_rows(a[q : len(p) - 1 + max(k, 1)], b[q : len(p) - 1 + max(k, 1)])
+            at_pos, most = float(moved[0]), float(moved.max())
             if k == 0 or line.final_word is None:
-                out.append((math.nan, math.nan, k))
+                out.append((math.nan, math.nan, k, at_pos, most))
                 continue
             sl = slice(len(p) - 1, len(p) - 1 + k)  # positions that predict the pre-rhyme tokens
             kl = kl_rows(a[sl], b[sl])
@@ -219,6 +254,8 @@ def backward_metrics(
                     float((kl > kl_threshold).float().mean()),
                     first_divergence(a[sl].argmax(-1).tolist(), b[sl].argmax(-1).tolist()),
                     k,
+                    at_pos,
+                    most,
                 )
             )
     return out
@@ -271,18 +308,21 @@ def run_pair(
     batch_size: int,
     kl_threshold: float = 1.0,
     layer: int | None = None,
+    multipliers: Sequence[float] | None = None,
 ) -> PairResult:
     """The whole experiment for one family pair RF1 -> RF2 and one sampling seed: vectors from training lines,
-    layer chosen on ``select_lines`` (training prompts of RF1) unless ``layer`` is given, then steered / unsteered /
-    random generations on the test lines with every metric."""
+    layer (and, given ``multipliers``, the multiplier m) chosen on ``select_lines`` (training prompts of RF1) unless
+    ``layer`` is given (then ``multiplier`` is used as is), then steered / unsteered / random generations on the test
+    lines with every metric."""
     if set(test_lines) & (set(train_from) | set(train_to) | set(select_lines)):
         raise ParamsError("test lines overlap the training lines: steering vectors must come from training prompts")
-    vectors = steering_vectors(lm, task, train_from, train_to, layers, multiplier)
-    res = PairResult()
+    unit = steering_vectors(lm, task, train_from, train_to, layers, 1.0)
+    res = PairResult(multiplier=float(multiplier))
     if layer is None:
-        res.layer_scores = layer_scores(lm, task, select_lines, vectors, rf1, rf2)
-        layer = max(res.layer_scores, key=res.layer_scores.get)
-    vec = vectors[int(layer)]
+        res.grid = choose_layer_and_multiplier(lm, task, select_lines, unit, rf1, rf2, multipliers or [multiplier])
+        res.multiplier, layer = max(res.grid, key=res.grid.get)
+        res.layer_scores = {k: v for (m, k), v in res.grid.items() if m == res.multiplier}
+    vec = res.multiplier * unit[int(layer)]
     res.layer, res.norm = int(layer), float(vec.norm())
     rnd = random_like(vec, torch.Generator().manual_seed(10_000 + int(seed)))
     kw = dict(samples=samples, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed, batch_size=batch_size)
@@ -292,7 +332,7 @@ def run_pair(
         regen = regenerate(
             lm, task, gens, temperature=temperature, seed=seed, batch_size=batch_size, max_new_tokens=max_new_tokens
         )
-        for (i, s, _, line), (kl_share, first_div, n_pre), rw in zip(gens, back, regen, strict=True):
+        for (i, s, _, line), (kl_share, first_div, n_pre, kl_at, kl_pos), rw in zip(gens, back, regen, strict=True):
             fam = task.family_of(line.final_word) if line.final_word else None
             rfam = task.family_of(rw) if rw else None
             res.rows.append(
@@ -313,6 +353,9 @@ def run_pair(
                     "kl_share": kl_share,
                     "first_div": first_div,
                     "n_pre": n_pre,
+                    "kl_at_pos": kl_at,
+                    "kl_pos": kl_pos,
+                    "multiplier": res.multiplier,
                     "article": line.article,
                     "final_tokens": line.final_tokens,
                     "layer": res.layer,
@@ -341,12 +384,14 @@ def run_qa(
     seeds: Sequence[int],
     batch_size: int,
     prompt: str,
-) -> tuple[list[dict], dict[int, float], int]:
+    multipliers: Sequence[float] | None = None,
+) -> tuple[list[dict], dict[tuple[float, int], float], int]:
     """QA article flips. ``nouns`` come in consecutive pairs ``{"pair", "noun", "article", "questions"}``; each pair
     is run in both directions A -> B. The vector is ``m * (mean over B's training questions - mean over A's)`` at the
     question's end (all questions but the last are training questions); the test is A's last question. The layer
     is chosen once on training questions by the logit metric ``log p(B's article) - log p(A's article)`` at the
-    answer's first token, steered minus unsteered. Returns (rows, layer scores, chosen layer)."""
+    answer's first token, steered minus unsteered; with ``multipliers``, m is chosen with it (the same sweep as the
+    couplets). Returns (rows, scores per (m, layer), chosen layer); each row carries its m."""
     from components.implicit_planning.rhymes import article_initial
 
     enc = [
@@ -393,10 +438,11 @@ def run_qa(
 
     base = margin(None)
     scores = {}
-    for li, layer in enumerate(layers):
-        vecs = torch.stack([multiplier * (means[t][li] - means[s][li]) for s, t in vec_rows])
-        scores[int(layer)] = float((margin(Steer(int(layer), vecs, steer_pos)) - base).mean())
-    layer = max(scores, key=scores.get)
+    for m in multipliers or [multiplier]:
+        for li, layer in enumerate(layers):
+            vecs = torch.stack([m * (means[t][li] - means[s][li]) for s, t in vec_rows])
+            scores[(float(m), int(layer))] = float((margin(Steer(int(layer), vecs, steer_pos)) - base).mean())
+    multiplier, layer = max(scores, key=scores.get)
     li = list(layers).index(layer)
 
     rows = []
@@ -434,6 +480,7 @@ def run_qa(
                             "article": art,
                             "flip": int(art == nouns[tgt]["article"]),
                             "layer": layer,
+                            "multiplier": multiplier,
                         }
                     )
     return rows, scores, layer

@@ -146,18 +146,22 @@ def _paired(rows: list[dict], model: str, a: str, b: str, value, keys=("seed", "
     return np.asarray(xs), np.asarray(ys), seeds, dropped
 
 
-def engaged(rows: list[dict], model: str) -> Check:
-    """The steering vector changed the model's next-token distributions somewhere (mean steered KL share > 0)."""
-    vals = [
-        r["kl_share"]
-        for r in rows
-        if r["model"] == model and r["condition"] == "steered" and not math.isnan(r["kl_share"])
-    ]
+def engaged(rows: list[dict], model: str, threshold: float) -> Check:
+    """Testability precondition "mechanism engaged": the steering vector moved the model's next-token
+    distributions between the steered position and the rhyme word (mean over steered generations of the largest
+    KL(steered || unsteered) there, ``kl_pos``, at least ``threshold`` nats). A vector that moves nothing cannot
+    test planning: the claim is then "not testable here", not "not reproduced". The KL at the steered position
+    itself is reported beside it (the hook engages there or nowhere)."""
+    steered = [r for r in rows if r["model"] == model and r["condition"] == "steered"]
+    vals = [r["kl_pos"] for r in steered if not math.isnan(r.get("kl_pos", math.nan))]
+    at = [r["kl_at_pos"] for r in steered if not math.isnan(r.get("kl_at_pos", math.nan))]
     m = float(np.mean(vals)) if vals else 0.0
+    m_at = float(np.mean(at)) if at else 0.0
     return Check(
         ENGAGED,
-        m > 0,
-        f"mean share of pre-rhyme positions with KL > 1 under steering: {m:.3f} over {len(vals)} generations",
+        m >= threshold,
+        f"mean largest KL(steered || unsteered) from the steered position to the rhyme word: {m:.4f} nats over "
+        f"{len(vals)} generations (needs >= {threshold}); at the steered position itself {m_at:.4f}",
     )
 
 
@@ -196,7 +200,10 @@ def _std(spec: ClaimSpec, p, x, y, seeds, dropped, checks=(), **kw) -> CL.ClaimR
 def claim1(p, rows: list[dict], article_of) -> CL.ClaimResult:
     pos, neg = "control-positive", "control-negative"
     rhyme = _std(
-        C1_RHYME, p, *_paired(rows, pos, "steered", "unsteered", lambda r: r["rf2_hit"]), checks=[engaged(rows, pos)]
+        C1_RHYME,
+        p,
+        *_paired(rows, pos, "steered", "unsteered", lambda r: r["rf2_hit"]),
+        checks=[engaged(rows, pos, p.claims.engaged_kl)],
     )
 
     def art(r):
@@ -229,7 +236,10 @@ def claim2(p, real_rows: list[dict]) -> CL.ClaimResult:
         y,
         seeds,
         dropped,
-        checks=[Check(REAL_RUN, True, f"{len(x)} paired generations"), engaged(real_rows, "smollm2")],
+        checks=[
+            Check(REAL_RUN, True, f"{len(x)} paired generations"),
+            engaged(real_rows, "smollm2", p.claims.engaged_kl),
+        ],
     )
 
 
@@ -238,7 +248,7 @@ def claim3(p, rows: list[dict], real_rows: list[dict]) -> CL.ClaimResult:
         C3_CONTROL,
         p,
         *_paired(rows, "control-positive", "steered", "random", lambda r: r["kl_share"]),
-        checks=[engaged(rows, "control-positive")],
+        checks=[engaged(rows, "control-positive", p.claims.engaged_kl)],
     )
     if not real_rows:
         real = _not_run(C3_REAL, "data.real is off (smoke): SmolLM2 was not run")
@@ -247,7 +257,10 @@ def claim3(p, rows: list[dict], real_rows: list[dict]) -> CL.ClaimResult:
             C3_REAL,
             p,
             *_paired(real_rows, "smollm2", "steered", "random", lambda r: r["kl_share"]),
-            checks=[Check(REAL_RUN, True, "SmolLM2 generations present"), engaged(real_rows, "smollm2")],
+            checks=[
+                Check(REAL_RUN, True, "SmolLM2 generations present"),
+                engaged(real_rows, "smollm2", p.claims.engaged_kl),
+            ],
         )
     return C3.composite([ctl, real])
 
@@ -255,6 +268,7 @@ def claim3(p, rows: list[dict], real_rows: list[dict]) -> CL.ClaimResult:
 def claim4(p, qa_rows: list[dict]) -> CL.ClaimResult:
     if not qa_rows:
         return _not_run(C4, "data.real is off (smoke): SmolLM2 was not run")
+    qa_rows = [r for r in qa_rows if r.get("model", "smollm2") == "smollm2"]  # Gemma3's rows (behind a flag): no claim
     rows = [{**r, "model": "qa", "rf1": r["src"], "rf2": r["tgt"], "prompt": 0} for r in qa_rows]
     x, y, seeds, dropped = _paired(rows, "qa", "steered", "random", lambda r: r["flip"])
     changed = float(np.mean([a != b for a, b in zip(x, y, strict=True)])) if len(x) else 0.0

@@ -1,7 +1,9 @@
 """Stage ``controls``: the positive and negative control transformers (4 layers, d = 128 by default), one pair per
 seed, trained on the synthetic couplet languages; loss curves kept, each model logged in its own MLflow child run.
 
-Training is shown at a plateau in the report: the mean loss of the last 10% of steps against the 10% before.
+The stage returns the champion (``champion.py``: the positive control of the first seed with its greedy steering
+metrics) for the recurring evaluation. Training is shown at a plateau in the report: the mean loss of the last 10%
+of steps against the 10% before.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from components.implicit_planning.couplets import LANGUAGES, CoupletLanguage, tr
 from components.io import write_json, write_jsonl
 from components.models.tiny_lm import save_model
 from components.training.threads import set_threads
+from flows.implicit_planning import champion
 from flows.implicit_planning.params import Params
 from flows.implicit_planning.spec import CONTROLS
 from flows.runtime.stages import StageContext
@@ -33,7 +36,7 @@ def run(ctx: StageContext[Params]) -> dict:
     set_threads(p.resources.threads)
     lang = CoupletLanguage(words_per_family=c.words_per_family, n_families=c.n_families)
     out = ctx.output_dir(CONTROLS)
-    rows, curves = [], []
+    rows, curves, run_ids = [], [], {}
     for seed in p.data.seeds:
         for language in LANGUAGES:
             t0, c0 = time.time(), time.process_time()
@@ -62,7 +65,7 @@ def run(ctx: StageContext[Params]) -> dict:
             rows.append(info)
             every = max(1, len(losses) // 100)
             curves += [{"model": name, "step": i, "loss": losses[i]} for i in range(0, len(losses), every)]
-            ctx.log_model(
+            run_ids[name] = ctx.log_model(
                 name,
                 {"language": language, "seed": seed, **c.model_dump(exclude={"pairs"})},
                 out / name,
@@ -75,4 +78,6 @@ def run(ctx: StageContext[Params]) -> dict:
     write_jsonl(out / "models.jsonl", rows)
     write_jsonl(out / "curves.jsonl", curves)
     write_json(out / "language.json", {"vocab": list(lang.vocab), "families": list(lang.families)})
-    return {"models": len(rows)}
+    language, seed = champion.choose(p)  # the positive control of the first seed, re-evaluated greedily
+    name = f"{language}-s{seed}"
+    return {"models": len(rows), "champion": champion.candidate(p, run_ids.get(name), out / name, ctx.paths.root)}

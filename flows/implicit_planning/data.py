@@ -101,13 +101,17 @@ def run(ctx: StageContext[Params]) -> dict:
     write_jsonl(out / "control_lines.jsonl", ctrl)
     summary: dict = {"control_lines": len(ctrl)}
     if d.real:
-        per_source = {s: _read_docs(ctx.input(f"data/sources/{s}.jsonl")) for s in d.sources}
-        found = R.first_lines_by_family(
-            _interleave(list(per_source.values())), d.families, per_family=d.lines_train + d.lines_test
-        )
+        need = sorted({f for pair in p.steer.real_pairs for f in pair})
+        if d.rhyme_file:  # the paper's rhyme-family file (full profile); each line re-judged by GX below
+            found = R.load_rhyme_file(d.rhyme_file, need)
+            summary["rhyme_file"] = d.rhyme_file
+        else:
+            per_source = {s: _read_docs(ctx.input(f"data/sources/{s}.jsonl")) for s in d.sources}
+            found = R.first_lines_by_family(
+                _interleave(list(per_source.values())), d.families, per_family=d.lines_train + d.lines_test
+            )
         summary["family_counts"] = {f: len(v) for f, v in found.items()}
         summary["source_counts"] = {s: sum(r["source"] == s for v in found.values() for r in v) for s in d.sources}
-        need = sorted({f for pair in p.steer.real_pairs for f in pair})
         real = split_lines({f: [r["line"] for r in found[f]] for f in need}, d.lines_train, d.lines_test, SPLIT_SEED)
         _checks("real_lines", real, d.families, out, judge=True)
         write_jsonl(out / "real_lines.jsonl", real)

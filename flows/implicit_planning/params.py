@@ -24,6 +24,11 @@ class DataParams(Section):
     lines_test: Count = Field(10, ge=1, description="test first lines per family; card: 20")
     lines_select: Count = Field(20, ge=1, description="training prompts of RF1 for the layer choice (logit metric)")
     qa_file: str | None = Field(None, description="QA nouns JSON in the paper's form (None: the built-in 20 pairs)")
+    rhyme_file: str | None = Field(
+        None,
+        description="first lines per family, JSON {family: [line, ...]} (the paper's rhyme-family file; "
+        "None: lines from the offline corpus)",
+    )
     qa_pairs: Count = Field(20, ge=1, le=20, description="QA noun pairs used (each in both directions)")
 
     @field_validator("families")
@@ -60,7 +65,12 @@ class ControlParams(Section):
 
 
 class SteerParams(Section):
-    multiplier: float = Field(1.5, gt=0, le=100, description="m of the steering vector")
+    multiplier: float = Field(1.5, gt=0, le=100, description="m of the steering vector (the card's value)")
+    multipliers: list[float] = Field(
+        [1.5, 4.0, 10.0],
+        min_length=1,
+        description="m swept with the layer on training prompts (logit metric); the card's 1.5 must be among them",
+    )
     position: Literal["newline", "last"] = Field(
         "newline", description="where s is added: newline or line 1's last token"
     )
@@ -73,9 +83,20 @@ class SteerParams(Section):
     kl_threshold: float = Field(1.0, gt=0, description="KL(steered || unsteered) threshold in nats")
     batch_size: Count = Field(50, ge=1)
     real_model: str = Field("smollm2-135m-instruct", min_length=1, description="causal LM spec (causal_lm loader)")
+    gemma3: bool = Field(
+        False, description="also run Gemma3-270M (google/gemma-3-270m, Gemma terms; hub id: online only)"
+    )
     real_pairs: list[Pair] = Field([("ight", "ee"), ("ing", "air")], min_length=1, description="RF1 -> RF2 pairs")
     real_layers: list[int] = Field(list(range(2, 30, 3)), min_length=1, description="layers swept (0 = embeddings)")
     qa_samples: Count = Field(3, ge=1, description="answers sampled per QA test question and condition")
+
+    @model_validator(mode="after")
+    def _multipliers(self) -> SteerParams:
+        if any(m <= 0 or m > 100 for m in self.multipliers):
+            raise ValueError(f"multipliers: every m must lie in (0, 100], got {self.multipliers}")
+        if self.multiplier not in self.multipliers:
+            raise ValueError(f"multipliers: must include steer.multiplier ({self.multiplier}), got {self.multipliers}")
+        return self
 
     @field_validator("real_layers")
     @classmethod
@@ -86,6 +107,11 @@ class SteerParams(Section):
 
 
 class ClaimsParams(ClaimsBase):
+    engaged_kl: float = Field(
+        0.05,
+        gt=0,
+        description="mechanism engaged: mean largest KL(steered || unsteered) before the rhyme word, in nats",
+    )
     delta: float = Field(0.01, ge=0, description="no-effect band for rate differences (1 point)")
     article_margin: float = Field(
         0.1, gt=0, le=1, description="C1 negative control: steering may raise the RF2-article share by at most this"
@@ -107,7 +133,12 @@ class Params(PaperParams):
 
 
 PRESETS = presets(
-    default={"data": {"seeds": [0, 1, 2]}},
+    # default: cut to the card's ~600 CPU-s (README "Default profile"): one real pair, 5 swept layers x 3 m, 8 test
+    # lines x 3 samples, 10 QA pairs x 2 samples; the control models keep the card's shape and steps
+    default={
+        "data": {"seeds": [0, 1, 2], "lines_test": 8, "qa_pairs": 10},
+        "steer": {"samples": 3, "real_pairs": [("ight", "ee")], "real_layers": [3, 9, 15, 21, 27], "qa_samples": 2},
+    },
     smoke={
         "data": {"seeds": [0, 1], "real": False, "lines_train": 16, "lines_test": 4, "lines_select": 8},
         "control": {
@@ -119,11 +150,16 @@ PRESETS = presets(
             "pairs": [("ight", "ee")],
         },
         "steer": {"samples": 3, "max_new_tokens": 8},
-        "claims": {"n_resamples": 1000},
+        "claims": {"n_resamples": 1000, "power_sims": 10, "power_resamples": 200},
         "progress": False,
     },
     full={
         "data": {"seeds": list(range(5)), "lines_train": 85, "lines_test": 20},
-        "steer": {"samples": 50, "real_layers": list(range(0, 31))},
+        "steer": {
+            "samples": 50,
+            "real_pairs": [("ight", "ee"), ("ing", "air")],
+            "real_layers": list(range(0, 31)),
+            "qa_samples": 3,
+        },
     },
 )

@@ -3,7 +3,10 @@
 Couplets: for every family pair RF1 -> RF2 of ``steer.real_pairs`` and every sampling seed, the steering vector
 from the training first lines, the layer chosen on training prompts by the logit metric (swept over
 ``steer.real_layers``), and line 2 sampled unsteered / steered / random on the test lines. QA: article flips on the
-noun pairs. With ``data.real`` off (smoke) the stage writes only ``timing.json`` (skipped) and the real-model
+noun pairs. With ``steer.gemma3`` on, Gemma3-270M (``google/gemma-3-270m``, Gemma terms; a hub id, so online
+only) runs the same experiment after SmolLM2, its rows labelled ``gemma3-270m`` (rates in the report, no claim of its
+own); every model is loaded before any work, hub ids first, so an offline run stops at once naming the id. With
+``data.real`` off (smoke) the stage writes only ``timing.json`` (skipped) and the real-model
 claims are reported as not testable.
 """
 
@@ -23,6 +26,20 @@ from flows.implicit_planning.spec import DATA, REAL
 from flows.implicit_planning.steer import layer_rows, lines_of
 from flows.runtime.stages import StageContext
 
+PRIMARY = "smollm2"  # the label of steer.real_model's rows (the claims read it)
+GEMMA3_ID = "google/gemma-3-270m"
+
+
+def real_models(s) -> list[tuple[str, str]]:
+    """(label, loader spec) of every real model of the stage: steer.real_model, then Gemma3-270M behind its flag."""
+    return [(PRIMARY, s.real_model)] + ([("gemma3-270m", GEMMA3_ID)] if s.gemma3 else [])
+
+
+def load_models(models: list[tuple[str, str]], cache_dir, *, offline: bool) -> dict[str, tuple]:
+    """Every model loaded before any work; hub ids first (offline they fail at once, naming the id)."""
+    order = sorted(models, key=lambda m: m[1] == "smollm2-135m-instruct")
+    return {label: load_causal_lm(spec, cache_dir=cache_dir, offline=offline) for label, spec in order}
+
 
 def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
@@ -34,23 +51,39 @@ def run(ctx: StageContext[Params]) -> dict:
     set_threads(p.resources.threads)
     from flows.runtime.settings import online
 
-    model, tok = load_causal_lm(s.real_model, cache_dir=ctx.paths.cache / "models", offline=not online())
+    loaded = load_models(real_models(s), ctx.paths.cache / "models", offline=not online())
+    lines = read_jsonl(ctx.input(f"{DATA}/real_lines.jsonl"))
+    nouns = read_jsonl(ctx.input(f"{DATA}/qa.jsonl"))
+    rows, layers, qa_rows, timing = [], [], [], {}
+    for label, (model, tok) in loaded.items():
+        r, ly, q, t = experiment(p, label, model, tok, lines, nouns)
+        rows, layers, qa_rows = rows + r, layers + ly, qa_rows + q
+        timing |= {f"{label}_{k}" if label != PRIMARY else k: v for k, v in t.items()}
+    write_jsonl(out / "generations.jsonl", rows)
+    write_jsonl(out / "layers.jsonl", layers)
+    write_jsonl(out / "qa.jsonl", qa_rows)
+    write_json(out / "timing.json", timing)
+    return {"generations": len(rows), "qa": len(qa_rows)}
+
+
+def experiment(p: Params, label: str, model, tok, lines: list[dict], nouns: list[dict]):
+    """Couplets and QA for one real model: (generation rows, layer-sweep rows, QA rows, timing)."""
+    d, s = p.data, p.steer
     n_layers = model.config.num_hidden_layers + 1
     bad = [x for x in s.real_layers if x >= n_layers]
     if bad:
         from components.errors import ParamsError
 
-        raise ParamsError(f"steer.real_layers: {bad} beyond the model's residual layers 0..{n_layers - 1}")
+        raise ParamsError(f"steer.real_layers: {bad} beyond {label}'s residual layers 0..{n_layers - 1}")
     pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
     lm = SteerableLM(model, pad_id=pad)
-    lines = read_jsonl(ctx.input(f"{DATA}/real_lines.jsonl"))
     families = sorted({f for pr in s.real_pairs for f in pr})
     task = hf_couplet_task(tok, families, position=s.position)
     rows, layers, timing = [], [], {}
     t0 = time.time()
     for rf1, rf2 in s.real_pairs:
         train1 = lines_of(lines, rf1, "train")
-        chosen = None
+        chosen, chosen_m = None, s.multiplier
         for seed in d.seeds:
             res = run_pair(
                 lm,
@@ -62,7 +95,8 @@ def run(ctx: StageContext[Params]) -> dict:
                 select_lines=train1[: d.lines_select],
                 test_lines=lines_of(lines, rf1, "test"),
                 layers=s.real_layers,
-                multiplier=s.multiplier,
+                multiplier=chosen_m,
+                multipliers=s.multipliers,
                 samples=s.samples,
                 max_new_tokens=s.max_new_tokens,
                 temperature=s.temperature,
@@ -71,19 +105,19 @@ def run(ctx: StageContext[Params]) -> dict:
                 kl_threshold=s.kl_threshold,
                 layer=chosen,
             )
-            if chosen is None:  # the logit metric is deterministic: chosen once per pair
-                chosen = res.layer
-                layers += layer_rows("smollm2", res, rf1, rf2)
-            rows += [{"model": "smollm2", **r} for r in res.rows]
+            if chosen is None:  # the logit metric is deterministic: (m, layer) chosen once per pair
+                chosen, chosen_m = res.layer, res.multiplier
+                layers += layer_rows(label, res, rf1, rf2)
+            rows += [{"model": label, **r} for r in res.rows]
     timing["couplets_s"] = time.time() - t0
     t0 = time.time()
-    nouns = read_jsonl(ctx.input(f"{DATA}/qa.jsonl"))
     qa_rows, qa_scores, qa_layer = run_qa(
         lm,
         tok,
         nouns,
         layers=s.real_layers,
         multiplier=s.multiplier,
+        multipliers=s.multipliers,
         samples=s.qa_samples,
         temperature=s.temperature,
         seeds=d.seeds,
@@ -91,12 +125,18 @@ def run(ctx: StageContext[Params]) -> dict:
         prompt=Q.PROMPT,
     )
     timing["qa_s"] = time.time() - t0
+    qa_m = max(qa_scores, key=qa_scores.get)[0]
     layers += [
-        {"model": "smollm2-qa", "rf1": "", "rf2": "", "layer": k, "score": v, "chosen": int(k == qa_layer), "norm": 0.0}
-        for k, v in qa_scores.items()
+        {
+            "model": f"{label}-qa",
+            "rf1": "",
+            "rf2": "",
+            "multiplier": m,
+            "layer": k,
+            "score": v,
+            "chosen": int(k == qa_layer and m == qa_m),
+            "norm": 0.0,
+        }
+        for (m, k), v in qa_scores.items()
     ]
-    write_jsonl(out / "generations.jsonl", rows)
-    write_jsonl(out / "layers.jsonl", layers)
-    write_jsonl(out / "qa.jsonl", qa_rows)
-    write_json(out / "timing.json", timing)
-    return {"generations": len(rows), "qa": len(qa_rows)}
+    return rows, layers, [{"model": label, **r} for r in qa_rows], timing

@@ -3,13 +3,12 @@ QA flips and the control models' training curves."""
 
 from __future__ import annotations
 
-import json
 import math
 
 import numpy as np
 
 from components.implicit_planning.couplets import CoupletLanguage
-from components.io import read_jsonl
+from components.io import read_json, read_jsonl
 from components.reporting import Section
 from components.reporting.plots import errorbar_plot, line_plot
 from flows.implicit_planning.claims import claim1, claim2, claim3, claim4, declared
@@ -42,6 +41,7 @@ def rate_table(rows: list[dict], article_of=None) -> list[dict]:
                 "regen_rf2": _mean(r["regen_rf2"] for r in rs),
                 "kl_share": _mean(r["kl_share"] for r in rs),
                 "first_div": _mean(r["first_div"] for r in rs),
+                "kl_pos": _mean(r.get("kl_pos", float("nan")) for r in rs),
             }
             if article_of is not None and model.startswith("control"):
                 row["rf2_article"] = _mean(
@@ -74,7 +74,7 @@ def run(ctx: StageContext[Params]) -> dict:
     lang = CoupletLanguage(words_per_family=p.control.words_per_family, n_families=p.control.n_families)
     rows = read_jsonl(ctx.input(f"{STEER}/generations.jsonl"))
     ctl_layers = read_jsonl(ctx.input(f"{STEER}/layers.jsonl"))
-    skipped = json.loads(ctx.input(f"{REAL}/timing.json").read_text(encoding="utf-8")).get("skipped", False)
+    skipped = read_json(ctx.input(f"{REAL}/timing.json")).get("skipped", False)
     real_rows, real_layers, qa_rows = (
         ([], [], [])
         if skipped

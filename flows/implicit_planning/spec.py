@@ -27,11 +27,21 @@ STAGES = (
     ),
     L.stage(
         "controls",
-        code=("components/implicit_planning/couplets.py", "components/models"),
-        params=("data.seeds", "control", "resources"),
+        code=("components/models", *_METHOD),
+        reads=(DATA,),
+        params=(
+            "data.seeds",
+            "data.lines_select",
+            "control",
+            "steer.control_position",
+            "steer.multiplier",
+            "steer.max_new_tokens",
+            "resources",
+        ),
         writes=(CONTROLS,),
         after=("data",),
-        summary="the positive and negative control transformers, one per seed, with their loss curves",
+        summary="the positive and negative control transformers, one per seed, with their loss curves; the champion "
+        "(positive control, first seed) re-evaluated greedily on the control lines",
     ),
     L.stage(
         "steer",

@@ -23,19 +23,20 @@ def lines_of(rows: list[dict], family: str, split: str) -> list[str]:
 
 def layer_rows(model: str, res, rf1: str, rf2: str, **extra) -> list[dict]:
     """One row per swept layer of a steering run (``run_pair``'s result): its logit-metric score, whether it
-    was chosen, the vector's norm; ``extra`` (the seed) follows the model name."""
+    was chosen, the vector's norm; one row per (m, layer) of the sweep; ``extra`` (the seed) follows the model name."""
     return [
         {
             "model": model,
             **extra,
             "rf1": rf1,
             "rf2": rf2,
+            "multiplier": m,
             "layer": k,
             "score": v,
-            "chosen": int(k == res.layer),
+            "chosen": int(k == res.layer and m == res.multiplier),
             "norm": res.norm,
         }
-        for k, v in res.layer_scores.items()
+        for (m, k), v in res.grid.items()
     ]
 
 
@@ -63,6 +64,7 @@ def run(ctx: StageContext[Params]) -> dict:
                     test_lines=lines_of(lines, rf1, "test"),
                     layers=range(lm.n_layers),
                     multiplier=s.multiplier,
+                    multipliers=s.multipliers,
                     samples=s.samples,
                     max_new_tokens=s.max_new_tokens,
                     temperature=s.temperature,

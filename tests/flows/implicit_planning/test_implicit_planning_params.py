@@ -28,6 +28,9 @@ def test_presets_validate(profile):
         ("steer.real_layers=[-1]", "implicit-planning.steer.real_layers"),
         ("data.lines_train=1", "implicit-planning.data.lines_train"),  # too few to average
         ("data.qa_pairs=21", "implicit-planning.data.qa_pairs"),
+        ("steer.multipliers=[4, 10]", "implicit-planning.steer.*must include steer.multiplier"),  # card's m dropped
+        ("steer.multipliers=[1.5, -2]", "implicit-planning.steer.*multipliers"),  # out of range
+        ("claims.engaged_kl=0", "implicit-planning.claims.engaged_kl"),  # a precondition that cannot fail
     ],
 )
 def test_bad_values_name_the_key(override, key):

@@ -101,3 +101,66 @@ def test_vector_direction_follows_the_class_labels(small):
     assert torch.allclose(v[1], -w[1])
     mixed = S.steering_vectors(lm, task, a[:4] + b[:4], a[4:] + b[4:], [0], 1.5)
     assert float(mixed[0].norm()) < 0.5 * float(v[0].norm())
+
+
+def test_multiplier_and_layer_are_chosen_together_on_training_prompts(small, monkeypatch):
+    """The (m, layer) sweep scores every pair on the training prompts given as ``select_lines`` (never a test line),
+    takes the argmax, and the steered vector is m times the plain mean difference."""
+    lang, lm, task = small
+    import random
+
+    rng = random.Random(2)
+    test = lang.first_lines("ight", 2, rng)
+    train_from = lang.first_lines("ight", 6, rng, exclude=set(test))
+    train_to = lang.first_lines("ing", 6, rng)
+    seen, real = {}, S.layer_scores
+
+    def spy(lm_, task_, lines, vectors, rf1, rf2):
+        seen["lines"], seen["keys"] = list(lines), sorted(vectors)
+        seen["scores"] = real(lm_, task_, lines, vectors, rf1, rf2)
+        return seen["scores"]
+
+    monkeypatch.setattr(S, "layer_scores", spy)
+    res = S.run_pair(lm, task, rf1="ight", rf2="ing", train_from=train_from, train_to=train_to,
+                     select_lines=train_from[:3], test_lines=test, layers=[0, 1], multiplier=1.5,
+                     multipliers=[1.5, 4.0], samples=1, max_new_tokens=4, temperature=1.0, seed=0,
+                     batch_size=8)  # fmt: skip
+    assert seen["lines"] == train_from[:3] and not set(seen["lines"]) & set(test)
+    assert seen["keys"] == [(1.5, 0), (1.5, 1), (4.0, 0), (4.0, 1)] and res.grid == seen["scores"]
+    assert (res.multiplier, res.layer) == max(res.grid, key=res.grid.get)
+    unit = S.steering_vectors(lm, task, train_from, train_to, [res.layer], 1.0)[res.layer]
+    assert res.norm == pytest.approx(res.multiplier * float(unit.norm()), rel=1e-5)
+    assert {r["multiplier"] for r in res.rows} == {res.multiplier}
+    units = S.steering_vectors(lm, task, train_from, train_to, [0, 1], 1.0)
+    for (m, k), score in res.grid.items():  # each grid cell is the logit metric of m times the plain difference
+        assert score == pytest.approx(real(lm, task, train_from[:3], {k: m * units[k]}, "ight", "ing")[k], abs=1e-6)
+    with pytest.raises(ParamsError, match="multipliers"):
+        S.choose_layer_and_multiplier(lm, task, train_from[:2], {0: unit}, "ight", "ing", [1.5, 0.0])
+
+
+def _rows(kl_pos: float, steered_hits: int) -> list[dict]:
+    rows = []
+    for seed in range(3):
+        for i in range(20):
+            for cond, hit in (("unsteered", 0), ("steered", int(i < steered_hits)), ("random", 0)):
+                rows.append({"model": "smollm2", "seed": seed, "rf1": "ight", "rf2": "ee", "prompt": i, "sample": 0,
+                             "condition": cond, "rf2_hit": hit, "kl_share": 0.0 if cond == "unsteered" else 0.5,
+                             "kl_pos": float("nan") if cond == "unsteered" else kl_pos,
+                             "kl_at_pos": float("nan") if cond == "unsteered" else kl_pos})  # fmt: skip
+    return rows
+
+
+def test_a_vector_that_moves_nothing_is_not_testable_not_a_null():
+    """Precondition "mechanism engaged": steered distributions that do not move (largest KL below
+    claims.engaged_kl) make C2 "not testable here" whatever the rates; the same rates with a moving vector are
+    decided."""
+    from flows.implicit_planning.claims import ENGAGED, claim2
+    from flows.implicit_planning.params import PRESETS, Params
+    from flows.runtime.params import resolve
+
+    p = resolve(Params, PRESETS, slug="implicit-planning", profile="smoke")
+    still = claim2(p, _rows(kl_pos=0.2 * p.claims.engaged_kl, steered_hits=10))
+    check = next(c for c in still.testability if c["name"] == ENGAGED)
+    assert not check["passed"] and still.verdict == "inconclusive"  # a big RF2 gain, but nothing moved: not testable
+    moved = claim2(p, _rows(kl_pos=5 * p.claims.engaged_kl, steered_hits=10))
+    assert next(c for c in moved.testability if c["name"] == ENGAGED)["passed"] and moved.verdict == "reproduced"
