@@ -393,7 +393,13 @@ def _transitions(tmp: Path) -> tuple[Path, Callable[[], object]]:
 def _graph(tmp: Path) -> tuple[Path, Callable[[], object]]:
     from components.graph.graph import Graph
 
-    path = _good_npz(tmp / "g.npz", name=np.array("g"), x=np.zeros((3, 2)), edge_index=np.zeros((2, 2)), kind="k")
+    path = _good_npz(
+        tmp / "g.npz",
+        name=np.array("g"),
+        x=np.zeros((3, 2)),
+        edge_index=np.zeros((2, 2), np.int64),
+        kind=np.zeros(3, np.int64),
+    )
     return path, lambda: Graph.load(path)
 
 
