@@ -94,7 +94,7 @@ def context_for(method: str, folder: Path, rows: int | None = None) -> np.ndarra
 
 
 # a kitchen-lite dataset's meta.json, as the train, evaluate and champion code read it
-META_FIELDS = {"task": int, "env": dict, "references": dict, "obs_dim": int, "act_dim": int}
+META_FIELDS = {"task": int, "env": dict, "references": dict}
 ENV_FIELDS = {"layout_seed": int, "max_steps": int, "radius": float, "drift": float}
 # an entry of models/runs.json (the train stage's list of kitchen-lite runs)
 RUN_FIELDS = {"name": str, "task": int, "method": str, "seed": int}
