@@ -146,8 +146,10 @@ def load_state_into(module, state: dict, path: str | os.PathLike, config: str | 
         module.load_state_dict(state)
     except RuntimeError as exc:
         first = next((ln.strip() for ln in str(exc).splitlines()[1:] if ln.strip()), str(exc))
+        if config is not None and Path(config).parent == Path(path).parent:  # one folder: name it once
+            raise DataError(f"{config}: the model it describes does not fit {Path(path).name} ({first[:70]})") from None
         built = f"the model {config} describes" if config is not None else "the model"
-        raise DataError(f"{path}: does not fit {built} ({first[:100]})") from None
+        raise DataError(f"{path}: does not fit {built} ({first[:70]})") from None
 
 
 def load_sparse(path: str | os.PathLike):
