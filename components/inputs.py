@@ -66,8 +66,11 @@ class Arrays(dict):
         return list(self)
 
 
-def load_npz(path: str | os.PathLike, *, keys: Iterable[str] = (), finite: bool = False) -> Arrays:
-    """Every array of an ``.npz`` file, read now; ``keys`` must be present, ``finite``: no NaN or infinity."""
+def load_npz(
+    path: str | os.PathLike, *, keys: Iterable[str] = (), finite: bool = False, expect: dict | None = None
+) -> Arrays:
+    """Every array of an ``.npz`` file, read now; ``keys`` must be present, ``finite``: no NaN or infinity;
+    ``expect`` maps array names to :func:`check_array` keywords (``ndim``, ``rows``, ``cols``, ``finite``)."""
     import numpy as np
 
     path = check_input_file(path)
@@ -82,6 +85,8 @@ def load_npz(path: str | os.PathLike, *, keys: Iterable[str] = (), finite: bool 
         raise CorruptInput(f"{path}: {_why(exc)}") from None
     for key in keys:
         arrays[key]
+    for key, want in (expect or {}).items():
+        check_array(arrays[key], path, key, **want)
     for name, arr in arrays.items():
         if finite and arr.dtype.kind in "fc":
             check_array(arr, path, name, finite=True)
@@ -100,6 +105,51 @@ def load_npy(path: str | os.PathLike, *, mmap_mode: str | None = None, finite: b
     if not isinstance(arr, np.ndarray):
         raise DataError(f"{path}: an .npz archive, expected a single .npy array")
     return check_array(arr, path, None, finite=True) if finite else arr
+
+
+def load_torch_state(path: str | os.PathLike) -> dict:
+    """A state dict saved with ``torch.save`` (read with ``weights_only=True``: nothing but tensors and plain
+    containers is unpickled); a corrupt, truncated or non-dict file is a DataError naming it."""
+    import pickle
+
+    import torch
+
+    path = check_input_file(path)
+    try:
+        state = torch.load(path, weights_only=True, map_location="cpu")
+    except (*_READ_ERRORS, pickle.UnpicklingError, AttributeError, ImportError, IndexError) as exc:
+        text = str(exc).splitlines()[0][:80] if str(exc) else type(exc).__name__
+        raise CorruptInput(f"{path}: not a readable torch state dict ({text})") from None
+    if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
+        raise DataError(f"{path}: not a state dict of tensors ({type(state).__name__})")
+    return state
+
+
+def load_safetensors(path: str | os.PathLike) -> dict:
+    """The tensors of a ``.safetensors`` file (nothing unpickled); a corrupt or truncated one is a DataError."""
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file
+
+    path = check_input_file(path)
+    try:
+        return load_file(str(path))
+    except (*_READ_ERRORS, SafetensorError) as exc:
+        text = str(exc).splitlines()[0][:80] if str(exc) else type(exc).__name__
+        raise CorruptInput(f"{path}: not a readable .safetensors file ({text})") from None
+
+
+def load_state_into(module, state: dict, path: str | os.PathLike, config: str | os.PathLike | None = None) -> None:
+    """``module.load_state_dict(state)``; missing, unexpected or wrong-shape tensors are a DataError naming
+    ``path`` (the file the state came from) and ``config`` (the file the model was built from) instead of
+    torch's multi-line RuntimeError."""
+    try:
+        module.load_state_dict(state)
+    except RuntimeError as exc:
+        first = next((ln.strip() for ln in str(exc).splitlines()[1:] if ln.strip()), str(exc))
+        if config is not None and Path(config).parent == Path(path).parent:  # one folder: name it once
+            raise DataError(f"{config}: the model it describes does not fit {Path(path).name} ({first[:70]})") from None
+        built = f"the model {config} describes" if config is not None else "the model"
+        raise DataError(f"{path}: does not fit {built} ({first[:70]})") from None
 
 
 def load_sparse(path: str | os.PathLike):

@@ -17,7 +17,7 @@ import os
 import secrets
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -274,15 +274,68 @@ def _json_default(obj: Any) -> Any:
     raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
 
 
-def iter_jsonl(path: str | os.PathLike, required: Iterable[str] = ()) -> Iterator[dict]:
+# What a field's declared type accepts: ``int`` is not a bool; ``float`` is any finite real number (an int too);
+# ``None`` in a tuple of types allows null.
+Fields = Mapping[str, Any]
+
+
+def _type_name(kind: Any) -> str:
+    if isinstance(kind, tuple):
+        return " or ".join(_type_name(k) for k in kind)
+    return {None: "null", float: "a finite number", int: "an integer"}.get(kind, getattr(kind, "__name__", str(kind)))
+
+
+def _is(value: Any, kind: Any) -> bool:
+    if isinstance(kind, tuple):
+        return any(_is(value, k) for k in kind)
+    if kind is None:
+        return value is None
+    if kind is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, kind)
+
+
+def check_fields(rec: Any, fields: Iterable[str] | Fields, where: str) -> dict:
+    """``rec`` if it is an object with every field of ``fields`` (a mapping also gives each field's type);
+    else a :class:`DataError` starting with ``where`` (the file, and line) naming the field."""
+    if not isinstance(rec, dict):
+        raise DataError(f"{where}: expected a JSON object, got {type(rec).__name__}")
+    missing = [f for f in fields if f not in rec]
+    if missing:
+        raise DataError(f"{where}: missing field(s) {', '.join(map(repr, missing))}")
+    if isinstance(fields, Mapping):
+        for name, kind in fields.items():
+            if kind is not Any and not _is(rec[name], kind):
+                shown = repr(rec[name])
+                shown = shown if len(shown) <= 40 else shown[:37] + "..."
+                raise DataError(f"{where}: field {name!r} is {shown}, expected {_type_name(kind)}")
+    return rec
+
+
+def check_unique(rows: Iterable[dict], key: str, path: str | os.PathLike) -> None:
+    """A :class:`DataError` naming ``path`` and the value when two records share the same ``key``."""
+    seen: set = set()
+    for i, row in enumerate(rows, 1):
+        value = row.get(key)
+        marker = json.dumps(value, sort_keys=True, default=str)
+        if marker in seen:
+            shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+            raise DataError(f"{path}: duplicate {key} {shown} (record {i})")
+        seen.add(marker)
+
+
+def iter_jsonl(path: str | os.PathLike, required: Iterable[str] | Fields = ()) -> Iterator[dict]:
     """Yield the objects of a JSONL file, failing clearly on a corrupt line.
 
     Raises :class:`DataError` naming the file and line when a line is not JSON,
-    not an object, or lacks a ``required`` field. A file that ends without a
+    not an object, or lacks a ``required`` field (or, when ``required`` maps
+    fields to types, holds a value of another type). A file that ends without a
     newline after a truncated object is reported the same way.
     """
     path = Path(path)
-    required = tuple(required)
+    required = required if isinstance(required, Mapping) else tuple(required)
     check_input_file(path)
     try:
         fh = open(path, "rb")  # noqa: SIM115  (opened apart from the `with` so only open()'s OSError is caught here)
@@ -299,19 +352,23 @@ def iter_jsonl(path: str | os.PathLike, required: Iterable[str] = ()) -> Iterato
                 raise DataError(f"{path}:{lineno}: not valid JSON ({exc.msg}); the file may be truncated") from None
             except RecursionError:
                 raise DataError(f"{path}:{lineno}: JSON nested too deeply") from None
-            if not isinstance(rec, dict):
-                raise DataError(f"{path}:{lineno}: expected a JSON object, got {type(rec).__name__}")
-            missing = [f for f in required if f not in rec]
-            if missing:
-                raise DataError(f"{path}:{lineno}: missing field(s) {', '.join(map(repr, missing))}")
-            yield rec
+            yield check_fields(rec, required, f"{path}:{lineno}")
 
 
-def read_jsonl(path: str | os.PathLike, required: Iterable[str] = (), *, allow_empty: bool = False) -> list[dict]:
-    """Read a whole JSONL file (see :func:`iter_jsonl`); an empty file is an error unless allowed."""
+def read_jsonl(
+    path: str | os.PathLike,
+    required: Iterable[str] | Fields = (),
+    *,
+    allow_empty: bool = False,
+    unique: str | None = None,
+) -> list[dict]:
+    """Read a whole JSONL file (see :func:`iter_jsonl`); an empty file is an error unless allowed, and so are two
+    records with the same ``unique`` field."""
     rows = list(iter_jsonl(path, required))
     if not rows and not allow_empty:
         raise DataError(f"{path}: no records (empty JSONL)")
+    if unique is not None:
+        check_unique(rows, unique, path)
     return rows
 
 
@@ -357,16 +414,40 @@ def read_text_file(path: str | os.PathLike) -> str:
     return "".join(_decode_line(path, i, raw) for i, raw in enumerate(data.splitlines(keepends=True), 1))
 
 
-def read_json(path: str | os.PathLike) -> Any:
-    """Read a JSON file, failing with the file name on a missing, unreadable or corrupt file."""
+def read_json(
+    path: str | os.PathLike, fields: Iterable[str] | Fields | None = None, *, kind: type | None = None
+) -> Any:
+    """Read a JSON file, failing with the file name on a missing, unreadable or corrupt file.
+
+    ``kind`` (``dict`` or ``list``) is the type the document must have; ``fields`` makes it an object with those
+    fields (a mapping also gives their types, as in :func:`check_fields`)."""
     path = Path(path)
     text = read_text_file(path)
     try:
-        return json.loads(text)
+        doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise DataError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
     except RecursionError:
         raise DataError(f"{path}: JSON nested too deeply") from None
+    if kind is not None and not isinstance(doc, kind):
+        raise DataError(f"{path}: a JSON {type(doc).__name__}, expected a JSON {_type_name(kind)}")
+    if fields is not None:
+        check_fields(doc, fields, str(path))
+    return doc
+
+
+def read_json_records(
+    path: str | os.PathLike, fields: Iterable[str] | Fields = (), *, unique: str | None = None
+) -> list[dict]:
+    """A JSON file holding a list of objects, each with ``fields`` (typed when a mapping); ``unique``: no two
+    records share that field's value."""
+    path = Path(path)
+    rows = read_json(path, kind=list)
+    for i, rec in enumerate(rows, 1):
+        check_fields(rec, fields, f"{path}: record {i}")
+    if unique is not None:
+        check_unique(rows, unique, path)
+    return rows
 
 
 def model_files(folder: str | os.PathLike, weights: str, written_by: str) -> tuple[Path, Path]:

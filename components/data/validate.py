@@ -111,6 +111,26 @@ def in_set(column: str, values: Iterable[Any]) -> Expect:
     return _one("in_set", column, "ExpectColumnValuesToBeInSet", f"values in {values!r}", value_set=values)
 
 
+def references(column: str, ids: Iterable[Any], what: str) -> Expect:
+    """Referential integrity: every non-null value of ``column`` is one of ``ids``, the ids of ``what`` (another
+    table: gold ids that exist, a duplicate's original, a run's graph). A list-valued reference is checked by
+    exploding it into its own frame first (:func:`explode_refs`)."""
+    ids = sorted({i for i in ids if i is not None}, key=str)
+    if not ids:
+        raise ParamsError(f"references({column!r}): {what} has no ids")
+    return _one("references", column, "ExpectColumnValuesToBeInSet", f"ids that exist in {what}", value_set=ids)
+
+
+def explode_refs(rows: Iterable[Mapping], column: str, id_column: str = "id") -> pd.DataFrame:
+    """One row per (record, referenced id) of a list-valued ``column``: the frame :func:`references` checks."""
+    pairs = [
+        {id_column: r.get(id_column), column: ref}
+        for r in rows
+        for ref in (r.get(column) if isinstance(r.get(column), (list, tuple)) else [r.get(column)])
+    ]
+    return pd.DataFrame(pairs, columns=[id_column, column])
+
+
 def row_count_between(min_value: int | None = None, max_value: int | None = None) -> Expect:
     """The number of rows lies in [min_value, max_value]."""
     text = _bounds("row_count_between", min_value, max_value)

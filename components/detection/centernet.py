@@ -21,6 +21,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from components.detection.augment import AugmentConfig, augment
+from components.errors import DataError
 
 STRIDE = 4
 
@@ -222,9 +223,14 @@ def save_model(model: TinyCenterNet, folder: Path) -> Path:
 
 
 def load_model(folder: str | Path) -> TinyCenterNet:
-    from safetensors.torch import load_file
+    from components.inputs import load_safetensors, load_state_into
+    from components.io import read_json
 
     folder = Path(folder)
-    model = TinyCenterNet(CenterNetConfig(**json.loads((folder / "config.json").read_text())))
-    model.load_state_dict(load_file(str(folder / "model.safetensors")))
+    cfg_path, w_path = folder / "config.json", folder / "model.safetensors"
+    try:
+        model = TinyCenterNet(CenterNetConfig(**read_json(cfg_path, kind=dict)))
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"{cfg_path}: not a CenterNet config ({type(exc).__name__}: {str(exc)[:80]})") from None
+    load_state_into(model, load_safetensors(w_path), w_path, cfg_path)
     return model.eval()

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from components.errors import DataError
-from components.inputs import load_npz
+from components.inputs import check_array, load_npz
 
 NORMAL, CONTEXTUAL, STRUCTURAL, TRAP = 0, 1, 2, 3
 KINDS = {NORMAL: "normal", CONTEXTUAL: "contextual", STRUCTURAL: "structural", TRAP: "trap"}
@@ -54,11 +54,26 @@ class Graph:
 
     @classmethod
     def load(cls, path) -> Graph:
+        """A graph written by :meth:`save`; a corrupt file, or arrays of the wrong kind, shape or range (NaN
+        features, edges outside the nodes, a ``kind`` per node missing), is a DataError naming the file."""
         try:
-            with load_npz(path) as z:
-                return cls(str(z["name"]), z["x"], z["edge_index"], z["kind"])
+            with load_npz(path, keys=("name", "x", "edge_index", "kind")) as z:
+                name, x, ei, kind = z["name"], z["x"], z["edge_index"], z["kind"]
         except (OSError, KeyError, ValueError) as exc:
             raise DataError(f"{path}: not a saved graph ({exc})") from None
+        if name.ndim != 0 or name.dtype.kind != "U":
+            raise DataError(f"{path}: array 'name' is {name.dtype} {name.shape}, expected one string")
+        check_array(x, path, "x", ndim=2, finite=True)
+        n = x.shape[0]
+        check_array(ei, path, "edge_index", ndim=2, rows=2)
+        if ei.dtype.kind not in "iu":
+            raise DataError(f"{path}: array 'edge_index' is {ei.dtype}, expected integers")
+        if ei.size and (ei.min() < 0 or ei.max() >= n):
+            raise DataError(f"{path}: array 'edge_index' points outside the {n} nodes")
+        check_array(kind, path, "kind", ndim=1, rows=n)
+        if kind.dtype.kind not in "iu" or (kind.size and not set(np.unique(kind).tolist()) <= set(KINDS)):
+            raise DataError(f"{path}: array 'kind' holds values outside {sorted(KINDS)}")
+        return cls(str(name), x, ei, kind)
 
 
 def from_pairs(name: str, x: np.ndarray, pairs: np.ndarray, kind: np.ndarray | None = None) -> Graph:

@@ -17,7 +17,7 @@ import numpy as np
 from tqdm import tqdm
 
 from components.errors import DataError
-from components.inputs import load_npz
+from components.inputs import check_array, load_npz
 
 log = logging.getLogger(__name__)
 
@@ -134,8 +134,27 @@ def load(path: Path) -> Transitions:
             missing = [f for f in FIELDS if f not in z.files]
             if missing:
                 raise DataError(f"{path}: missing field(s) {missing}")
-            return Transitions(**{f: z[f] for f in FIELDS})
+            arrays = {f: z[f] for f in FIELDS}
     except DataError as exc:  # the guarded reader names the file already
         raise DataError(f"not a readable transitions file: {exc}") from None
     except (OSError, ValueError) as exc:
         raise DataError(f"{path}: not a readable transitions file ({exc})") from None
+    n = len(arrays["rewards"]) if arrays["rewards"].ndim else -1
+    for f, ndim in _NDIM.items():  # one row per transition, numbers only, finite
+        check_array(arrays[f], path, f, ndim=ndim, rows=n, finite=True)
+    for a, b in (("observations", "next_observations"), ("actions", "next_actions")):
+        if arrays[a].shape != arrays[b].shape:
+            raise DataError(f"{path}: array {b!r} has shape {arrays[b].shape}, {a!r} {arrays[a].shape}")
+    return Transitions(**arrays)
+
+
+_NDIM = {
+    "rewards": 1,
+    "observations": 2,
+    "actions": None,  # 2-D for continuous actions; an external discrete set may store one index per row
+    "next_observations": 2,
+    "next_actions": None,
+    "terminals": 1,
+    "timeouts": 1,
+    "episode": 1,
+}

@@ -139,9 +139,18 @@ def save_agent(agent, folder: Path, method: str, obs_dim: int, act_dim: int, cfg
 
 def load_agent(folder: Path):
     """Rebuild an agent saved by :func:`save_agent` (in eval mode)."""
-    meta = json.loads((Path(folder) / "config.json").read_text())
-    agent = build_agent(meta["method"], meta["obs_dim"], meta["act_dim"], meta["cfg"], meta["seed"])
-    agent.load_state_dict(torch.load(Path(folder) / "model.pt", weights_only=True))
+    from components.inputs import load_state_into, load_torch_state
+    from components.io import read_json
+
+    cfg_path, w_path = Path(folder) / "config.json", Path(folder) / "model.pt"
+    meta = read_json(cfg_path, {"method": str, "obs_dim": int, "act_dim": int, "cfg": dict, "seed": int})
+    try:
+        agent = build_agent(meta["method"], meta["obs_dim"], meta["act_dim"], meta["cfg"], meta["seed"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise DataError(
+            f"{cfg_path}: cannot build the agent it describes ({type(exc).__name__}: {str(exc)[:80]})"
+        ) from None
+    load_state_into(agent, load_torch_state(w_path), w_path, cfg_path)
     return agent.eval()
 
 

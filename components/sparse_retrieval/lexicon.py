@@ -7,7 +7,6 @@ student's and the teacher's vectors live on the same scale.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -128,7 +127,10 @@ class EnglishSpace:
 
     @classmethod
     def load(cls, path: Path) -> EnglishSpace:
+        from components.io import read_json
+
+        doc = read_json(path, kind=dict)
         try:
-            return cls.from_json(json.loads(Path(path).read_text()))
-        except json.JSONDecodeError as exc:
-            raise DataError(f"{path}: not JSON ({exc.msg})") from None
+            return cls.from_json(doc)
+        except (KeyError, TypeError, ValueError, DataError) as exc:
+            raise DataError(f"{path}: not an English-space file ({type(exc).__name__}: {str(exc)[:80]})") from None

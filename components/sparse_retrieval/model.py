@@ -197,13 +197,15 @@ def save_encoder(model: MilcoEncoder, folder: Path) -> None:
 
 
 def load_encoder(folder: str | Path) -> MilcoEncoder:
-    from safetensors.torch import load_file
+    from components.inputs import load_safetensors, load_state_into
+    from components.io import read_json
 
     folder = Path(folder)
+    cfg_path, w_path = folder / "config.json", folder / "model.safetensors"
     try:
-        cfg = EncoderConfig(**json.loads((folder / "config.json").read_text()))
-    except (OSError, TypeError, json.JSONDecodeError) as exc:
-        raise DataError(f"{folder}/config.json: not a MILCO encoder config ({exc})") from None
+        cfg = EncoderConfig(**read_json(cfg_path, kind=dict))
+    except TypeError as exc:
+        raise DataError(f"{cfg_path}: not a MILCO encoder config ({str(exc)[:100]})") from None
     model = MilcoEncoder(cfg)
-    model.load_state_dict(load_file(str(folder / "model.safetensors")))
+    load_state_into(model, load_safetensors(w_path), w_path, cfg_path)
     return model.eval()

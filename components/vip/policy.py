@@ -7,7 +7,6 @@ A policy folder is either a TinyLM (``config.json`` with ``model_type: paperline
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -50,7 +49,9 @@ def is_tiny(folder: str | os.PathLike) -> bool:
     cfg = Path(folder) / "config.json"
     if not cfg.is_file():
         raise DataError(f"{cfg}: not a policy folder (no config.json)")
-    return json.loads(cfg.read_text()).get("model_type") == tiny_lm.MODEL_TYPE
+    from components.io import read_json
+
+    return read_json(cfg, kind=dict).get("model_type") == tiny_lm.MODEL_TYPE
 
 
 def load_policy(folder: str | os.PathLike) -> tuple[object, Codec, object | None]:

@@ -12,9 +12,10 @@ from collections import defaultdict
 import numpy as np
 
 from components.data import validate as V
+from components.errors import DataError
 from components.graph.graph import Graph
 from components.graph.metrics import contamination_labels, detection_metrics, f1
-from components.inputs import load_npz
+from components.inputs import check_array, load_npz
 from components.io import read_jsonl, write_json, write_jsonl
 from flows.cer_god.params import Params
 from flows.cer_god.spec import EVAL, GRAPHS, RUNS
@@ -60,12 +61,35 @@ def _track(ctx: StageContext[Params], rows: list[dict]) -> None:
             ctx.tracker.log_metrics({f"mean_{k}": float(np.mean([r[k] for r in rs])) for k in SCORE_COLS}, run_id=rid)
 
 
+RUN_FIELDS = {"id": str, "graph": str, "method": str, "seed": int, "has_labels": bool}
+
+
+def read_runs(path, graphs: dict[str, Graph]) -> list[dict]:
+    """The fit stage's ``runs.jsonl``: typed fields, unique ids, every run on a graph of this run."""
+    runs = read_jsonl(path, RUN_FIELDS, unique="id")
+    for i, r in enumerate(runs, 1):
+        if r["graph"] not in graphs:
+            raise DataError(f"{path}:{i}: graph {r['graph'][:40]!r} is not one of {sorted(graphs)}")
+    return runs
+
+
+def read_scores(path, runs: list[dict], graphs: dict[str, Graph]) -> dict:
+    """The fit stage's ``scores.npz``: per run, finite scores (and 0/1 labels) with one value per node."""
+    scores = load_npz(path)
+    for r in runs:
+        n = graphs[r["graph"]].n
+        check_array(scores[f"{r['id']}/scores"], path, f"{r['id']}/scores", ndim=1, rows=n, finite=True)
+        if r["has_labels"]:
+            check_array(scores[f"{r['id']}/labels"], path, f"{r['id']}/labels", ndim=1, rows=n)
+    return scores
+
+
 def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
-    runs = read_jsonl(ctx.input(f"{RUNS}/runs.jsonl"))
     graphs = {g.name: Graph.load(ctx.input(f"{GRAPHS}/{g.name}.npz")) for g in p.graphs}
-    with load_npz(ctx.input(f"{RUNS}/scores.npz")) as scores:
-        rows = evaluate_rows(runs, scores, graphs, p.claims.contamination)
+    runs = read_runs(ctx.input(f"{RUNS}/runs.jsonl"), graphs)
+    scores = read_scores(ctx.input(f"{RUNS}/scores.npz"), runs, graphs)
+    rows = evaluate_rows(runs, scores, graphs, p.claims.contamination)
     out = ctx.output_dir(EVAL)
     import pandas as pd
 

@@ -132,17 +132,22 @@ def tasks(ctx: StageContext[Params]) -> list[FitJob]:
     return out
 
 
-def check_rows(rows: list[dict], result_path) -> None:
+def check_rows(rows: list[dict], result_path, graphs: list[str] | None = None) -> None:
+    """GX on the fit rows: unique ids, known methods, finite non-negative times and, given the run's ``graphs``,
+    every row on one of them (referential integrity)."""
     import pandas as pd
 
     df = pd.DataFrame([{k: v for k, v in r.items() if k in ("id", "graph", "method", "seed", "seconds")} for r in rows])
+    refs = [V.references("graph", graphs, "the run's graphs")] if graphs else []
     V.validate(
         df,
         [
             V.unique("id"),
             V.in_set("method", list(METHODS)),
+            V.finite("seconds"),
             V.between("seconds", min_value=0),
             V.between("seed", min_value=0),
+            *refs,
         ],
         name="cer-god/runs",
         result_path=result_path,
@@ -158,7 +163,7 @@ def run(ctx: StageContext[Params]) -> dict:
     )
     out = ctx.output_dir(RUNS)
     rows = [r.row for r in results]
-    check_rows(rows, out / "_checks" / "runs.json")
+    check_rows(rows, out / "_checks" / "runs.json", [g.name for g in p.graphs])
     write_jsonl(out / "runs.jsonl", rows)
     np.savez_compressed(
         out / "scores.npz",

@@ -10,12 +10,25 @@ from components.io import read_jsonl
 from components.reporting import Section
 from components.reporting.plots import errorbar_plot
 from flows.cer_god.claims import CLAIMS, all_claims
+from flows.cer_god.evaluate import RUN_FIELDS, SCORE_COLS
 from flows.cer_god.params import Params
 from flows.cer_god.spec import EVAL, RUNS
 from flows.runtime.report_stage import finish_report
 from flows.runtime.stages import StageContext
 
 COLS = ("auc", "ap", "recall_at_k", "f1", "trap_auc", "rest_auc")
+
+
+# the evaluate stage's rows, as the report reads them (validated there by GX; checked again at the read)
+METRIC_FIELDS = {
+    "id": str,
+    "graph": str,
+    "method": str,
+    "seed": int,
+    **dict.fromkeys(SCORE_COLS, float),
+    "collapsed": (bool, None),
+    "minority_share": (float, None),
+}
 
 
 def score_table(rows, runs) -> list[dict]:
@@ -103,8 +116,8 @@ def auc_figures(rows):
 
 def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
-    rows = read_jsonl(ctx.input(f"{EVAL}/metrics.jsonl"))
-    runs = read_jsonl(ctx.input(f"{RUNS}/runs.jsonl"))
+    rows = read_jsonl(ctx.input(f"{EVAL}/metrics.jsonl"), METRIC_FIELDS, unique="id")
+    runs = read_jsonl(ctx.input(f"{RUNS}/runs.jsonl"), {**RUN_FIELDS, "seconds": float}, unique="id")
     claims, leak = all_claims(p, rows)
     figs, csv_rows = auc_figures(rows)
     scores = score_table(rows, runs)

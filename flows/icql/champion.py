@@ -67,10 +67,9 @@ def evaluate(model: Any, settings: dict, root: Path) -> dict[str, float]:
     import numpy as np
 
     from components.errors import DataError
-    from components.io import read_json
     from components.rl import dataset as D
     from components.rl.evaluate import episode_returns, normalised_score, q_accuracy
-    from flows.icql.common import context_for, task_env
+    from flows.icql.common import context_for, read_meta, task_env
     from flows.icql.qvalues import predict_q, q_rows_for
 
     s = settings
@@ -81,14 +80,14 @@ def evaluate(model: Any, settings: dict, root: Path) -> dict[str, float]:
                 f"{folder / name}: ICQL's evaluation data not found (run `paperline run icql --stage data` "
                 "or `dvc pull`)"
             )
-    meta = read_json(folder / "meta.json")
+    meta = read_meta(folder)
     refs = meta["references"]
     env = task_env(meta)
     rets, _ = episode_returns(env, model.act, [int(s["eval_seed"]) + i for i in range(int(s["episodes"]))])
     scores = normalised_score(rets, refs["random"], refs["expert"])
     data = D.load(folder / "transitions.npz")
     rows = q_rows_for(int(s["q_seed"]), int(s["q_episodes"]), data)
-    q = predict_q(model, data, context_for(s["method"], folder), rows)
+    q = predict_q(model, data, context_for(s["method"], folder, len(data)), rows)
     acc = q_accuracy(q, D.returns_to_go(data, float(s["gamma"]))[rows])
     return {"score": float(np.mean(scores)), "q_spearman": acc["spearman"], "q_mae": acc["mae"]}
 

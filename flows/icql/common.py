@@ -6,7 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-from components.inputs import load_npy
+from components.errors import DataError
+from components.inputs import check_array, load_npy
 from components.rl.behaviour import MODES, NoisyScripted
 
 
@@ -77,10 +78,50 @@ def task_env(meta: dict):
     )
 
 
-def context_for(method: str, folder: Path) -> np.ndarray | None:
-    """The precomputed context indices a method reads (None without retrieval)."""
-    if method == "icql":
-        return load_npy(folder / "ctx_nearest.npy")
-    if method == "icql-random":
-        return load_npy(folder / "ctx_random.npy")
-    return None
+def context_for(method: str, folder: Path, rows: int | None = None) -> np.ndarray | None:
+    """The precomputed context indices a method reads (None without retrieval): an integer array with one row
+    per transition (``rows``, when given) whose entries index transitions."""
+    names = {"icql": "ctx_nearest.npy", "icql-random": "ctx_random.npy"}
+    if method not in names:
+        return None
+    path = folder / names[method]
+    ctx = check_array(load_npy(path), path, ndim=2, rows=rows)
+    if ctx.dtype.kind not in "iu":
+        raise DataError(f"{path}: dtype {ctx.dtype}, expected transition indices (integers)")
+    if rows is not None and ctx.size and (ctx.min() < 0 or ctx.max() >= rows):
+        raise DataError(f"{path}: indices outside the {rows} transitions")
+    return ctx
+
+
+# a kitchen-lite dataset's meta.json, as the train, evaluate and champion code read it
+META_FIELDS = {"task": int, "env": dict, "references": dict}
+ENV_FIELDS = {"layout_seed": int, "max_steps": int, "radius": float, "drift": float}
+# an entry of models/runs.json (the train stage's list of kitchen-lite runs)
+RUN_FIELDS = {"name": str, "task": int, "method": str, "seed": int}
+
+
+def read_meta(folder: Path) -> dict:
+    """A dataset folder's ``meta.json`` with its fields, env settings and finite random/expert references."""
+    from components.io import check_fields, read_json
+
+    path = folder / "meta.json"
+    meta = read_json(path, META_FIELDS)
+    check_fields(meta["env"], ENV_FIELDS, f"{path}: env")
+    check_fields(meta["references"], {"random": float, "expert": float}, f"{path}: references")
+    return meta
+
+
+def read_runs(models: Path) -> list[dict]:
+    """``models/runs.json``: a list of runs with typed fields and unique names, each a model folder in ``models``
+    (a name is a plain folder name: no path separators, never ``..``)."""
+    from components.io import read_json_records
+
+    path = models / "runs.json"
+    runs = read_json_records(path, RUN_FIELDS, unique="name")
+    for i, r in enumerate(runs, 1):
+        name = r["name"]
+        if not name or name in (".", "..") or "/" in name or "\\" in name or "\0" in name:
+            raise DataError(f"{path}: record {i}: name {name[:40]!r} is not a plain folder name")
+        if not (models / name).is_dir():
+            raise DataError(f"{path}: record {i}: no model folder {name[:40]!r} beside it")
+    return runs

@@ -13,6 +13,8 @@ import logging
 
 import numpy as np
 
+from components.data import validate as V
+from components.errors import DataError
 from components.io import write_json
 from components.rl import dataset as D
 from components.rl.behaviour import expert_action
@@ -82,8 +84,30 @@ def build_task(p, task: int, out) -> dict:
 def contexts(data: D.Transitions, p, folder, seed: int) -> None:
     """Nearest and random context indices of every dataset state (what ICQL / ICQL-random read)."""
     k, excl = p.retrieval.k, p.retrieval.exclude_self
-    np.save(folder / "ctx_nearest.npy", context_indices(data.observations, k, "nearest", exclude_self=excl))
-    np.save(folder / "ctx_random.npy", context_indices(data.observations, k, "random", exclude_self=excl, seed=seed))
+    ctx = {
+        "nearest": context_indices(data.observations, k, "nearest", exclude_self=excl),
+        "random": context_indices(data.observations, k, "random", exclude_self=excl, seed=seed),
+    }
+    checks = folder.parent / "_checks" / f"{folder.name}-contexts.json"
+    validate_contexts(ctx, len(data), k, name=f"icql/{folder.name}/contexts", result_path=checks)
+    for name, idx in ctx.items():
+        np.save(folder / f"ctx_{name}.npy", idx)
+
+
+def validate_contexts(ctx: dict[str, np.ndarray], n: int, k: int, *, name: str, result_path) -> None:
+    """GX: k context indices per transition in each context file, every one naming a transition of the dataset
+    (referential integrity: transition ids are 0..n-1)."""
+    import pandas as pd
+
+    flat = {kind: np.asarray(idx).reshape(-1) for kind, idx in ctx.items()}
+    if len({a.size for a in flat.values()}) != 1:
+        raise DataError(f"{name}: context files of different sizes {[a.size for a in flat.values()]}")
+    size = next(iter(flat.values())).size
+    frame = pd.DataFrame({"row": np.arange(size) // max(k, 1), **flat})
+    suite = [V.row_count_between(n * k, n * k)]
+    for kind in flat:
+        suite += [V.not_null(kind), V.between(kind, 0, n - 1)]
+    V.validate(frame, suite, name=name, result_path=result_path, id_column="row")
 
 
 def load_external(p, i: int, src):

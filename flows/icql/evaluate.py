@@ -15,11 +15,11 @@ import logging
 import numpy as np
 
 from components.data import validate as V
-from components.io import read_json, write_json, write_jsonl
+from components.io import write_json, write_jsonl
 from components.rl import dataset as D
 from components.rl.evaluate import episode_returns, normalised_score, q_accuracy
 from components.rl.trainer import load_agent
-from flows.icql.common import context_for, task_dir, task_env
+from flows.icql.common import context_for, read_meta, read_runs, task_dir, task_env
 from flows.icql.evaluate_external import evaluate_external
 from flows.icql.params import Params
 from flows.icql.qvalues import predict_q, q_rows
@@ -39,7 +39,7 @@ SUITE = [
 
 def evaluate_task(p, task: int, runs: list[dict], models, datasets, out) -> tuple[list[dict], list[dict]]:
     folder = task_dir(datasets, task)
-    meta = read_json(folder / "meta.json")
+    meta = read_meta(folder)
     refs = meta["references"]
     env = task_env(meta)
     data = D.load(folder / "transitions.npz")
@@ -75,7 +75,7 @@ def evaluate_task(p, task: int, runs: list[dict], models, datasets, out) -> tupl
             "mean_subtasks": float(np.mean(done)),
         }
         if r["method"] != "bc":
-            q = predict_q(agent, data, context_for(r["method"], folder), rows)
+            q = predict_q(agent, data, context_for(r["method"], folder, len(data)), rows)
             q_store[r["name"]] = q
             row.update({f"q_{k}": v for k, v in q_accuracy(q, g).items()})
         summary.append(row)
@@ -87,7 +87,7 @@ def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     models, datasets = ctx.input(MODELS), ctx.input(DATASETS)
     out = ctx.output_dir(EVAL)
-    runs = read_json(models / "runs.json")
+    runs = read_runs(models)
     episodes, summary = [], []
     for task in sorted({r["task"] for r in runs}):
         e, s = evaluate_task(p, task, [r for r in runs if r["task"] == task], models, datasets, out)
@@ -101,7 +101,7 @@ def run(ctx: StageContext[Params]) -> dict:
     write_jsonl(out / "runs.jsonl", summary)
     write_json(
         out / "references.json",
-        {f"t{t}": read_json(task_dir(datasets, t) / "meta.json")["references"] for t in p.data.tasks},
+        {f"t{t}": read_meta(task_dir(datasets, t))["references"] for t in p.data.tasks},
     )
     ext_episodes, ext_summary = evaluate_external(p, models, datasets, out)
     if ext_summary:

@@ -83,7 +83,7 @@ def evaluate_dataset(p, name: str, runs: list[dict], models: Path, datasets: Pat
             "mean_return": float(np.mean(rets)),
         }
         if r["method"] != "bc":
-            q = predict_q(agent, data, context_for(r["method"], folder), rows)
+            q = predict_q(agent, data, context_for(r["method"], folder, len(data)), rows)
             row.update({f"q_{k}": v for k, v in q_accuracy(q, g).items()})
         summary.append(row)
     return episodes, summary

@@ -10,12 +10,13 @@ from collections import defaultdict
 import numpy as np
 
 from components.evaluation.seed_ci import paired_bootstrap_ci
-from components.inputs import load_npz
-from components.io import read_json, read_jsonl
+from components.inputs import check_array, load_npz
+from components.io import read_json, read_json_records, read_jsonl
 from components.reporting import Section
 from components.reporting.plots import errorbar_plot, line_plot
 from components.training.curves import plateau
 from flows.icql.claims import CLAIMS, all_claims
+from flows.icql.common import read_runs
 from flows.icql.params import Params
 from flows.icql.report_external import external_outputs
 from flows.icql.spec import DATASETS, EVAL, MODELS
@@ -32,6 +33,17 @@ VERSIONS = (
 
 
 PLATEAU_WINDOW = 0.2  # share of the curve points in each of the two windows compared
+EPISODE_FIELDS = {"run": str, "method": str, "task": int, "seed": int, "episode": int, "subtasks": int, "score": float}
+
+
+def read_q(path) -> dict:
+    """The evaluate stage's Q-value file: 1-D finite arrays (rows, G, episode and one per run), one length."""
+    qdata = load_npz(path, keys=("rows", "G", "episode"))
+    for name, arr in qdata.items():
+        check_array(arr, path, name, ndim=1, rows=len(qdata["G"]), finite=True)
+    return qdata
+
+
 PLATEAU_POINTS = 5.0  # plateaued: |mean dev score, last window - previous window| <= this many score points
 
 
@@ -44,7 +56,7 @@ def learning_curves(models, runs_meta: list[dict]) -> tuple[dict, list[dict]]:
     """
     groups: dict = defaultdict(list)
     for r in runs_meta:
-        groups[(r["task"], r["method"])].append(read_json(models / r["name"] / "history.json"))
+        groups[(r["task"], r["method"])].append(read_json_records(models / r["name"] / "history.json", {"step": int}))
     series, rows = {}, []
     for (task, method), hists in sorted(groups.items()):
         n = min(len(h) for h in hists)
@@ -222,14 +234,15 @@ def sections(p, rows: list[dict], runs_meta: list[dict], data_meta: dict, claims
 def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     ev = ctx.input(EVAL)
-    episodes, runs = read_jsonl(ev / "episodes.jsonl"), read_jsonl(ev / "runs.jsonl")
+    episodes = read_jsonl(ev / "episodes.jsonl", EPISODE_FIELDS)
+    runs = read_jsonl(ev / "runs.jsonl", {"run": str, "task": int, "method": str}, unique="run")
     qfile = ev / "q_t4.npz"
-    qdata = load_npz(qfile) if qfile.exists() else None
+    qdata = read_q(qfile) if qfile.exists() else None
     claims = all_claims(p, episodes, qdata)
     rows = score_table(p, episodes, runs)
-    runs_meta = read_json(ctx.input(MODELS) / "runs.json")
+    runs_meta = read_runs(ctx.input(MODELS))
     curves = learning_curves(ctx.input(MODELS), runs_meta)
-    data_meta = read_json(ctx.input(DATASETS) / "summary.json")
+    data_meta = read_json(ctx.input(DATASETS) / "summary.json", kind=dict)
     metrics = {
         "scores": {f"t{r['task'].split()[0]}/{r['method']}": r["score"] for r in rows},
         "plateau": {

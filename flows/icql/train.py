@@ -34,7 +34,7 @@ from components.rl.trainer import (
 )
 from components.training.threads import set_threads
 from flows.icql import champion
-from flows.icql.common import context_for, external_grid, grid, task_dir, task_env
+from flows.icql.common import context_for, external_grid, grid, read_meta, task_dir, task_env
 from flows.icql.params import Params
 from flows.icql.spec import DATASETS, MODELS
 from flows.runtime.grid import run_grid
@@ -80,7 +80,7 @@ def train_one(job: TrainJob, job_dir: Path) -> TrainedRun:
     set_threads(job.threads)
     folder = Path(job.folder)
     data = D.load(folder / "transitions.npz")
-    tdata = TensorData(data, context_for(job.method, folder))
+    tdata = TensorData(data, context_for(job.method, folder, len(data)))
     seed = job.base_seed * 1000 + job.seed
     agent = build_agent(job.method, data.obs_dim, data.act_dim, job.cfg, seed)
     t0 = time.perf_counter()
@@ -117,7 +117,7 @@ def dev_evaluator(job: TrainJob, folder: Path):
     None for external datasets (their environment may be absent offline) or ``dev_episodes`` 0."""
     if job.task is None or job.dev_episodes == 0:
         return None
-    meta = read_json(folder / "meta.json")
+    meta = read_meta(folder)
     refs = meta["references"]
     env = task_env(meta)
     seeds = [job.dev_seed + i for i in range(job.dev_episodes)]

@@ -3,13 +3,11 @@ input, the masked input and both reconstructions; the fit iterations of claim 3;
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 
 from components.evaluation.seed_ci import t_interval
 from components.inputs import load_npz
-from components.io import read_jsonl
+from components.io import read_json, read_jsonl
 from components.reporting import Section
 from components.reporting.plots import errorbar_plot, line_plot, new_figure
 from flows.medgmae.claims import CLAIMS, claim1, claim2, claim3, index_runs
@@ -70,9 +68,9 @@ def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     runs = read_jsonl(ctx.input(f"{FINETUNE}/runs.jsonl"))
     sweep = read_jsonl(ctx.input(f"{FINETUNE}/sweep.jsonl"))
-    pre = json.loads(ctx.input(f"{PRETRAIN}/pretrain.json").read_text())["runs"]
+    pre = read_json(ctx.input(f"{PRETRAIN}/pretrain.json"), {"runs": list})["runs"]
     fits = read_jsonl(ctx.input(f"{RECON}/fits.jsonl"))
-    summary = json.loads(ctx.input(f"{DATA}/summary.json").read_text())
+    summary = read_json(ctx.input(f"{DATA}/summary.json"), kind=dict)
     with load_npz(ctx.input(f"{RECON}/examples.npz")) as z:
         ex = {k: z[k] for k in ("input", "mask", "voxel", "gaussian")}
     results = [claim1(p, runs, pre), claim2(p, runs, pre), claim3(p, fits)]

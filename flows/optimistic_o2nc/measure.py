@@ -90,6 +90,9 @@ SUITE = [
     V.in_set("diverged", [True, False]),
     V.in_set("grid", ["det", "stoch"]),
     V.between("eps_rel", min_value=0, max_value=None),
+    V.finite("eps_rel"),
+    V.finite("sigma_rel"),
+    V.finite("g0"),
     V.between("calls_per_iteration", min_value=1),
 ]
 

@@ -109,9 +109,25 @@ def figures(p, rows):
     return figs, csv_rows
 
 
+# a row of the measure stage's runs.jsonl as the claims and figures read it (GX-checked there; checked at the read)
+RUN_FIELDS = {
+    "id": str,
+    "grid": str,
+    "function": str,
+    "method": str,
+    "eps_rel": float,
+    "sigma_rel": float,
+    "seed": int,
+    "calls": int,
+    "calls_per_iteration": int,
+    "reached": bool,
+    "diverged": bool,
+}
+
+
 def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
-    rows = read_jsonl(ctx.input(f"{RUNS}/runs.jsonl"))
+    rows = read_jsonl(ctx.input(f"{RUNS}/runs.jsonl"), RUN_FIELDS, unique="id")
     claims = all_claims(p, rows)
     slope_rows = slopes(p, rows)
     figs, csv_rows = figures(p, rows)

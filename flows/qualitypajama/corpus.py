@@ -56,7 +56,9 @@ def run(ctx: StageContext[Params]) -> dict:
     docs = inject_noise(pool, near_dup_frac=c.near_dup_frac, junk_frac=c.junk_frac, seed=p.seed, edit_rate=c.edit_rate)
     out = ctx.output(CORPUS)
     checks = Path(out) / "_checks"
-    V.validate(docs, POOL_SUITE, name="qualitypajama/pool", result_path=checks / "pool.json")
+    # referential integrity: a near-duplicate's original is a document of the pool
+    suite = [*POOL_SUITE, V.references("dup_of", [d["id"] for d in docs], "the pool")] if docs else POOL_SUITE
+    V.validate(docs, suite, name="qualitypajama/pool", result_path=checks / "pool.json")
     write_jsonl(Path(out) / "pool.jsonl", docs)
     sizes = {}
     for name, val_docs in sorted(heldout.items()):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import spearmanr
 
-from components.io import read_json, read_jsonl
+from components.io import read_json, read_json_records, read_jsonl
 from components.reporting import Section
 from components.reporting.plots import new_figure
 from flows.runtime.report_stage import finish_report, power_section
@@ -117,11 +117,14 @@ def predictor_metrics(preds, max_seen):
 
 def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
-    curves = read_jsonl(ctx.input(f"{RUNS}/curves.jsonl"))
-    steps = read_jsonl(ctx.input(f"{RUNS}/steps.jsonl"))
-    preds = read_jsonl(ctx.input(f"{RUNS}/predictions.jsonl"))
-    summary = read_json(ctx.input(f"{RUNS}/summary.json"))
-    sft = read_json(ctx.input(f"{SFT}/sft.json"))
+    run = {"method": str, "seed": int}
+    curves = read_jsonl(ctx.input(f"{RUNS}/curves.jsonl"), {**run, "rollouts": int, "mean@k": float})
+    steps = read_jsonl(ctx.input(f"{RUNS}/steps.jsonl"), {**run, "step": int, "zero_var_frac": float})
+    preds = read_jsonl(
+        ctx.input(f"{RUNS}/predictions.jsonl"), {**run, "prompt": int, "seen_before": int, "n": int, "observed": float}
+    )
+    summary = read_json_records(ctx.input(f"{RUNS}/summary.json"), run)
+    sft = read_json(ctx.input(f"{SFT}/sft.json"), {"competence": dict})
     seeds, methods, k = list(p.rl.seeds), list(p.rl.methods), p.rl.eval_k
     budget = p.rl.steps * p.rl.budget_per_step
     results = [K.claim1(p, curves, seeds, k), K.claim2(p, steps, seeds), K.claim3(p, preds, seeds)]

@@ -9,7 +9,7 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
-from components.inputs import load_npz
+from components.inputs import check_array, load_npz
 from components.io import read_jsonl, write_json, write_jsonl
 from components.training.threads import set_threads
 from components.vip import rl_loop
@@ -130,11 +130,25 @@ def _log(ctx, res: RunResult, model_dir) -> str | None:
     return rid
 
 
+# a prompt of train.jsonl / heldout.jsonl as the RL loop reads it
+TASK_FIELDS = {"id": str, "tier": str, "prompt": str, "target": str}
+
+
+def check_inputs(sft: Path, features: Path, n_train: int) -> None:
+    """Before any run starts: the SFT policy folder loads, and every feature matrix of ``features.npz`` is finite
+    with one row per training prompt (a corrupt file is one DataError naming it, not one per worker)."""
+    load_policy(sft)
+    feats = load_npz(features, finite=True)
+    for name, arr in feats.items():
+        check_array(arr, features, name, ndim=2, rows=n_train)
+
+
 def run(ctx: StageContext[Params]) -> dict:
     p = ctx.params
     out = ctx.output_dir(RUNS)
-    train = read_jsonl(ctx.input(f"{DATA}/train.jsonl"))
-    held = read_jsonl(ctx.input(f"{DATA}/heldout.jsonl"))
+    train = read_jsonl(ctx.input(f"{DATA}/train.jsonl"), TASK_FIELDS, unique="id")
+    held = read_jsonl(ctx.input(f"{DATA}/heldout.jsonl"), TASK_FIELDS, unique="id")
+    check_inputs(ctx.input(f"{SFT}/model"), ctx.input(f"{DATA}/features.npz"), len(train))
     cfg = dataclasses.asdict(loop_config(p))
     jobs = [
         RunJob(

@@ -386,14 +386,23 @@ def _corrupt(path: Path, how: str) -> None:
 def _transitions(tmp: Path) -> tuple[Path, Callable[[], object]]:
     from components.rl import dataset
 
-    path = _good_npz(tmp / "transitions.npz", **{f: np.zeros(4) for f in dataset.FIELDS})
+    # a valid table: one row per transition, 2-D observations (the reader checks shapes and finiteness too)
+    two_d = {"observations", "next_observations", "actions", "next_actions"}
+    arrays = {f: np.zeros((4, 2) if f in two_d else 4) for f in dataset.FIELDS}
+    path = _good_npz(tmp / "transitions.npz", **arrays)
     return path, lambda: dataset.load(path)
 
 
 def _graph(tmp: Path) -> tuple[Path, Callable[[], object]]:
     from components.graph.graph import Graph
 
-    path = _good_npz(tmp / "g.npz", name=np.array("g"), x=np.zeros((3, 2)), edge_index=np.zeros((2, 2)), kind="k")
+    path = _good_npz(
+        tmp / "g.npz",
+        name=np.array("g"),
+        x=np.zeros((3, 2)),
+        edge_index=np.zeros((2, 2), np.int64),
+        kind=np.zeros(3, np.int64),
+    )
     return path, lambda: Graph.load(path)
 
 

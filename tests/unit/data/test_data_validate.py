@@ -241,3 +241,25 @@ def test_every_builder_maps_to_a_real_gx_expectation_class():
         for gx_type, kwargs in spec.parts:
             assert issubclass(getattr(gx.expectations, gx_type), gx.expectations.Expectation), gx_type
             getattr(gx.expectations, gx_type)(**kwargs)  # GX accepts the arguments we build
+
+
+def test_references_fail_on_a_dangling_id_and_pass_on_existing_ones():
+    docs = [{"id": "a", "dup_of": None}, {"id": "b", "dup_of": "a"}]
+    V.validate(docs, [V.references("dup_of", [d["id"] for d in docs], "the pool")], name="pool")
+    docs.append({"id": "c", "dup_of": "zz"})
+    with pytest.raises(
+        ValidationFailed, match=r"dup_of.*ids that exist in the pool|ids that exist in the pool.*dup_of"
+    ):
+        V.validate(docs, [V.references("dup_of", [d["id"] for d in docs], "the pool")], name="pool")
+
+
+def test_list_valued_references_are_exploded_one_row_per_id():
+    questions = [{"id": "q1", "gold": ["u1", "u2"]}, {"id": "q2", "gold": ["u9"]}]
+    frame = V.explode_refs(questions, "gold")
+    assert frame.to_dict("records") == [
+        {"id": "q1", "gold": "u1"},
+        {"id": "q1", "gold": "u2"},
+        {"id": "q2", "gold": "u9"},
+    ]
+    report = V.validate(frame, [V.references("gold", ["u1", "u2"], "the memory")], name="gold", raise_on_failure=False)
+    assert not report.success
