@@ -1,6 +1,7 @@
-"""The real `paperline run cdra --profile smoke`: a bad value first exits 2 with one line and writes nothing; then
-the pairs and their GX checks, the SFT policy, both PRMs and the three RL arms with the GX checks of their tables, claims C1-C4 and the report; the
-champion (CDRA's first-seed policy) re-evaluated through the registry to the train stage's own final numbers."""
+"""The real `paperline run cdra --profile smoke`: a bad value first exits 2 with one line and writes nothing; then the
+pairs and their GX checks, the SFT policy, both PRMs and the three RL arms with the GX checks of their tables,
+claims C1-C4 and the report; the champion (CDRA's first-seed policy) re-evaluated through the registry to the train
+stage's own final numbers."""
 
 from __future__ import annotations
 
