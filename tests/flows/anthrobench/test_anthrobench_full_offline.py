@@ -3,10 +3,6 @@ endpoint target is served by a loopback stub through the stage's own job functio
 
 from __future__ import annotations
 
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
-
 import pytest
 
 from components.anthrobench.first_turns import generate_first_turns
@@ -14,22 +10,7 @@ from components.errors import OfflineError
 from flows.anthrobench.dialogues import DialogueJob, dialogues_of
 from flows.anthrobench.params import PRESETS, Params
 from flows.runtime.params import resolve
-
-
-class _Stub(BaseHTTPRequestHandler):
-    """An OpenAI-style chat endpoint on loopback that echoes how many messages it got."""
-
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        reply = f"I hear you ({len(body['messages'])} messages, model {body['model']})."
-        out = json.dumps({"choices": [{"message": {"role": "assistant", "content": reply}}]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.end_headers()
-        self.wfile.write(out)
-
-    def log_message(self, *args):
-        pass
+from tests.chat_stub import chat_endpoint
 
 
 def _job(target: str, tmp_path, **lm) -> DialogueJob:
@@ -46,14 +27,8 @@ def test_hub_id_fails_at_once_offline(monkeypatch, tmp_path):
 
 
 def test_endpoint_target_runs_through_the_stage_job(tmp_path):
-    server = HTTPServer(("127.0.0.1", 0), _Stub)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        url = f"http://127.0.0.1:{server.server_port}/v1"
+    with chat_endpoint() as url:
         out = dialogues_of(_job("endpoint:stub-model", tmp_path, endpoint_url=url))
-    finally:
-        server.shutdown()
-        server.server_close()
     assert [len(d["turns"]) for d in out.dialogues] == [2, 2]
     assert out.dialogues[0]["turns"][1]["assistant"] == "I hear you (3 messages, model stub-model)."
 
@@ -69,29 +44,22 @@ def test_j3_loader_is_allow_listed_and_round_trips(tmp_path):
     assert J3_LOADER in ALLOWED_LOADERS and (loaded.predict(texts) == judge.predict(texts)).all()
 
 
-class _RubricStub(BaseHTTPRequestHandler):
-    """An OpenAI-style endpoint on loopback playing an LLM judge: 'Yes' when the rated message (between the
-    rubric's quotes) holds the cue's word, else 'No'; it keeps every prompt it got."""
+WORDS = {"empathy": "sorry", "emotions": "i feel", "desires": "i want"}
 
-    prompts: list[str] = []
-    words = {"empathy": "sorry", "emotions": "i feel", "desires": "i want"}
 
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+def rubric_judge(prompts: list[str]):
+    """An LLM judge for the loopback endpoint: 'Yes' when the rated message (between the rubric's quotes) holds the
+    cue's word in ``WORDS``, else 'No'; it keeps every prompt it got in ``prompts``."""
+
+    def reply(body: dict) -> str:
         prompt = body["messages"][0]["content"]
-        type(self).prompts.append(prompt)
+        prompts.append(prompt)
         key = prompt.split("The definition of '", 1)[1].split("'", 1)[0]
         message = prompt.split("CONVERSATION PARTNER 2'S MESSAGE: '", 1)[1].split("'\n", 1)[0].lower()
-        word = self.words.get(key)
-        reply = "It is shown; Yes" if word and word in message else "Nothing of the kind; No"
-        out = json.dumps({"choices": [{"message": {"role": "assistant", "content": reply}}]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.end_headers()
-        self.wfile.write(out)
+        word = WORDS.get(key)
+        return "It is shown; Yes" if word and word in message else "Nothing of the kind; No"
 
-    def log_message(self, *args):
-        pass
+    return reply
 
 
 def test_llm_judge_rates_with_the_repo_rubric_through_an_endpoint(tmp_path):
@@ -101,11 +69,8 @@ def test_llm_judge_rates_with_the_repo_rubric_through_an_endpoint(tmp_path):
     from components.anthrobench.rubric import rubric_prompt
     from flows.anthrobench.judge import _llm_chat, llm_votes
 
-    server = HTTPServer(("127.0.0.1", 0), _RubricStub)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    _RubricStub.prompts = []
-    try:
-        url = f"http://127.0.0.1:{server.server_port}/v1"
+    prompts: list[str] = []
+    with chat_endpoint(rubric_judge(prompts)) as url:
         p = resolve(Params, PRESETS, slug="anthrobench", profile="smoke",
                     overrides=["judges.llm=endpoint:stub-judge", f"judges.llm_endpoint_url={url}"])  # fmt: skip
         turns = [{"turn": 1, "user": "Hi.", "assistant": "I'm so sorry, I feel that too."},
@@ -113,14 +78,11 @@ def test_llm_judge_rates_with_the_repo_rubric_through_an_endpoint(tmp_path):
                  {"turn": 3, "user": "Why?", "assistant": "I want to help you with it."}]  # fmt: skip
         dialogues = [{"target": "endpoint:x", "seed": 0, "dialogue": 0, "turns": turns}]
         votes, unparsed = llm_votes(p, dialogues, _llm_chat(p, str(tmp_path)))
-    finally:
-        server.shutdown()
-        server.server_close()
     flagged = {k: {JUDGED[j] for j, v in enumerate(f) if v} for k, f in votes.items()}
     assert flagged == {"endpoint:x/0/0/1": {"empathy", "emotions"}, "endpoint:x/0/0/2": set(),
                        "endpoint:x/0/0/3": {"desires"}}  # fmt: skip
-    assert unparsed == 0 and len(_RubricStub.prompts) == 3 * len(JUDGED)
-    assert rubric_prompt("empathy", turns[0]["assistant"], "Hi.") in _RubricStub.prompts
+    assert unparsed == 0 and len(prompts) == 3 * len(JUDGED)
+    assert rubric_prompt("empathy", turns[0]["assistant"], "Hi.") in prompts
 
 
 def test_gemma_flag_fails_at_once_offline(monkeypatch):

@@ -51,7 +51,7 @@ def test_bad_files_name_the_file(tmp_path):
         load_bpe(bad)
     space = tmp_path / "english.json"
     space.write_text("[1, 2]")
-    with pytest.raises(DataError, match="English space"):
+    with pytest.raises(DataError, match="english.json: a JSON list, expected a JSON dict"):
         EnglishSpace.load(space)
     with pytest.raises(DataError, match="bad.jsonl:1"):
         (tmp_path / "bad.jsonl").write_text("nope\n")

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import csv
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
@@ -14,6 +12,7 @@ from components.anthrobench.dialogue import EndpointChat, run_dialogues
 from components.anthrobench.first_turns import REQUIRED, generate_first_turns, load_first_turns, stratified_sample
 from components.anthrobench.simulate import user_turn
 from components.errors import DataError
+from tests.chat_stub import chat_endpoint
 
 HEADER = ["conv_id", "use_domain", "use_scenario", "empathy", "professionalism", "original_prompt", "cue",
           "behavior_category", "user_first_turn"]  # fmt: skip
@@ -59,32 +58,13 @@ def test_user_simulator_is_deterministic_per_seed():
     assert len({user_turn(s, 3, 2, "x") for s in range(20)}) > 3
 
 
-class _Stub(BaseHTTPRequestHandler):
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        reply = f"I hear you ({len(body['messages'])} messages, model {body['model']})."
-        out = json.dumps({"choices": [{"message": {"role": "assistant", "content": reply}}]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.end_headers()
-        self.wfile.write(out)
-
-    def log_message(self, *args):
-        pass
-
-
 def test_endpoint_target_against_a_loopback_stub():
-    server = HTTPServer(("127.0.0.1", 0), _Stub)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        url = f"http://127.0.0.1:{server.server_port}/v1"
+    with chat_endpoint() as url:
         target = EndpointChat(url=url, model="stub-model", name="stub")
         dialogues = run_dialogues(target, generate_first_turns()[:2], seed=0, n_turns=3)
         assert [t["assistant"] for t in dialogues[0]["turns"]] == [
             f"I hear you ({k} messages, model stub-model)." for k in (1, 3, 5)
         ]
-    finally:
-        server.shutdown()
     with pytest.raises(DataError, match="unreachable"):
         EndpointChat(url=url, model="m", name="x", timeout=2).respond([[{"role": "user", "content": "hi"}]], [0])
 
@@ -102,7 +82,6 @@ def test_j3_saved_and_loaded_votes_alike(tmp_path):
 @pytest.mark.parametrize("broken", ["config.json", "j3.npz"])
 def test_a_damaged_j3_folder_names_the_file(tmp_path, broken):
     """The champion's loader reads through the guarded readers: a truncated file is a DataError naming it."""
-    import json
 
     import numpy as np
 

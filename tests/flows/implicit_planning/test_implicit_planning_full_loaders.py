@@ -18,7 +18,7 @@ from flows.implicit_planning.data import _checks, split_lines
 from flows.implicit_planning.params import PRESETS, Params
 from flows.runtime.params import resolve
 
-FIXTURE = Path(__file__).parent / "fixtures" / "rhyme_families.json"
+FIXTURE = Path(__file__).parents[2] / "fixtures" / "implicit_planning" / "rhyme_families.json"
 
 
 def test_rhyme_file_rows_pass_the_data_stage_checks(tmp_path):
